@@ -1,0 +1,3 @@
+from jsonl_engine.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""Split section text into citable units with exact offsets: prose sentences, table rows, bullet items.
+
+PDF text of filings wraps paragraphs at the line end and puts each table row on one line
+("Net sales $ 34,229 $ 35,355 $ 32,184"), so lines are classified first (blank, heading, table row,
+bullet, prose), prose lines are joined into paragraphs, and paragraphs are cut into sentences.
+`text[seg.start:seg.end]` is always the unit verbatim (stripped of surrounding whitespace).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["sentence", "row", "bullet", "header", "heading"]
+
+_BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
+_CELL = re.compile(r"^(?:\$|%|[-–—]+|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
+_NUMBER = re.compile(r"\d")
+_YEAR = re.compile(r"^(?:FY|fy|Q[1-4])?'?(?:19|20)\d\d$")
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
+# A sentence ends at . ! ? (plus closing quotes/brackets) followed by space and a likely sentence start.
+_BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[$]?[A-Z0-9•])")
+_ABBREVIATIONS = frozenset("""
+inc co corp ltd llc plc no nos mr mrs ms dr st jr sr vs approx fig figs ref refs sec art u.s u.k e.g i.e
+jan feb mar apr jun jul aug sep sept oct nov dec n.a s.a l.p p.l.c est dept div govt intl mfg pp ex
+""".split())
+MAX_SENTENCE_CHARS = 1200
+_MONTHS = frozenset("january february march april may june july august september october november december"
+                    " jan feb mar apr jun jul aug sep sept oct nov dec".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    start: int
+    end: int
+    kind: Kind
+    header: tuple[int, int] | None = None  # for rows: the span of the table's header row, if any
+
+    def text(self, source: str) -> str:
+        return source[self.start:self.end]
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line's content without its surrounding whitespace; blank lines give start == end."""
+    spans, pos = [], 0
+    for m in [*re.finditer(r"\r\n|\r|\n", text), None]:
+        stop = m.start() if m else len(text)
+        line = text[pos:stop]
+        lead = len(line) - len(line.lstrip())
+        spans.append((pos + lead, pos + max(lead, len(line.rstrip()))))
+        if m:
+            pos = m.end()
+    return spans
+
+
+def _trailing_cells(tokens: list[str]) -> int:
+    """How many tokens at the end of a line look like table cells (numbers, $, %, dashes)."""
+    count = 0
+    for tok in reversed(tokens):
+        if not _CELL.match(tok):
+            break
+        count += 1
+    return count
+
+
+def classify(line: str) -> Kind | None:
+    """Kind of one stripped line: None for prose (or blank), else row/header/bullet/heading."""
+    if not line:
+        return None
+    tokens = line.split()
+    cells = _trailing_cells(tokens)
+    numbers = [t for t in tokens[len(tokens) - cells:] if _NUMBER.search(t)] if cells else []
+    years = [t for t in tokens if _YEAR.match(t.strip("(),"))]
+    if len(years) >= 2 and len(line) <= 120 and not _ENDS_SENTENCE.search(line) \
+            and not any(_NUMBER.search(t) and not _YEAR.match(t.strip("(),")) for t in tokens):
+        return "header"  # "(Millions) 2022 2021 2020", "(Percent of net sales) 2022 2021 Change"
+    if numbers and cells == 1 and len(tokens) >= 2 and tokens[-2].lower().rstrip(".,") in _MONTHS:
+        numbers = []  # "Years ended December 31": a date, not a cell
+    if numbers:
+        label = tokens[:len(tokens) - cells]
+        if not label:
+            return "heading" if len(tokens) == 1 else "row"  # a lone number: a page number or stray cell
+        if len(numbers) >= 2 or cells >= 2 or len(line) <= 90:
+            if not _ENDS_SENTENCE.search(line) or re.search(r"\d\.?$", line):
+                return "row"
+    if _BULLET.match(line) and not _YEAR.match(tokens[0].rstrip(".)")):
+        return "bullet"
+    if len(line) <= 80 and not re.search(r"[.,;!?]$", line) and not line[0].islower():
+        return "heading"
+    return None
+
+
+def _sentences(text: str, start: int, end: int, kind: Kind) -> list[Segment]:
+    """Cut the paragraph text[start:end] at sentence boundaries."""
+    out: list[Segment] = []
+    pos = start
+    block = text[start:end]
+    for m in _BOUNDARY.finditer(block):
+        cut = start + m.end()
+        word = re.search(r"(\S+)$", text[pos:start + m.start() + 1])
+        token = word.group(1).lower().rstrip(".!?\"'”’)]").lstrip("(\"'“‘") if word else ""
+        if token in _ABBREVIATIONS or re.fullmatch(r"[a-z]", token) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", token):
+            continue
+        if re.fullmatch(r"\d+", token) and text[start + m.start()] == "." and cut - pos < 6:
+            continue  # "1." list numbering
+        out.append(Segment(pos, cut, kind))
+        pos = cut
+        while pos < end and text[pos].isspace():
+            pos += 1
+        kind = "sentence" if kind == "bullet" else kind
+    if pos < end:
+        out.append(Segment(pos, end, kind))
+    return out
+
+
+def segment(text: str) -> list[Segment]:
+    """All units of `text` in source order. Headings and table headers are returned too (kinds
+    "heading"/"header") so callers can use them as context; they are rarely the answer themselves."""
+    segments: list[Segment] = []
+    para: tuple[int, int, Kind] | None = None
+    header: tuple[int, int] | None = None
+    lines = _lines(text)
+
+    def flush() -> None:
+        nonlocal para
+        if para is not None:
+            segments.extend(_sentences(text, *para))
+            para = None
+
+    for i, (s, e) in enumerate(lines):
+        line = text[s:e]
+        kind = classify(line)
+        if kind == "heading" and para is not None and not _ENDS_SENTENCE.search(text[para[0]:para[1]]):
+            nxt = text[slice(*lines[i + 1])] if i + 1 < len(lines) else ""
+            if nxt[:1].islower() or (para[2] == "bullet"):
+                kind = None  # a short wrapped line in the middle of a sentence, not a heading
+        if not line:
+            flush()
+            continue
+        if kind is None:
+            if para is None:
+                header = None  # prose ends the table whose header rows describe
+            para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
+            continue
+        flush()
+        if kind == "bullet":
+            para = (s, e, "bullet")
+        elif kind == "header":
+            header = (s, e)
+            segments.append(Segment(s, e, "header"))
+        elif kind == "row":
+            segments.append(Segment(s, e, "row", header))
+        else:
+            segments.append(Segment(s, e, "heading"))
+    flush()
+    return segments

@@ -1,0 +1,91 @@
+"""The composition root: settings plus the shared resources handlers use, created lazily on first use."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.config import Settings
+
+if TYPE_CHECKING:
+    from jsonl_engine.store import Store
+
+
+class Control:
+    """Server operations the `cancel` and `shutdown` methods reach; the server supplies them."""
+
+    def cancel(self, target: Any) -> bool:  # pragma: no cover - replaced by the server
+        return False
+
+    def shutdown(self) -> None:  # pragma: no cover - replaced by the server
+        pass
+
+    def in_flight(self) -> int:  # pragma: no cover - replaced by the server
+        return 0
+
+    async def wait_idle(self, exclude: Any = None) -> None:  # pragma: no cover - replaced by the server
+        return None
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """Ask Linux to signal this process when its parent dies (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, sig, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class App:
+    def __init__(self, settings: Settings, control: Control | None = None) -> None:
+        self.settings = settings
+        self.control = control or Control()
+        self._store: Store | None = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self.extras: dict[str, Any] = {}
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    from jsonl_engine.store import Store
+
+                    self._store = Store(self.settings.kb_dir)
+        return self._store
+
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    import multiprocessing
+
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=self.settings.workers,
+                        mp_context=multiprocessing.get_context("forkserver"),
+                        initializer=die_with_parent,
+                    )
+        return self._pool
+
+    async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool(), fn, *args)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                if proc.is_alive():
+                    proc.kill()
+            self._pool = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None

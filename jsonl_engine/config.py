@@ -1,0 +1,117 @@
+"""One settings object, read once at start: defaults < TOML file (`--config`) < JSONL_ENGINE_* env < CLI flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+
+ENV_PREFIX = "JSONL_ENGINE_"
+
+
+class ReaderSettings(BaseModel):
+    """One OpenAI-compatible chat-completions endpoint and model (`[llm]` or `[readers.NAME]`).
+
+    base_url and model may be missing here: a `[readers.NAME]` inherits unset fields from `[llm]`, and
+    `llm.readers.resolve_reader` reports what is still missing as `llm_unavailable` (never at start-up).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    api_key_env: str | None = None
+    max_tokens: int = Field(1024, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+    max_concurrency: int = Field(4, ge=1)
+    max_retries: int = Field(3, ge=0)
+    context_tokens: int = Field(8192, ge=256)
+    retry_backoff_s: float = Field(0.5, ge=0)  # first retry waits ~this, doubling, with jitter
+    retry_max_wait_s: float = Field(30.0, ge=0)  # cap on one wait, Retry-After included
+
+    def resolved_api_key(self, env: Mapping[str, str] = os.environ) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            return env.get(self.api_key_env)
+        return None
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kb_dir: Path = Path(".jsonl-engine")
+    max_line_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    max_in_flight: int = Field(4096, ge=1)
+    workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
+    plugins: list[str] = Field(default_factory=list)
+    llm: ReaderSettings | None = None
+    readers: dict[str, ReaderSettings] = Field(default_factory=dict)
+    default_reader: str | None = None
+
+
+class ConfigError(Exception):
+    """The configuration file or environment is invalid; the CLI reports it and exits 2."""
+
+
+def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    simple = {"KB": "kb_dir", "MAX_LINE_BYTES": "max_line_bytes", "MAX_IN_FLIGHT": "max_in_flight",
+              "WORKERS": "workers", "DEFAULT_READER": "default_reader"}
+    for suffix, key in simple.items():
+        if (value := env.get(ENV_PREFIX + suffix)) not in (None, ""):
+            out[key] = value
+    if plugins := env.get(ENV_PREFIX + "PLUGINS"):
+        out["plugins"] = [p.strip() for p in plugins.split(",") if p.strip()]
+    llm: dict[str, Any] = {}
+    for suffix, key in {"BASE_URL": "base_url", "MODEL": "model", "API_KEY": "api_key",
+                        "TIMEOUT": "timeout_s", "MAX_CONCURRENCY": "max_concurrency",
+                        "MAX_RETRIES": "max_retries", "MAX_TOKENS": "max_tokens", "API_KEY_ENV": "api_key_env",
+                        "CONTEXT_TOKENS": "context_tokens", "RETRY_BACKOFF": "retry_backoff_s",
+                        "RETRY_MAX_WAIT": "retry_max_wait_s"}.items():
+        if (value := env.get(ENV_PREFIX + "LLM_" + suffix)) not in (None, ""):
+            llm[key] = value
+    if llm:
+        out["llm"] = llm
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path | None = None,
+                  env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    data: dict[str, Any] = {}
+    config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
+    if config_file:
+        try:
+            with open(config_file, "rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {config_file}: {exc}") from exc
+    data = _merge(data, _env_overrides(env))
+    if kb_dir is not None:
+        data["kb_dir"] = kb_dir
+    llm = data.get("llm")
+    if isinstance(llm, dict) and llm.get("api_key") is None and not llm.get("api_key_env"):
+        if key := env.get("OPENAI_API_KEY"):
+            llm["api_key"] = key
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        fields = [".".join(str(p) for p in err["loc"]) for err in exc.errors()]
+        raise ConfigError(f"invalid configuration: {', '.join(fields)}") from exc

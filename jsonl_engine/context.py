@@ -1,0 +1,68 @@
+"""What a handler gets besides its params: the app, and thread-safe ways to emit events and honour cancel.
+
+Handlers pass plain callbacks (e.g. `ctx.progress`, `ctx.check_cancelled`) down to domain code, which never
+sees this object's wire side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from jsonl_engine.errors import Cancelled
+
+if TYPE_CHECKING:
+    from jsonl_engine.app import App
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+class RequestContext:
+    __slots__ = ("id", "method", "app", "_emit", "cancel_event", "results_sent")
+
+    def __init__(self, request_id: Any, method: str, app: App, emit: Emit) -> None:
+        self.id = request_id
+        self.method = method
+        self.app = app
+        self._emit = emit
+        self.cancel_event = threading.Event()
+        self.results_sent = 0
+
+    def progress(self, stage: str, done: int | None = None, total: int | None = None,
+                 message: str | None = None) -> None:
+        data: dict[str, Any] = {"stage": stage}
+        if done is not None:
+            data["done"] = done
+        if total is not None:
+            data["total"] = total
+        if message is not None:
+            data["message"] = message
+        self._emit("progress", data)
+
+    def delta(self, text: str) -> None:
+        if text:
+            self._emit("delta", {"text": text})
+
+    def result(self, model: BaseModel) -> None:
+        """Emit one `result` now (methods that stream one result per item, such as kb.ingest)."""
+        self.results_sent += 1
+        self._emit("result", model.model_dump(mode="json", by_alias=True))
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def check_cancelled(self) -> None:
+        if self.cancel_event.is_set():
+            raise Cancelled("request cancelled")
+
+    async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """CPU-heavy work (PDF extraction) in the app's process pool; `fn` and args must pickle."""
+        return await self.app.run_in_process(fn, *args)

@@ -1,0 +1,106 @@
+"""The one exception hierarchy. Each class carries its protocol error `code`.
+
+Domain code raises these; foreign exceptions are translated at the edge with `raise ... from exc`.
+The dispatcher maps anything else to `internal`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EngineError(Exception):
+    code = "internal"
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data:
+            body["data"] = self.data
+        return body
+
+
+class ParseError(EngineError):
+    code = "parse_error"
+
+
+class InvalidRequest(EngineError):
+    code = "invalid_request"
+
+
+class MethodNotFound(EngineError):
+    code = "method_not_found"
+
+
+class InvalidParams(EngineError):
+    code = "invalid_params"
+
+    def __init__(self, message: str, fields: list[str] | None = None, data: dict[str, Any] | None = None):
+        payload = dict(data or {})
+        if fields:
+            payload["fields"] = fields
+            payload.setdefault("field", fields[0])
+        super().__init__(message, payload or None)
+
+
+class PayloadTooLarge(EngineError):
+    code = "payload_too_large"
+
+
+class NotFound(EngineError):
+    code = "not_found"
+
+
+class UnsupportedMedia(EngineError):
+    """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, unknown_type."""
+
+    code = "unsupported_media"
+
+    def __init__(self, message: str, reason: str, data: dict[str, Any] | None = None):
+        super().__init__(message, {"reason": reason, **(data or {})})
+        self.reason = reason
+
+
+class LLMUnavailable(EngineError):
+    code = "llm_unavailable"
+
+
+class LLMError(EngineError):
+    code = "llm_error"
+
+    def __init__(self, message: str, status: int | None = None, retryable: bool = False,
+                 data: dict[str, Any] | None = None):
+        super().__init__(message, {"status": status, "retryable": retryable, **(data or {})})
+        self.status = status
+        self.retryable = retryable
+
+
+class Timeout(EngineError):
+    code = "timeout"
+
+
+class Cancelled(EngineError):
+    code = "cancelled"
+
+
+class Overloaded(EngineError):
+    code = "overloaded"
+
+
+class ShuttingDown(EngineError):
+    code = "shutting_down"
+
+
+class Internal(EngineError):
+    code = "internal"
+
+
+ERROR_CODES: tuple[str, ...] = (
+    "parse_error", "invalid_request", "method_not_found", "invalid_params", "payload_too_large",
+    "not_found", "unsupported_media", "llm_unavailable", "llm_error", "timeout", "cancelled",
+    "overloaded", "shutting_down", "internal",
+)

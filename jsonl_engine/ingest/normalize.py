@@ -1,0 +1,52 @@
+"""The one text normalisation applied at ingest; every stored offset points into its output.
+
+pdfium quirks on real filings: `\\r\\n` line ends, U+00A0 between words, U+FFFE where the PDF has a hyphen.
+All replacements but the line ends keep the length, so offsets of a line survive normalisation.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SAME_LENGTH = {0x00A0: " ", 0xFFFE: "-", 0xFFFF: " ", 0x2028: "\n", 0x2029: "\n", 0x0085: "\n"}
+_SAME_LENGTH.update({c: " " for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)})
+_SAME_LENGTH[0x7F] = " "
+_TABLE = str.maketrans(_SAME_LENGTH)
+
+_WS = re.compile(r"\s+")
+_LETTER_SPACED = re.compile(r"^(?:\S {1,2}){3,}\S$")
+
+
+def normalize_line(line: str) -> str:
+    """Same-length replacements for one line of text (no line ends inside)."""
+    return line.translate(_TABLE)
+
+
+def normalize_text(text: str) -> str:
+    """Line ends to `\\n`, then the same-length replacements."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.translate(_TABLE)
+
+
+def collapse_ws(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def collapse_letterspacing(line: str) -> str:
+    """"U N I T E D  S T A T E S" -> "UNITED STATES" (single spaces inside words, two or more between)."""
+    stripped = line.strip()
+    if not _LETTER_SPACED.match(stripped):
+        return line
+    words = re.split(r" {2,}", stripped)
+    if not all(all(len(ch) == 1 for ch in w.split(" ")) for w in words):
+        return line
+    return " ".join(w.replace(" ", "") for w in words)
+
+
+def safe_cut(text: str, index: int) -> int:
+    """Move a cut point left so it does not separate a base character from its combining marks."""
+    while 0 < index < len(text) and unicodedata.combining(text[index]):
+        index -= 1
+    return index

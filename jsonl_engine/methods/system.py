@@ -1,0 +1,83 @@
+"""capabilities, cancel, shutdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonl_engine import PROTOCOL_VERSION, __version__
+from jsonl_engine.config import Settings
+from jsonl_engine.context import RequestContext
+from jsonl_engine.errors import ERROR_CODES
+from jsonl_engine.models.system import (
+    CancelParams,
+    CancelResult,
+    CapabilitiesParams,
+    CapabilitiesResult,
+    MethodInfo,
+    ShutdownParams,
+    ShutdownResult,
+)
+from jsonl_engine.registry import HANDLERS, method
+
+EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
+MEDIA_TYPES = ["application/pdf", "text/markdown", "text/plain"]
+
+
+def _reader_names(settings: Settings) -> list[str]:
+    try:
+        from jsonl_engine.llm.readers import reader_names
+    except ImportError:
+        return sorted(settings.readers) + (["default"] if settings.llm else [])
+    return reader_names(settings)
+
+
+def _strategy_names() -> list[str]:
+    try:
+        from jsonl_engine.retrieval.strategies import STRATEGIES
+    except ImportError:
+        return ["lexical"]
+    return sorted(STRATEGIES)
+
+
+def build_capabilities(settings: Settings) -> CapabilitiesResult:
+    return CapabilitiesResult(
+        name="jsonl-engine",
+        version=__version__,
+        protocol=PROTOCOL_VERSION,
+        methods=[
+            MethodInfo(name=m.name, summary=m.summary, events=list(m.events),
+                       params_schema=m.schema_files["params"], result_schema=m.schema_files["result"])
+            for m in sorted(HANDLERS.values(), key=lambda m: m.name)
+        ],
+        events=EVENT_KINDS,
+        error_codes=list(ERROR_CODES),
+        readers=_reader_names(settings),
+        strategies=_strategy_names(),
+        media_types=MEDIA_TYPES,
+    )
+
+
+@method("capabilities", params=CapabilitiesParams, result=CapabilitiesResult)
+async def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, Any]:
+    """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
+    cached = ctx.app.extras.get("capabilities")
+    if cached is None:
+        cached = build_capabilities(ctx.app.settings).model_dump(mode="json")
+        ctx.app.extras["capabilities"] = cached
+    return cached
+
+
+@method("cancel", params=CancelParams, result=CancelResult)
+async def cancel(params: CancelParams, ctx: RequestContext) -> CancelResult:
+    """Cancel a request in flight; an unknown or finished id answers `cancelled: false`."""
+    return CancelResult(cancelled=ctx.app.control.cancel(params.target))
+
+
+@method("shutdown", params=ShutdownParams, result=ShutdownResult)
+async def shutdown(params: ShutdownParams, ctx: RequestContext) -> ShutdownResult:
+    """Stop accepting work, finish the requests in flight, answer, then exit 0."""
+    control = ctx.app.control
+    control.shutdown()
+    pending = control.in_flight() - 1
+    await control.wait_idle(exclude=ctx.id)
+    return ShutdownResult(ok=True, finished=max(0, pending))

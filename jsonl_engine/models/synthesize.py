@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from jsonl_engine.models import Params, Result
+
+Status = Literal["approved", "draft", "contested", "archived"]
+Confidence = Literal["high", "medium", "low", "none"]
+
+
+class SynthesizeParams(Params):
+    query: str = Field(min_length=1, max_length=4000, description="the question to answer from the KB")
+    depth: int = Field(5, ge=1, le=50, description="passages considered")
+    max_chars: int = Field(4000, ge=1, le=100_000,
+                           description="answer length limit; trailing sentences are dropped, never cut")
+    document_ids: list[str] | None = Field(None, description="restrict to these documents")
+    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
+                                   description="review statuses that may be cited (the review gate)")
+    llm: bool = Field(False, description="reserved: LLM-written synthesis (not available yet)")
+
+
+class Claim(Result):
+    id: str = Field(description="stable for the same KB content; cited in the answer as [id]")
+    text: str = Field(description="verbatim: the section text between quote_start and quote_end")
+    section_id: str
+    document_id: str
+    document_title: str
+    page: int = Field(description="1-based page the sentence is on")
+    quote_start: int = Field(description="offset into the section text")
+    quote_end: int
+
+
+class SynthMeta(Result):
+    synthesis_confidence: Confidence = Field(description=(
+        "none: nothing found; low: a cited source is contested or the best section covers under half the "
+        "query's terms; medium: some term uncovered, a non-approved source cited, or the strongest "
+        "sentences of different documents carry different figures; high: otherwise"))
+    passages: int = Field(description="passages considered")
+    salient_terms: list[str]
+    truncated: bool = Field(description="sentences were dropped to fit max_chars")
+
+
+class SynthesizeResult(Result):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    answer: str = Field(description="sentences of source text, each followed by its citation [claim_id]")
+    claims: list[Claim]
+    gaps: list[str] = Field(description="salient query terms no considered passage covers")
+    meta: SynthMeta = Field(alias="_meta")

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+
+
+from pydantic import Field
+
+from jsonl_engine.models import Params, Result
+
+
+class CapabilitiesParams(Params):
+    pass
+
+
+class MethodInfo(Result):
+    name: str
+    summary: str
+    events: list[str] = Field(description="event kinds the method may emit besides error and done")
+    params_schema: str
+    result_schema: str
+
+
+class CapabilitiesResult(Result):
+    name: str
+    version: str
+    protocol: int
+    methods: list[MethodInfo]
+    events: list[str]
+    error_codes: list[str]
+    readers: list[str] = Field(description="names of configured LLM readers (never their keys)")
+    strategies: list[str] = Field(description="retrieval strategies `kb.context` and `kb.answer` accept")
+    media_types: list[str] = Field(description="what kb.ingest accepts")
+
+
+class CancelParams(Params):
+    target: str | int = Field(description="id of the request to cancel")
+
+
+class CancelResult(Result):
+    cancelled: bool
+
+
+class ShutdownParams(Params):
+    pass
+
+
+class ShutdownResult(Result):
+    ok: bool = True
+    finished: int = Field(0, description="requests still in flight when shutdown arrived, now finished")
+
+

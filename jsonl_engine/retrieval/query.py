@@ -1,0 +1,230 @@
+"""User text -> FTS5 query. User text is never FTS syntax: only index tokens are kept, each quoted.
+
+A query is an OR of weighted-equal phrases (FTS5 ANDs by default, which starves recall on questions; BM25
+ranks the OR). Stopwords and question boilerplate are dropped; numbers, years and fiscal forms stay
+matchable ("FY2018" -> fy2018, 2018; "$1,577" -> the phrase "1 577", as the index splits on commas);
+generic accounting vocabulary adds the phrases filings use for the same line item (capex -> "purchases of
+property plant and equipment") plus the statement that carries it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+MAX_PHRASES = 64          # bounds the FTS work for any query length
+MAX_QUERY_CHARS = 4000    # a longer query is cut (at a word) before tokenising
+
+STOPWORDS = frozenset("""
+a about above across after again against all almost along also although am among an and another any are
+around as at be because been before being below between both but by can could did do does doing done down
+during each either else etc ever every few for from further had has have having he her here hers herself him
+himself his how however i if in into is it its itself just least less let like made make many may me might
+more most much must my myself near neither no nor not now of off on once one only onto or other others
+otherwise our ours ourselves out over own per perhaps please put rather re same shall she should since so
+some still such than that the their theirs them themselves then there therefore these they this those
+though through thus to too toward towards under until up upon us very via was we were what whatever when
+whenever where whether which while who whom whose why will with within without would yet you your yours
+yourself yourselves s t d ll m ve
+answer answers respond response question questions give tell explain state describe define defined
+calculate calculated calculation compute computed using use used utilize relying rely base based basing
+judgment judgments judgement assume assuming perspective analyst investment details detail shown show
+information provided primarily mainly round rounded decimal decimals place places unit units percent
+percents percentage usd dollars dollar millions million billions billion thousands help want need kindly
+respectively approximately roughly exactly extract value values number amount figure figures metric
+metrics reported report reporting company company's companies business firm fy
+""".split())
+
+# Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
+# filings use for it. No document- or question-specific entries.
+_CASH_FLOW = ("consolidated statements of cash flows", "statement of cash flows", "cash flows from investing activities")
+_INCOME = ("consolidated statements of income", "statement of operations", "statement of earnings", "income statement")
+_BALANCE = ("consolidated balance sheets", "balance sheet", "statement of financial position", "total assets")
+_CAPEX = ("capital expenditures", "purchases of property plant and equipment", "purchases of property and equipment",
+          "additions to property plant and equipment", "payments for property plant and equipment",
+          "capital spending", "acquisitions of property plant and equipment") + _CASH_FLOW
+_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales") + _INCOME
+_COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of products sold")
+_OPINC = ("operating income", "operating profit", "income from operations", "operating expenses") + _INCOME
+_DA = ("depreciation and amortization", "depreciation amortization")
+_CURRENT = ("total current assets", "total current liabilities") + _BALANCE
+_PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
+
+EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("capex",): _CAPEX,
+    ("capital", "expenditure"): _CAPEX,
+    ("capital", "expenditures"): _CAPEX,
+    ("capital", "intensive"): _CAPEX + _PPE + ("total assets", "depreciation and amortization"),
+    ("capital", "intensity"): _CAPEX + _PPE + ("total assets",),
+    ("revenue",): _REVENUE,
+    ("revenues",): _REVENUE,
+    ("sales",): ("net sales", "total revenues", "net revenues"),
+    ("topline",): _REVENUE,
+    ("top", "line"): _REVENUE,
+    ("cogs",): _COGS + _INCOME,
+    ("cost", "of", "goods"): _COGS + _INCOME,
+    ("gross", "margin"): ("gross profit", "gross margin") + _COGS + ("net sales", "total revenues") + _INCOME,
+    ("gross", "profit"): ("gross profit", "gross margin") + _COGS + _INCOME,
+    ("operating", "margin"): _OPINC + ("net sales", "total revenues"),
+    ("operating", "income"): _OPINC,
+    ("operating", "profit"): _OPINC,
+    ("ebitda",): _OPINC + _DA + _CASH_FLOW,
+    ("ebitdar",): ("ebitdar", "adjusted property ebitdar"),
+    ("ebit",): _OPINC + ("interest expense",),
+    ("d", "a"): _DA + _CASH_FLOW,
+    ("depreciation",): _DA + _CASH_FLOW,
+    ("net", "income"): ("net income", "net earnings", "net income attributable") + _INCOME,
+    ("eps",): ("earnings per share", "diluted earnings per share"),
+    ("quick", "ratio"): ("cash and cash equivalents", "accounts receivable", "short term investments",
+                         "inventories") + _CURRENT,
+    ("current", "ratio"): _CURRENT,
+    ("working", "capital"): _CURRENT,
+    ("liquidity",): ("liquidity and capital resources", "cash and cash equivalents") + _CURRENT,
+    ("fixed", "asset"): _PPE + ("net sales", "total revenues") + _BALANCE,
+    ("fixed", "assets"): _PPE + ("net sales", "total revenues") + _BALANCE,
+    ("pp", "e"): _PPE + _BALANCE,
+    ("inventory", "turnover"): ("inventories", "total inventories") + _COGS + _BALANCE,
+    ("inventory",): ("inventories",),
+    ("days", "payable"): ("accounts payable", "inventories") + _COGS + _BALANCE,
+    ("dpo",): ("accounts payable", "inventories") + _COGS + _BALANCE,
+    ("days", "sales"): ("accounts receivable", "net sales") + _BALANCE,
+    ("dso",): ("accounts receivable", "net sales") + _BALANCE,
+    ("receivable", "turnover"): ("accounts receivable",) + _REVENUE + _BALANCE,
+    ("roa",): ("net income", "total assets") + _BALANCE + _INCOME,
+    ("return", "on", "assets"): ("net income", "total assets") + _BALANCE + _INCOME,
+    ("roe",): ("net income", "total equity", "shareholders equity") + _BALANCE + _INCOME,
+    ("return", "on", "equity"): ("net income", "total equity", "shareholders equity") + _BALANCE + _INCOME,
+    ("total", "assets"): _BALANCE,
+    ("liabilities",): ("total liabilities", "total current liabilities") + _BALANCE,
+    ("liability",): ("total liabilities",) + _BALANCE,
+    ("debt",): ("long term debt", "short term borrowings", "total debt", "current portion of long term debt",
+                "notes payable", "borrowings") + _BALANCE,
+    ("leverage",): ("long term debt", "total debt", "total equity"),
+    ("dividends",): ("dividends paid", "cash dividends", "dividends declared", "dividends per share"),
+    ("dividend",): ("dividends paid", "cash dividends", "dividends declared", "dividends per share"),
+    ("retention", "ratio"): ("dividends paid", "cash dividends", "net income attributable") + _CASH_FLOW + _INCOME,
+    ("payout", "ratio"): ("dividends paid", "cash dividends", "net income attributable") + _CASH_FLOW,
+    ("cash", "flow"): ("net cash provided by operating activities", "operating activities", "investing activities",
+                       "financing activities") + _CASH_FLOW,
+    ("free", "cash"): ("net cash provided by operating activities",) + _CAPEX,
+    ("effective", "tax"): ("effective tax rate", "provision for income taxes", "income before income taxes",
+                           "statutory rate"),
+    ("interest", "coverage"): ("interest expense", "operating income", "interest expense net"),
+    ("interest", "expense"): ("interest expense", "interest expense net"),
+    ("restructuring",): ("restructuring charges", "restructuring costs", "restructuring and impairment"),
+    ("acquisitions",): ("acquisitions", "business combinations", "acquired"),
+    ("acquisition",): ("acquisitions", "business combinations", "acquired"),
+    ("m", "a"): ("acquisitions", "divestitures", "business combinations"),
+    ("legal",): ("legal proceedings", "litigation", "contingencies", "lawsuits"),
+    ("lawsuits",): ("legal proceedings", "litigation", "contingencies"),
+    ("litigation",): ("legal proceedings", "litigation", "contingencies"),
+    ("geographies",): ("geographic", "geographic areas", "regions", "international", "segments"),
+    ("geography",): ("geographic", "geographic areas", "regions", "international"),
+    ("regions",): ("region", "geographic", "segments"),
+    ("segment",): ("segments", "reportable segments", "segment results"),
+    ("customers",): ("customers", "largest customer", "major customers"),
+    ("cyclicality",): ("cyclical", "cyclicality", "economic cycles"),
+    ("balance", "sheet"): _BALANCE,
+    ("financial", "position"): _BALANCE,
+    ("income", "statement"): _INCOME,
+    ("p", "l"): _INCOME,
+    ("statement", "of", "income"): _INCOME,
+    ("cash", "flows"): _CASH_FLOW,
+    ("var",): ("value at risk", "var"),
+    ("notional",): ("notional amount", "notional amounts", "derivatives"),
+    ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
+    ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
+}
+
+_ORDINAL_QUARTER = {"q1": "first quarter", "q2": "second quarter", "q3": "third quarter", "q4": "fourth quarter"}
+_HALF = {"h1": "six months", "h2": "second half"}
+
+# Tokens as the index sees them, plus numbers with separators ("1,577", "3.5") kept whole for phrasing.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+", re.UNICODE)
+_FISCAL = re.compile(r"^fy(\d{2}|\d{4})$")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed query: `words` are the salient terms in order; `phrases` the FTS phrases (token tuples)."""
+
+    text: str
+    words: list[str] = field(default_factory=list)
+    phrases: list[tuple[str, ...]] = field(default_factory=list)
+
+    @property
+    def match(self) -> str:
+        """The FTS5 MATCH expression: an OR of quoted phrases (empty when nothing is searchable)."""
+        return " OR ".join('"' + " ".join(p) + '"' for p in self.phrases)
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    return text.replace("\u2019", "'").replace("&", " and ")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased tokens of `text` (numbers with separators kept whole), never raising for any input."""
+    text = normalise(text[:MAX_QUERY_CHARS * 2])
+    return _TOKEN.findall(text)
+
+
+def _index_tokens(token: str) -> tuple[str, ...]:
+    """How the FTS tokenizer splits a token ("1,577" -> ("1", "577"))."""
+    return tuple(t for t in re.split(r"[^\w]+", token) if t)
+
+
+def _fiscal_year(token: str) -> str | None:
+    m = _FISCAL.match(token)
+    if not m:
+        return None
+    year = m.group(1)
+    return year if len(year) == 4 else "20" + year
+
+
+def salient_terms(query: str) -> list[str]:
+    """The query's content terms in order, stopwords dropped, duplicates removed."""
+    out: list[str] = []
+    for tok in tokenize(query[:MAX_QUERY_CHARS]):
+        if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+            continue
+        if tok not in out:
+            out.append(tok)
+    return out
+
+
+def parse(query: str) -> Query:
+    """Build the FTS phrases for `query`: salient words, fiscal-form variants, then domain expansions."""
+    query = query[:MAX_QUERY_CHARS]
+    raw = tokenize(query)
+    words = salient_terms(query)
+    phrases: list[tuple[str, ...]] = []
+
+    def add(p: tuple[str, ...]) -> None:
+        if p and p not in phrases and len(phrases) < MAX_PHRASES:
+            phrases.append(p)
+
+    for word in words:
+        add(_index_tokens(word))
+        if year := _fiscal_year(word):
+            add((year,))
+            add(("fiscal", year))
+        if word in _ORDINAL_QUARTER:
+            add(tuple(_ORDINAL_QUARTER[word].split()))
+        if word in _HALF:
+            add(tuple(_HALF[word].split()))
+    # Adjacent content words as phrases reward passages that use the same wording.
+    for a, b in zip(words, words[1:], strict=False):
+        if not (a.isdigit() or b.isdigit()):
+            add(_index_tokens(a) + _index_tokens(b))
+    for trigger, expansion in EXPANSIONS.items():
+        if _contains(raw, trigger):
+            for phrase in expansion:
+                add(tuple(phrase.split()))
+    return Query(text=query, words=words, phrases=phrases)
+
+
+def _contains(tokens: list[str], seq: tuple[str, ...]) -> bool:
+    n = len(seq)
+    return any(tuple(tokens[i:i + n]) == seq for i in range(len(tokens) - n + 1))

@@ -1,0 +1,117 @@
+"""Ordered schema migrations, recorded in `schema_migrations`. Opening an older KB applies the missing ones.
+
+Append new migrations at the end; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "documents, sections, pages and their FTS5 indexes", """
+CREATE TABLE documents (
+    id          TEXT PRIMARY KEY,
+    title       TEXT NOT NULL,
+    path        TEXT,
+    media_type  TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    pages       INTEGER NOT NULL,
+    sections    INTEGER NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('approved', 'draft', 'contested', 'archived')),
+    ingested_at TEXT NOT NULL,
+    warnings    TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX documents_path ON documents(path);
+CREATE INDEX documents_sha256 ON documents(sha256);
+
+CREATE TABLE sections (
+    rowid       INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    parent_id   TEXT REFERENCES sections(id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    depth       INTEGER NOT NULL,
+    ordinal     INTEGER NOT NULL,
+    title       TEXT NOT NULL,
+    ancestors   TEXT NOT NULL DEFAULT '[]',
+    page_start  INTEGER NOT NULL,
+    page_end    INTEGER NOT NULL,
+    is_leaf     INTEGER NOT NULL,
+    text        TEXT NOT NULL DEFAULT '',
+    page_map    TEXT NOT NULL DEFAULT '[]',
+    summary     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sections_document ON sections(document_id, position);
+CREATE INDEX sections_parent ON sections(parent_id);
+
+CREATE TABLE pages (
+    rowid       INTEGER PRIMARY KEY,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    text        TEXT NOT NULL,
+    UNIQUE (document_id, number)
+);
+
+CREATE VIRTUAL TABLE sections_fts USING fts5(
+    title, ancestors, text, content='sections', content_rowid='rowid',
+    tokenize = "porter unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER sections_fts_insert AFTER INSERT ON sections BEGIN
+    INSERT INTO sections_fts(rowid, title, ancestors, text)
+    VALUES (new.rowid, new.title, new.ancestors, new.text);
+END;
+CREATE TRIGGER sections_fts_delete AFTER DELETE ON sections BEGIN
+    INSERT INTO sections_fts(sections_fts, rowid, title, ancestors, text)
+    VALUES ('delete', old.rowid, old.title, old.ancestors, old.text);
+END;
+
+CREATE VIRTUAL TABLE pages_fts USING fts5(
+    text, content='pages', content_rowid='rowid', tokenize = "porter unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER pages_fts_insert AFTER INSERT ON pages BEGIN
+    INSERT INTO pages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER pages_fts_delete AFTER DELETE ON pages BEGIN
+    INSERT INTO pages_fts(pages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+"""),
+]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                 "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return row[0] or 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations, each in its own transaction. Returns the resulting version."""
+    version = current_version(conn)
+    for number, description, sql in MIGRATIONS:
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version = number
+    return version
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script into statements; trigger bodies contain `;` so split on complete statements."""
+    statements, buffer = [], ""
+    for line in sql.strip().splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
