@@ -8,12 +8,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.config import Settings
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from jsonl_engine.store import Store
 
 
@@ -68,6 +70,7 @@ class App:
             with self._lock:
                 if self._pool is None:
                     import multiprocessing
+                    from concurrent.futures import ProcessPoolExecutor
 
                     self._pool = ProcessPoolExecutor(
                         max_workers=self.settings.workers,
@@ -77,7 +80,24 @@ class App:
         return self._pool
 
     async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.pool(), fn, *args)
+        pool = self.pool()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+        except BrokenExecutor:
+            # A worker died (e.g. pdfium crashed on a hostile file): this call fails, the next gets a fresh pool.
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+                    pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    async def aclose(self) -> None:
+        """Close async resources kept in `extras` (anything with an `aclose()`, e.g. LLM clients)."""
+        for key in list(self.extras):
+            closer = getattr(self.extras[key], "aclose", None)
+            if closer is not None:
+                self.extras.pop(key, None)
+                await closer()
 
     def close(self) -> None:
         if self._pool is not None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-
 ENV_PREFIX = "JSONL_ENGINE_"
 
 
@@ -107,9 +106,9 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
     if kb_dir is not None:
         data["kb_dir"] = kb_dir
     llm = data.get("llm")
-    if isinstance(llm, dict) and llm.get("api_key") is None and not llm.get("api_key_env"):
-        if key := env.get("OPENAI_API_KEY"):
-            llm["api_key"] = key
+    fallback_key = env.get("OPENAI_API_KEY")
+    if isinstance(llm, dict) and llm.get("api_key") is None and not llm.get("api_key_env") and fallback_key:
+        llm["api_key"] = fallback_key
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

@@ -17,11 +17,22 @@ class EngineError(Exception):
         self.message = message
         self.data = data
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take extra constructor arguments; rebuild from state so errors raised in pool workers pickle.
+        return _rebuild, (type(self), self.message, dict(self.__dict__))
+
     def to_wire(self) -> dict[str, Any]:
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data:
             body["data"] = self.data
         return body
+
+
+def _rebuild(cls: type[EngineError], message: str, state: dict[str, Any]) -> EngineError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class ParseError(EngineError):

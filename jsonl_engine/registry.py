@@ -21,6 +21,7 @@ class Method:
     summary: str
     events: tuple[str, ...]
     is_async: bool
+    inline: bool = False
 
     @property
     def schema_files(self) -> dict[str, str]:
@@ -35,8 +36,10 @@ class DuplicateMethod(RuntimeError):
 
 
 def method(name: str, *, params: type[BaseModel], result: type[BaseModel],
-           events: tuple[str, ...] = ("result",), summary: str | None = None) -> Callable[[Callable], Callable]:
-    """Register `fn(params, ctx)` as `name`. Async handlers run on the loop; plain functions in a thread.
+           events: tuple[str, ...] = ("result",), summary: str | None = None,
+           inline: bool = False) -> Callable[[Callable], Callable]:
+    """Register `fn(params, ctx)` as `name`. Async handlers run on the loop; plain functions in a thread,
+    unless `inline`: a plain function that never blocks (capabilities, cancel) runs in the dispatch itself.
 
     `events` lists the event kinds the method may emit besides `error` and `done`.
     """
@@ -44,9 +47,12 @@ def method(name: str, *, params: type[BaseModel], result: type[BaseModel],
     def register(fn: Callable) -> Callable:
         if name in HANDLERS:
             raise DuplicateMethod(f"method {name!r} is registered twice")
+        if inline and inspect.iscoroutinefunction(fn):
+            raise TypeError(f"inline method {name!r} must be a plain function")
         doc = summary or (inspect.getdoc(fn) or "").split("\n", 1)[0].strip()
         HANDLERS[name] = Method(name=name, params=params, result=result, handler=fn, summary=doc,
-                                events=tuple(events), is_async=inspect.iscoroutinefunction(fn))
+                                events=tuple(events), is_async=inspect.iscoroutinefunction(fn),
+                                inline=inline)
         return fn
 
     return register

@@ -21,13 +21,18 @@ _YEAR = re.compile(r"^(?:FY|fy|Q[1-4])?'?(?:19|20)\d\d$")
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 # A sentence ends at . ! ? (plus closing quotes/brackets) followed by space and a likely sentence start.
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[$]?[A-Z0-9•])")
-_ABBREVIATIONS = frozenset("""
-inc co corp ltd llc plc no nos mr mrs ms dr st jr sr vs approx fig figs ref refs sec art u.s u.k e.g i.e
-jan feb mar apr jun jul aug sep sept oct nov dec n.a s.a l.p p.l.c est dept div govt intl mfg pp ex
-""".split())
+_ABBREVIATIONS = frozenset({
+    "inc", "co", "corp", "ltd", "llc", "plc", "no", "nos", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs",
+    "approx", "fig", "figs", "ref", "refs", "sec", "art", "u.s", "u.k", "e.g", "i.e", "jan", "feb", "mar",
+    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "n.a", "s.a", "l.p", "p.l.c", "est",
+    "dept", "div", "govt", "intl", "mfg", "pp", "ex",
+})
 MAX_SENTENCE_CHARS = 1200
-_MONTHS = frozenset("january february march april may june july august september october november december"
-                    " jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_MONTHS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+    "dec",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +86,9 @@ def classify(line: str) -> Kind | None:
         label = tokens[:len(tokens) - cells]
         if not label:
             return "heading" if len(tokens) == 1 else "row"  # a lone number: a page number or stray cell
-        if len(numbers) >= 2 or cells >= 2 or len(line) <= 90:
-            if not _ENDS_SENTENCE.search(line) or re.search(r"\d\.?$", line):
-                return "row"
+        if (len(numbers) >= 2 or cells >= 2 or len(line) <= 90) \
+                and (not _ENDS_SENTENCE.search(line) or re.search(r"\d\.?$", line)):
+            return "row"
     if _BULLET.match(line) and not _YEAR.match(tokens[0].rstrip(".)")):
         return "bullet"
     if len(line) <= 80 and not re.search(r"[.,;!?]$", line) and not line[0].islower():

@@ -1,0 +1,52 @@
+"""Extraction: files and inline text -> ParsedDocument (pages plus a section tree), picklable for the pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.ingest.model import ParsedDocument, ParsedSection
+
+PDF = "application/pdf"
+MARKDOWN = "text/markdown"
+PLAIN = "text/plain"
+MEDIA_TYPES: dict[str, str] = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".txt": PLAIN, ".text": PLAIN}
+
+__all__ = ["MEDIA_TYPES", "ParsedDocument", "ParsedSection", "media_type_for", "parse_file", "parse_text"]
+
+
+def media_type_for(path: str | Path) -> str | None:
+    return MEDIA_TYPES.get(Path(path).suffix.lower())
+
+
+def read_text_file(path: str) -> str:
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if b"\x00" in data[:8192]:
+        raise UnsupportedMedia(f"{Path(path).name} is not a text file", reason="unknown_type")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def parse_file(path: str) -> ParsedDocument:
+    """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type)."""
+    media_type = media_type_for(path)
+    if media_type == PDF:
+        from jsonl_engine.ingest.pdf import parse_pdf
+
+        return parse_pdf(path)
+    if media_type is None:
+        raise UnsupportedMedia(f"{Path(path).name}: unsupported file type", reason="unknown_type")
+    return parse_text(read_text_file(path), Path(path).stem, media_type)
+
+
+def parse_text(text: str, title: str, media_type: str = PLAIN) -> ParsedDocument:
+    from jsonl_engine.ingest.text import parse_markdown, parse_plain
+
+    if media_type == MARKDOWN:
+        return parse_markdown(text, title)
+    if media_type == PLAIN:
+        return parse_plain(text, title)
+    raise UnsupportedMedia(f"unsupported media type {media_type!r} for inline text", reason="unknown_type")

@@ -34,3 +34,43 @@ class ParsedDocument:
     pages: list[str]
     sections: list[ParsedSection]
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Line:
+    """One text line of a PDF page: offsets into the normalised page text and the look of its glyphs.
+
+    `size` is the effective font size of the first glyph (font size times the text matrix scale), `bold`
+    is true when both the first and the last glyph are bold, `top` is the first glyph's distance from the
+    top edge of the page in points.
+    """
+
+    start: int
+    end: int
+    size: float
+    bold: bool
+    top: float
+    collapsed: str | None = None  # a letter-spaced line ("U N I T E D  S T A T E S") with its words rejoined
+
+
+@dataclass(slots=True)
+class PageData:
+    number: int
+    text: str
+    lines: list[Line]
+    height: float = 792.0
+
+
+@dataclass(slots=True)
+class OutlineEntry:
+    level: int
+    title: str
+    page: int  # 1-based
+    top: float | None  # distance from the top edge in points, when the bookmark says
+
+
+@dataclass(slots=True)
+class PdfInfo:
+    page_count: int
+    meta_title: str
+    outline: list[OutlineEntry]

@@ -26,7 +26,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
                 value = orjson.loads(attempt)
             except orjson.JSONDecodeError:
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and (value or attempt is candidate):
                 return value
     raise JSONParseError(f"no JSON object in model output ({len(text)} chars)")
 

@@ -57,8 +57,8 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
     )
 
 
-@method("capabilities", params=CapabilitiesParams, result=CapabilitiesResult)
-async def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, Any]:
+@method("capabilities", params=CapabilitiesParams, result=CapabilitiesResult, inline=True)
+def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, Any]:
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
     if cached is None:
@@ -67,8 +67,8 @@ async def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[
     return cached
 
 
-@method("cancel", params=CancelParams, result=CancelResult)
-async def cancel(params: CancelParams, ctx: RequestContext) -> CancelResult:
+@method("cancel", params=CancelParams, result=CancelResult, inline=True)
+def cancel(params: CancelParams, ctx: RequestContext) -> CancelResult:
     """Cancel a request in flight; an unknown or finished id answers `cancelled: false`."""
     return CancelResult(cancelled=ctx.app.control.cancel(params.target))
 

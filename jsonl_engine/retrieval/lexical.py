@@ -1,7 +1,9 @@
-"""The FTS5 statements: scope resolution, BM25 over leaf sections and over pages, row loading.
+"""The FTS5 statements: scope resolution, BM25 over pages, sections and cover pages, row loading.
 
 Each search is one statement returning at most `limit` rows ordered by score; Python re-ranks only those.
-Scores are returned positive (FTS5's bm25() is negative, lower is better).
+Scores are returned positive (FTS5's bm25() is negative, lower is better). A document's pages and sections
+are written in one transaction, so their rowids form a contiguous window: a rowid range lets FTS5 skip
+every other document (a join filter still checks the document, so the window is only an accelerator).
 """
 
 from __future__ import annotations
@@ -14,20 +16,28 @@ from jsonl_engine.errors import NotFound
 
 # bm25() column weights for sections_fts(title, ancestors, text).
 SECTION_WEIGHTS = (4.0, 1.5, 1.0)
+SPAN_BACK = 3  # a retrievable section starts at most this many pages before a page it covers
+
+Window = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The documents a search may touch: id -> (title, status), plus the rowid windows that bound them."""
+    """The documents a search may touch: id -> (title, status)."""
 
     documents: dict[str, tuple[str, str]]
     scoped: bool  # True when the caller named documents
-    page_rows: tuple[int, int] | None
-    section_rows: tuple[int, int] | None
+    complete: bool  # True when every document in the KB is in scope (no filter needed)
 
     def sql(self, column: str) -> tuple[str, list[str]]:
+        if self.complete:
+            return "1", []
         ids = sorted(self.documents)
         return f"{column} IN ({','.join('?' * len(ids))})", ids
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
 
 
 def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
@@ -35,77 +45,88 @@ def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
     """Documents in scope with one of `statuses`; unknown ids in `document_ids` raise NotFound."""
     if document_ids is not None:
         wanted = sorted(set(document_ids))
-        rows = conn.execute(f"SELECT id, title, status FROM documents WHERE id IN ({','.join('?' * len(wanted))})",
+        rows = conn.execute(f"SELECT id, title, status FROM documents WHERE id IN ({_marks(len(wanted))})",
                             wanted).fetchall() if wanted else []
         found = {r[0] for r in rows}
         missing = [d for d in wanted if d not in found]
         if missing:
             raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
+        total = -1
     else:
-        rows = conn.execute(f"SELECT id, title, status FROM documents WHERE status IN "
-                            f"({','.join('?' * len(statuses))})", list(statuses)).fetchall() if statuses else []
+        rows = conn.execute("SELECT id, title, status FROM documents").fetchall()
+        total = len(rows)
     docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
-    page_rows = section_rows = None
-    if docs and document_ids is not None:
-        ids = sorted(docs)
-        marks = ",".join("?" * len(ids))
-        lo, hi = conn.execute(f"SELECT MIN(rowid), MAX(rowid) FROM pages WHERE document_id IN ({marks})", ids).fetchone()
-        page_rows = (lo, hi) if lo is not None else (0, -1)
-        lo, hi = conn.execute(f"SELECT MIN(rowid), MAX(rowid) FROM sections WHERE document_id IN ({marks})",
-                              ids).fetchone()
-        section_rows = (lo, hi) if lo is not None else (0, -1)
-    return Scope(documents=docs, scoped=document_ids is not None, page_rows=page_rows, section_rows=section_rows)
+    return Scope(documents=docs, scoped=document_ids is not None, complete=len(docs) == total)
 
 
-def _window(rows: tuple[int, int] | None, column: str) -> tuple[str, list[int]]:
-    if rows is None:
-        return "", []
-    return f" AND {column} BETWEEN ? AND ?", [rows[0], rows[1]]
+def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
+    """Rowid windows of the documents' rows in `table` ("pages" or "sections"), merged when adjacent."""
+    if not document_ids:
+        return []
+    ids = sorted(document_ids)
+    spans = sorted(tuple(r) for r in conn.execute(
+        f"SELECT MIN(rowid), MAX(rowid) FROM {table} WHERE document_id IN ({_marks(len(ids))}) "
+        "GROUP BY document_id", ids) if r[0] is not None)
+    return spans
 
 
-def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list[tuple[str, int, float]]:
+def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
+                 window: Window | None = None) -> list[tuple[str, int, float]]:
     """Top pages by BM25: (document_id, page number, score)."""
     where, ids = scope.sql("p.document_id")
-    window, bounds = _window(scope.page_rows, "pages_fts.rowid")
+    rng, bounds = ("", []) if window is None else (" AND pages_fts.rowid BETWEEN ? AND ?", list(window))
     sql = ("SELECT p.document_id, p.number, -bm25(pages_fts) AS s FROM pages_fts "
            "JOIN pages p ON p.rowid = pages_fts.rowid "
-           f"WHERE pages_fts MATCH ?{window} AND {where} ORDER BY s DESC, p.rowid LIMIT ?")
+           f"WHERE pages_fts MATCH ?{rng} AND {where} ORDER BY s DESC, p.rowid LIMIT ?")
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
 
 
-def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
-    """Top leaf sections by column-weighted BM25: (section rowid, score)."""
+def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
+                    window: Window | None = None) -> list[tuple[int, float]]:
+    """Top sections holding text, by column-weighted BM25: (section rowid, score)."""
     where, ids = scope.sql("s.document_id")
-    window, bounds = _window(scope.section_rows, "sections_fts.rowid")
+    rng, bounds = ("", []) if window is None else (" AND sections_fts.rowid BETWEEN ? AND ?", list(window))
     w = ", ".join(str(x) for x in SECTION_WEIGHTS)
     sql = (f"SELECT s.rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts "
            "JOIN sections s ON s.rowid = sections_fts.rowid "
-           f"WHERE sections_fts MATCH ?{window} AND s.is_leaf = 1 AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
+           f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
     return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
 
 
-SECTION_COLUMNS = "rowid, id, document_id, title, ancestors, page_start, page_end"
+def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[str, float]:
+    """BM25 of each in-scope document's first pages (issuer, form, period): document_id -> best score."""
+    where, ids = scope.sql("p.document_id")
+    sql = ("SELECT p.document_id, -bm25(covers_fts) FROM covers_fts JOIN pages p ON p.rowid = covers_fts.rowid "
+           f"WHERE covers_fts MATCH ? AND {where}")
+    best: dict[str, float] = {}
+    for doc, score in conn.execute(sql, [match, *ids]):
+        best[doc] = max(score, best.get(doc, score))
+    return best
+
+
+# Internal nodes may hold text of their own (a preamble); their page range is the subtree's, so their own
+# page map comes along to place them.
+SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, text <> '' AS has_text, "
+                   "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
 
 
 def load_sections(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[sqlite3.Row]:
     if not rowids:
         return []
-    marks = ",".join("?" * len(rowids))
-    return conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({marks})", list(rowids)).fetchall()
+    return conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({_marks(len(rowids))})",
+                        list(rowids)).fetchall()
 
 
-def leaves_on_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> list[sqlite3.Row]:
-    """Leaf sections of each document that overlap the given pages."""
-    by_doc: dict[str, list[int]] = {}
-    for doc, page in pages:
-        by_doc.setdefault(doc, []).append(page)
+def sections_on_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> list[sqlite3.Row]:
+    """Sections with text that start on, or shortly before, each given page and reach it."""
     rows: list[sqlite3.Row] = []
-    for doc, nums in sorted(by_doc.items()):
-        lo, hi = min(nums), max(nums)
-        wanted = set(nums)
-        for row in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE document_id = ? AND is_leaf = 1 "
-                                "AND page_start <= ? AND page_end >= ?", (doc, hi, lo)):
-            if any(row["page_start"] <= n <= row["page_end"] for n in wanted):
+    seen: set[int] = set()
+    for doc, page in pages:
+        for row in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE document_id = ? "
+                                "AND page_start BETWEEN ? AND ? AND page_end >= ?",
+                                (doc, page - SPAN_BACK, page, page)):
+            if row["rowid"] not in seen:
+                seen.add(row["rowid"])
                 rows.append(row)
     return rows
 
@@ -114,9 +135,8 @@ def load_texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tup
     """rowid -> (text, page_map JSON) for the sections about to be returned."""
     if not rowids:
         return {}
-    marks = ",".join("?" * len(rowids))
     return {r[0]: (r[1], r[2]) for r in conn.execute(
-        f"SELECT rowid, text, page_map FROM sections WHERE rowid IN ({marks})", list(rowids))}
+        f"SELECT rowid, text, page_map FROM sections WHERE rowid IN ({_marks(len(rowids))})", list(rowids))}
 
 
 def load_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
@@ -126,3 +146,36 @@ def load_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> di
         if row is not None:
             out[(doc, num)] = row[0]
     return out
+
+
+# Document frequencies of query phrases, cached per KB generation: a phrase found in a large share of the
+# pages carries almost no BM25 weight (its IDF is near zero) yet dominates the cost of a statement.
+_DF: dict[tuple[tuple[int, ...], str], int] = {}
+_DF_MAX = 100_000
+
+
+def generation(conn: sqlite3.Connection) -> tuple[int, ...]:
+    """Changes whenever a document is added or removed (rowids only grow; counts drop on removal)."""
+    row = conn.execute("SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(rowid) FROM pages), "
+                       "(SELECT MAX(rowid) FROM sections)").fetchone()
+    return tuple(int(v or 0) for v in row)
+
+
+def page_frequencies(conn: sqlite3.Connection, gen: tuple[int, ...], phrases: Sequence[str]) -> dict[str, int]:
+    """phrase (an FTS5 phrase string) -> number of pages holding it."""
+    if len(_DF) > _DF_MAX:
+        _DF.clear()
+    out = {}
+    for phrase in phrases:
+        key = (gen, phrase)
+        if key not in _DF:
+            _DF[key] = conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (phrase,)).fetchone()[0]
+        out[phrase] = _DF[key]
+    return out
+
+
+def page_count(conn: sqlite3.Connection, gen: tuple[int, ...]) -> int:
+    key = (gen, "")
+    if key not in _DF:
+        _DF[key] = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    return _DF[key]

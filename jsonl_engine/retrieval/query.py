@@ -38,9 +38,10 @@ metrics reported report reporting company company's companies business firm fy
 
 # Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
 # filings use for it. No document- or question-specific entries.
-_CASH_FLOW = ("consolidated statements of cash flows", "statement of cash flows", "cash flows from investing activities")
-_INCOME = ("consolidated statements of income", "statement of operations", "statement of earnings", "income statement")
-_BALANCE = ("consolidated balance sheets", "balance sheet", "statement of financial position", "total assets")
+# Statement pages themselves are found by cues.py; these only name the statements for prose passages.
+_CASH_FLOW = ("cash flows",)
+_INCOME = ()
+_BALANCE = ("total assets",)
 _CAPEX = ("capital expenditures", "purchases of property plant and equipment", "purchases of property and equipment",
           "additions to property plant and equipment", "payments for property plant and equipment",
           "capital spending", "acquisitions of property plant and equipment") + _CASH_FLOW
@@ -152,11 +153,31 @@ class Query:
     text: str
     words: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # every token of the query, stopwords included
+    n_words: int = 0  # phrases[:n_words] come from the query's own words (and their fiscal forms)
 
     @property
     def match(self) -> str:
         """The FTS5 MATCH expression: an OR of quoted phrases (empty when nothing is searchable)."""
-        return " OR ".join('"' + " ".join(p) + '"' for p in self.phrases)
+        return render(self.phrases)
+
+    @property
+    def word_match(self) -> str:
+        """The query's own words only (no expansions): what names the issuer and period."""
+        return render(self.phrases[: self.n_words])
+
+
+def quote(phrase: tuple[str, ...]) -> str:
+    """One FTS5 phrase. Tokens are runs of letters/digits only, so they never carry FTS syntax."""
+    return '"' + " ".join(phrase) + '"'
+
+
+def render(phrases: list[tuple[str, ...]]) -> str:
+    return " OR ".join(quote(p) for p in phrases)
+
+
+def has_stopword(phrase: tuple[str, ...]) -> bool:
+    return len(phrase) > 1 and any(t in STOPWORDS for t in phrase)
 
 
 def normalise(text: str) -> str:
@@ -214,15 +235,20 @@ def parse(query: str) -> Query:
             add(tuple(_ORDINAL_QUARTER[word].split()))
         if word in _HALF:
             add(tuple(_HALF[word].split()))
+    n_words = len(phrases)
     # Adjacent content words as phrases reward passages that use the same wording.
-    for a, b in zip(words, words[1:], strict=False):
-        if not (a.isdigit() or b.isdigit()):
+    for a, b in zip(raw, raw[1:], strict=False):
+        if _content(a) and _content(b) and not (a.isdigit() or b.isdigit()):
             add(_index_tokens(a) + _index_tokens(b))
     for trigger, expansion in EXPANSIONS.items():
         if _contains(raw, trigger):
             for phrase in expansion:
                 add(tuple(phrase.split()))
-    return Query(text=query, words=words, phrases=phrases)
+    return Query(text=query, words=words, phrases=phrases, tokens=raw, n_words=n_words)
+
+
+def _content(token: str) -> bool:
+    return token not in STOPWORDS and (len(token) > 1 or token.isdigit())
 
 
 def _contains(tokens: list[str], seq: tuple[str, ...]) -> bool:

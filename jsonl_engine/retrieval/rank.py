@@ -1,19 +1,25 @@
-"""Fuse the section and page BM25 rankings (and a document prior when searching many documents).
+"""Fuse the section and page BM25 rankings, statement cues and (across documents) a document prior.
 
-Each signal is normalised by its best value in the candidate set, so weights mean the same for any query
-length. Ties break by section id, so the order is a pure function of the KB and the query.
+Each BM25 signal is divided by its best value in the candidate set, so the weights mean the same for any
+query length. Scores are rounded and ties break by id, so the order is a pure function of KB and query.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-W_SECTION = 0.45
-W_PAGE = 0.55
-W_DOC = 0.35
+W_SECTION = 0.25    # the section's own column-weighted BM25 (title, ancestors, text)
+W_PAGE = 0.55       # the best page it lies on (whole-page BM25: tables split into small sections)
+W_DOC = 0.7         # the document prior, when more than one document is in scope
+W_STATEMENT = 0.5   # added to a page's normalised score when it is a statement the query needs
+W_COVER = 0.5       # document prior parts: the first pages matched by the query's own words,
+W_TITLE = 0.2       # the document title,
+W_PAGES = 0.3       # and the document's best pages
 DOC_TOP_PAGES = 3
+
+PageKey = tuple[str, int]
 
 
 @dataclass(slots=True)
@@ -22,46 +28,107 @@ class Candidate:
     id: str
     document_id: str
     title: str
-    path: list[str]
+    ancestors: str
     page_start: int
     page_end: int
     section: float = 0.0
     page: float = 0.0
     doc: float = 0.0
     score: float = 0.0
+    pages: list[int] = field(default_factory=list)
+
+    @property
+    def path(self) -> list[str]:
+        try:
+            return [str(t) for t in json.loads(self.ancestors or "[]")]
+        except (ValueError, TypeError):
+            return []
 
 
-def candidate(row: sqlite3.Row) -> Candidate:
-    try:
-        path = [str(t) for t in json.loads(row["ancestors"] or "[]")]
-    except ValueError:
-        path = []
+def candidate(row: sqlite3.Row) -> Candidate | None:
+    """A retrievable section (one holding text), placed on the pages its own text covers."""
+    if not row["has_text"]:
+        return None
+    start, end = row["page_start"], row["page_end"]
+    if row["own_map"]:
+        try:
+            own = [int(p) for _, p in json.loads(row["own_map"])]
+            start, end = (min(own), max(own)) if own else (start, start)
+        except (ValueError, TypeError):
+            end = start
     return Candidate(rowid=row["rowid"], id=row["id"], document_id=row["document_id"], title=row["title"],
-                     path=path, page_start=row["page_start"], page_end=row["page_end"])
+                     ancestors=row["ancestors"], page_start=start, page_end=end)
 
 
-def document_prior(pages: list[tuple[str, int, float]]) -> dict[str, float]:
-    """Sum of each document's best page scores, scaled to [0, 1]: the document the query is about."""
+def _scaled(values: dict[str, float]) -> dict[str, float]:
+    best = max(values.values(), default=0.0)
+    return {k: (v / best if best > 0 else 0.0) for k, v in values.items()}
+
+
+def document_prior(pages: list[tuple[str, int, float]], covers: dict[str, float],
+                   titles: dict[str, float]) -> dict[str, float]:
+    """How much the query is about each document, in [0, 1].
+
+    Mixes the document's first pages (issuer name, form, period) matched by the query's own words, its
+    title, and the sum of its best page scores (a document with several strong pages).
+    """
     per_doc: dict[str, list[float]] = {}
     for doc, _, score in pages:
         per_doc.setdefault(doc, []).append(score)
     sums = {doc: sum(sorted(s, reverse=True)[:DOC_TOP_PAGES]) for doc, s in per_doc.items()}
-    best = max(sums.values(), default=0.0)
-    return {doc: (v / best if best > 0 else 0.0) for doc, v in sums.items()}
+    sums_n, covers_n = _scaled(sums), _scaled(covers)
+    raw = {d: W_COVER * covers_n.get(d, 0.0) + W_TITLE * titles.get(d, 0.0) + W_PAGES * sums_n.get(d, 0.0)
+           for d in set(sums) | set(covers) | set(titles)}
+    return _scaled(raw)
 
 
-def fuse(cands: dict[int, Candidate], sections: list[tuple[int, float]], pages: list[tuple[str, int, float]],
-         use_doc_prior: bool) -> list[Candidate]:
+def page_scores(pages: list[tuple[str, int, float]], boost: dict[PageKey, float]) -> dict[PageKey, float]:
+    best = max((s for _, _, s in pages), default=0.0) or 1.0
+    scores = {(doc, num): s / best for doc, num, s in pages}
+    for key, b in boost.items():
+        scores[key] = scores.get(key, 0.0) + b
+    return scores
+
+
+def fuse(cands: dict[int, Candidate], sections: list[tuple[int, float]], page_score: dict[PageKey, float],
+         prior: dict[str, float] | None) -> list[Candidate]:
     best_s = max((s for _, s in sections), default=0.0) or 1.0
     for rowid, s in sections:
         if rowid in cands:
             cands[rowid].section = s / best_s
-    best_p = max((s for _, _, s in pages), default=0.0) or 1.0
-    page_score = {(doc, num): s / best_p for doc, num, s in pages}
-    prior = document_prior(pages) if use_doc_prior else {}
     for c in cands.values():
         c.page = max((page_score.get((c.document_id, n), 0.0) for n in range(c.page_start, c.page_end + 1)),
                      default=0.0)
-        c.doc = prior.get(c.document_id, 0.0)
-        c.score = round(W_SECTION * c.section + W_PAGE * c.page + (W_DOC * c.doc if use_doc_prior else 0.0), 6)
+        c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
+        c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, 6)
     return sorted(cands.values(), key=lambda c: (-c.score, c.id))
+
+
+@dataclass(slots=True)
+class PageCandidate:
+    document_id: str
+    number: int
+    section: Candidate | None
+    score: float = 0.0
+
+
+def fuse_pages(cands: dict[int, Candidate], sections: list[tuple[int, float]], page_score: dict[PageKey, float],
+               prior: dict[str, float] | None) -> list[PageCandidate]:
+    """Rank pages: the page's own BM25 plus the best section on it (so titles and ancestors count)."""
+    best_s = max((s for _, s in sections), default=0.0) or 1.0
+    best_on: dict[PageKey, tuple[float, Candidate]] = {}
+    for rowid, s in sections:
+        c = cands.get(rowid)
+        if c is None:
+            continue
+        for n in range(c.page_start, c.page_end + 1):
+            key = (c.document_id, n)
+            if key not in best_on or best_on[key][0] < s / best_s:
+                best_on[key] = (s / best_s, c)
+    out = []
+    for key in set(page_score) | set(best_on):
+        s, c = best_on.get(key, (0.0, None))
+        d = prior.get(key[0], 0.0) if prior else 0.0
+        score = W_PAGE * page_score.get(key, 0.0) + W_SECTION * s + W_DOC * d
+        out.append(PageCandidate(document_id=key[0], number=key[1], section=c, score=round(score, 6)))
+    return sorted(out, key=lambda p: (-p.score, p.document_id, p.number))

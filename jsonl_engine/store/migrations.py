@@ -43,6 +43,7 @@ CREATE TABLE sections (
 );
 CREATE INDEX sections_document ON sections(document_id, position);
 CREATE INDEX sections_parent ON sections(parent_id);
+CREATE INDEX sections_pages ON sections(document_id, page_start);
 
 CREATE TABLE pages (
     rowid       INTEGER PRIMARY KEY,
@@ -65,6 +66,12 @@ CREATE TRIGGER sections_fts_delete AFTER DELETE ON sections BEGIN
     VALUES ('delete', old.rowid, old.title, old.ancestors, old.text);
 END;
 
+CREATE TRIGGER sections_fts_update AFTER UPDATE OF title, ancestors, text ON sections BEGIN
+    INSERT INTO sections_fts(sections_fts, rowid, title, ancestors, text)
+    VALUES ('delete', old.rowid, old.title, old.ancestors, old.text);
+    INSERT INTO sections_fts(rowid, title, ancestors, text) VALUES (new.rowid, new.title, new.ancestors, new.text);
+END;
+
 CREATE VIRTUAL TABLE pages_fts USING fts5(
     text, content='pages', content_rowid='rowid', tokenize = "porter unicode61 remove_diacritics 2"
 );
@@ -73,6 +80,17 @@ CREATE TRIGGER pages_fts_insert AFTER INSERT ON pages BEGIN
 END;
 CREATE TRIGGER pages_fts_delete AFTER DELETE ON pages BEGIN
     INSERT INTO pages_fts(pages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+
+-- The first pages (cover, first page of a release) name the issuer and period: the document prior.
+CREATE VIRTUAL TABLE covers_fts USING fts5(
+    text, content='pages', content_rowid='rowid', tokenize = "porter unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER covers_fts_insert AFTER INSERT ON pages WHEN new.number <= 2 BEGIN
+    INSERT INTO covers_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER covers_fts_delete AFTER DELETE ON pages WHEN old.number <= 2 BEGIN
+    INSERT INTO covers_fts(covers_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 """),
 ]

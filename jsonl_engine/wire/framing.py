@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -95,65 +96,88 @@ class TooLong:
         self.size = size
 
 
+class LineSplitter:
+    """Splits a byte stream into lines. Lines longer than `limit` bytes become a TooLong marker and the rest of
+    such a line is discarded up to its newline, where reading resumes."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._discarding = 0  # bytes dropped so far of an over-long line, 0 when not discarding
+
+    def feed(self, chunk: bytes) -> list[bytes | TooLong]:
+        lines: list[bytes | TooLong] = []
+        start = 0
+        limit = self._limit
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                rest = chunk[start:]
+                if self._discarding:
+                    self._discarding += len(rest)
+                else:
+                    self._buffer += rest
+                    if len(self._buffer) > limit:
+                        self._discarding = len(self._buffer)
+                        self._buffer.clear()
+                return lines
+            if self._discarding:
+                lines.append(TooLong(self._discarding + newline - start))
+                self._discarding = 0
+            elif self._buffer:
+                self._buffer += chunk[start:newline]
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                lines.append(TooLong(len(line)) if len(line) > limit else line)
+            elif newline - start > limit:
+                lines.append(TooLong(newline - start))
+            else:
+                lines.append(chunk[start:newline])
+            start = newline + 1
+
+    def finish(self) -> list[bytes | TooLong]:
+        """What is left at EOF: an unterminated last line still counts."""
+        if self._discarding:
+            return [TooLong(self._discarding)]
+        if self._buffer.strip():
+            return [bytes(self._buffer)]
+        return []
+
+
+CHUNK = 1 << 16
+
+
 class LineReader(threading.Thread):
-    """Reads fd 0 in a thread and hands batches of complete lines to `deliver` (called in this thread).
-
-    Lines longer than `limit` bytes are replaced by a TooLong marker and reading resumes after the next
-    newline. `deliver(None)` signals EOF.
-    """
-
-    CHUNK = 1 << 16
+    """Reads fd 0 in a thread and hands batches of lines to `deliver` (called in this thread);
+    `deliver(None)` signals EOF. Used when stdin cannot be polled (a regular file, a terminal)."""
 
     def __init__(self, fd: int, limit: int, deliver: Callable[[list[bytes | TooLong] | None], None]) -> None:
         super().__init__(name="jsonl-engine-reader", daemon=True)
         self._fd = fd
-        self._limit = limit
+        self._splitter = LineSplitter(limit)
         self._deliver = deliver
 
     def run(self) -> None:
-        buffer = bytearray()
-        discarding = 0  # bytes dropped so far of an over-long line, 0 when not discarding
         while True:
             try:
-                chunk = os.read(self._fd, self.CHUNK)
+                chunk = os.read(self._fd, CHUNK)
             except InterruptedError:
                 continue
             except OSError:
                 chunk = b""
             if not chunk:
                 break
-            batch: list[bytes | TooLong] = []
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                if newline < 0:
-                    rest = chunk[start:]
-                    if discarding:
-                        discarding += len(rest)
-                    else:
-                        buffer += rest
-                        if len(buffer) > self._limit:
-                            discarding = len(buffer)
-                            buffer.clear()
-                    break
-                piece = chunk[start:newline]
-                if discarding:
-                    batch.append(TooLong(discarding + len(piece)))
-                    discarding = 0
-                elif buffer:
-                    buffer += piece
-                    line = bytes(buffer)
-                    buffer.clear()
-                    batch.append(TooLong(len(line)) if len(line) > self._limit else line)
-                elif len(piece) > self._limit:
-                    batch.append(TooLong(len(piece)))
-                else:
-                    batch.append(piece)
-                start = newline + 1
-            if batch:
+            if batch := self._splitter.feed(chunk):
                 self._deliver(batch)
-        if discarding:
-            self._deliver([TooLong(discarding)])
-        elif buffer.strip():
-            self._deliver([bytes(buffer)])
+        if rest := self._splitter.finish():
+            self._deliver(rest)
         self._deliver(None)
+
+
+def pollable(fd: int) -> bool:
+    """Pipes and sockets can be watched by the event loop directly (no reader thread, no thread hop)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)

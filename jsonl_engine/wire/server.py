@@ -31,7 +31,7 @@ from jsonl_engine.errors import (
     ShuttingDown,
 )
 from jsonl_engine.registry import Method, invalid_params_from
-from jsonl_engine.wire.framing import LineReader, TooLong, Writer, decode_line
+from jsonl_engine.wire.framing import CHUNK, LineReader, LineSplitter, TooLong, Writer, decode_line, pollable
 
 log = logging.getLogger("jsonl_engine.server")
 
@@ -100,6 +100,27 @@ class Server(Control):
                 loop.call_soon_threadsafe(self._on_lines, batch)
         except RuntimeError:  # loop closed while we were reading
             pass
+
+    def _watch_input(self, fd: int) -> None:
+        """Read stdin on the loop itself: lines are dispatched in the same loop turn they arrive."""
+        os.set_blocking(fd, False)
+        splitter = LineSplitter(self.app.settings.max_line_bytes)
+
+        def readable() -> None:
+            try:
+                chunk = os.read(fd, CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                chunk = b""
+            if chunk:
+                self._on_lines(splitter.feed(chunk))
+                return
+            self._loop.remove_reader(fd)
+            self._on_lines(splitter.finish())
+            self._on_eof()
+
+        self._loop.add_reader(fd, readable)
 
     def _on_lines(self, batch: list[bytes | TooLong]) -> None:
         for line in batch:
@@ -174,6 +195,9 @@ class Server(Control):
         job = Job(request_id, key, None)  # type: ignore[arg-type]
         job.started = started
         job.ctx = RequestContext(request_id, name, self.app, self._emitter(job))
+        if method.inline:
+            self._run_inline(job, method, parsed)
+            return
         self.jobs[key] = job
         if name == "shutdown":
             self.accepting = False  # lines read after it are refused even before its handler runs
@@ -182,37 +206,57 @@ class Server(Control):
     # ---- running ------------------------------------------------------------------------------------------
 
     async def _run(self, job: Job, method: Method, params: BaseModel) -> None:
-        ctx = job.ctx
+        result: Any = None
         error: EngineError | None = None
         try:
             if method.is_async:
-                result = await method.handler(params, ctx)
+                result = await method.handler(params, job.ctx)
             else:
-                result = await self._loop.run_in_executor(self.threads, method.handler, params, ctx)
+                result = await self._loop.run_in_executor(self.threads, method.handler, params, job.ctx)
+        except asyncio.CancelledError:
+            error = Cancelled("request cancelled")
+        except Exception as exc:
+            error = self._as_engine_error(exc, method, job.id)
+        finally:
+            self._complete(job, method, result, error)
+            self.jobs.pop(job.key, None)
+            self._maybe_stop()
+
+    def _run_inline(self, job: Job, method: Method, params: BaseModel) -> None:
+        """Methods registered `inline` never block: they run right here, with no task or thread."""
+        result: Any = None
+        error: EngineError | None = None
+        try:
+            result = method.handler(params, job.ctx)
+        except Exception as exc:
+            error = self._as_engine_error(exc, method, job.id)
+        self._complete(job, method, result, error)
+
+    @staticmethod
+    def _as_engine_error(exc: Exception, method: Method, request_id: Any) -> EngineError:
+        if isinstance(exc, EngineError):
+            return exc
+        log.error("method %s failed (request id %r)", method.name, request_id, exc_info=exc)
+        return EngineError(f"internal error in {method.name}; see the daemon's stderr")
+
+    def _complete(self, job: Job, method: Method, result: Any, error: EngineError | None) -> None:
+        """Write the outcome: the result (unless the handler streamed its own), or the error; then `done`."""
+        ctx = job.ctx
+        if error is None:
             if result is not None:
                 data = result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True)
                 ctx._emit("result", data)
             elif ctx.results_sent == 0:
-                raise EngineError(f"method {method.name} produced no result")
-        except asyncio.CancelledError:
-            error = Cancelled("request cancelled")
-        except EngineError as exc:
-            error = exc
-        except Exception:
-            log.exception("method %s failed (request id %r)", method.name, job.id)
-            error = EngineError(f"internal error in {method.name}; see the daemon's stderr")
-        finally:
-            if isinstance(error, Cancelled):
-                ctx.cancel_event.set()
-            with self._lock:
-                if error is not None:
-                    self.writer.write({"id": job.id, "event": "error", "error": error.to_wire()})
-                status = "ok" if error is None else ("cancelled" if isinstance(error, Cancelled) else "error")
-                self.writer.write({"id": job.id, "event": "done", "status": status,
-                                   "elapsed_ms": _elapsed(job.started)})
-                job.finished = True
-            self.jobs.pop(job.key, None)
-            self._maybe_stop()
+                error = self._as_engine_error(RuntimeError("produced no result"), method, job.id)
+        if isinstance(error, Cancelled):
+            ctx.cancel_event.set()
+        with self._lock:
+            if error is not None:
+                self.writer.write({"id": job.id, "event": "error", "error": error.to_wire()})
+            status = "ok" if error is None else ("cancelled" if isinstance(error, Cancelled) else "error")
+            self.writer.write({"id": job.id, "event": "done", "status": status,
+                               "elapsed_ms": _elapsed(job.started)})
+            job.finished = True
 
     # ---- control ------------------------------------------------------------------------------------------
 
@@ -281,8 +325,15 @@ class Server(Control):
         self.writer.write({"id": None, "event": "ready",
                            "data": {"protocol": PROTOCOL_VERSION, "version": __version__}})
         threading.Thread(target=self._watch_parent, name="jsonl-engine-parent", daemon=True).start()
-        LineReader(input_fd, self.app.settings.max_line_bytes, self.deliver).start()
+        if pollable(input_fd):
+            self._watch_input(input_fd)
+        else:
+            LineReader(input_fd, self.app.settings.max_line_bytes, self.deliver).start()
         await self._stopped.wait()
+        try:
+            await asyncio.wait_for(self.app.aclose(), timeout=0.3)
+        except Exception:  # closing is best effort; the process is about to exit
+            log.debug("error while closing async resources", exc_info=True)
         return self.exit_code or 0
 
 

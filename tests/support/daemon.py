@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -157,10 +158,8 @@ class Daemon:
         return errors[0]["error"]
 
     def close_stdin(self) -> None:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
 
     def close(self, timeout: float = 10.0) -> int:
         self.close_stdin()
@@ -176,15 +175,11 @@ class Daemon:
 
     def __exit__(self, *exc: Any) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.close()
-            except subprocess.TimeoutExpired:
-                pass
         for stream in (self.proc.stdout, self.proc.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
 
 
 def _key(request_id: Any) -> tuple[bool, Any]:

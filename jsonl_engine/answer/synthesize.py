@@ -1,0 +1,357 @@
+"""kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
+
+From the passages retrieval finds, each candidate unit (sentence, table row, bullet) is scored by
+  0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
+                  found only in its context, section title or table header, count half)
+  0.15 proximity  how close together its matched terms are
+  0.15 figures    it carries an amount ($, %, 1,234, 1.2) and the query asks for one
+  0.15 rank       1 / (1 + retrieval rank of its passage)
+Each passage contributes its best few units above a relative threshold; the answer lists them strongest
+section first, units of one section together in source order, and `max_chars` drops trailing units.
+
+Confidence (the rule, in order):
+  none    nothing found: no passage, or no unit contains any salient term;
+  low     a cited document is `contested`, or the section of the strongest unit covers fewer than half
+          the salient terms (a weak match);
+  medium  a salient term is not covered by any approved passage considered, or a cited document is not
+          approved (draft/archived), or the best passages disagree: the strongest units of two different
+          documents (both within 80% of the top score) carry figures and share none;
+  high    otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.answer.citations import Claim, make_claim, normalize_space
+from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
+
+if TYPE_CHECKING:
+    from jsonl_engine.retrieval import Passage
+    from jsonl_engine.store import Store
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
+_YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
+_PERIOD = re.compile(r"^(?:fy|cy|q[1-4]|h[12])'?(\d{2}|\d{4})$")
+_FIGURE = re.compile(r"\$\s?\(?\d|\d\s?%|\d,\d{3}|\d\.\d|\b\d+\s+(?:million|billion|thousand|percent|basis points)\b",
+                     re.IGNORECASE)
+_AMOUNT_CUES = frozenset({
+    "amount", "total", "how", "much", "many", "revenue", "revenues", "sales", "income", "margin", "margins",
+    "ratio", "ratios", "percent", "percentage", "usd", "dollar", "dollars", "million", "millions",
+    "billion", "billions", "cost", "costs", "expense", "expenses", "capex", "expenditure", "expenditures",
+    "eps", "earnings", "dividend", "dividends", "cash", "debt", "value", "rate", "rates", "growth", "price",
+    "prices", "profit", "profits", "assets", "liabilities", "equity", "turnover",
+})
+_SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
+             ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
+_STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
+PER_PASSAGE = 3
+RELATIVE_FLOOR = 0.35
+AGREE_BAND = 0.8
+
+
+@dataclass(slots=True)
+class Synthesis:
+    answer: str
+    claims: list[Claim]
+    gaps: list[str]
+    confidence: str
+    passages: int
+    salient_terms: list[str]
+    truncated: bool = False
+
+
+@dataclass(slots=True)
+class _Unit:
+    passage: Any
+    rank: int
+    seg: Segment
+    score: float
+    matched: frozenset[int]
+    figures: frozenset[str] = field(default_factory=frozenset)
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, applied alike to query and text ("increased", "increases" -> "increas")."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                continue
+            word = word[: len(word) - len(suffix)] + repl
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def keys(text: str) -> list[str]:
+    """Comparable keys of the tokens of `text`, in order: stems, numbers without commas, periods as years."""
+    out = []
+    for tok in _TOKEN.findall(_AMPERSAND.sub(" and ", text)):
+        low = tok.lower().replace(",", "")
+        period = _PERIOD.match(low)
+        if period:
+            year = period.group(1)
+            out.append(year if len(year) == 4 else "20" + year)
+        elif low[0].isdigit():
+            out.append(low)
+        elif len(low) > 1:
+            out.append(stem(low))
+    return out
+
+
+def figures_of(text: str) -> frozenset[str]:
+    """Numbers in `text` that look like amounts: with $, %, separators or decimals, or 3+ digits; not years."""
+    found = set()
+    for m in _NUMBER.finditer(text):
+        money, num, pct = m.groups()
+        plain = num.replace(",", "")
+        if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
+            found.add(plain)
+    return frozenset(found)
+
+
+def asks_for_amount(query: str) -> bool:
+    low = query.lower()
+    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low))
+
+
+def _min_window(positions: list[list[int]]) -> int:
+    """Length in tokens of the shortest window holding one position from each list."""
+    events = sorted((p, i) for i, plist in enumerate(positions) for p in plist)
+    need, have, counts, best, left = len(positions), 0, [0] * len(positions), math.inf, 0
+    for pos, i in events:
+        counts[i] += 1
+        have += counts[i] == 1
+        while have == need:
+            best = min(best, pos - events[left][0] + 1)
+            j = events[left][1]
+            counts[j] -= 1
+            have -= counts[j] == 0
+            left += 1
+    return int(best) if best != math.inf else 1
+
+
+def _candidate(seg: Segment, text: str) -> bool:
+    if seg.kind == "header":
+        return False
+    body = text[seg.start:seg.end]
+    if len(body) > MAX_SENTENCE_CHARS or len(body.split()) < 2:
+        return False
+    if seg.kind == "heading":  # titles are context, unless a short line carries a figure
+        return len(body.split()) >= 4 and bool(_FIGURE.search(body))
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    name: str
+    keys: tuple[str, ...]
+    alts: tuple[str, ...]  # " key key " phrases that name the same thing (capex: purchases of property ...)
+
+    def found(self, keyset: set[str], joined: str) -> bool:
+        return all(k in keyset for k in self.keys) or any(a in joined for a in self.alts)
+
+    def positions(self, seq: list[str], joined: str) -> list[int]:
+        at = [j for j, k in enumerate(seq) if k in self.keys]
+        for alt in self.alts:
+            start = joined.find(alt)
+            if start >= 0:
+                at.append(joined.count(" ", 0, start))
+        return at
+
+
+def _joined(seq: list[str]) -> str:
+    return " " + " ".join(seq) + " "
+
+
+def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
+    """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
+    try:
+        from jsonl_engine.retrieval.query import EXPANSIONS, tokenize
+        raw = tokenize(query)
+    except (ImportError, AttributeError):  # pragma: no cover - retrieval without a vocabulary
+        EXPANSIONS, raw = {}, []
+    out = []
+    for t in terms:
+        k = tuple(dict.fromkeys(keys(t)))
+        if not k:
+            continue
+        alts: list[str] = []
+        for trigger, phrases in EXPANSIONS.items():
+            if t in trigger and _has_run(raw, trigger):
+                for phrase in phrases:
+                    if not _STATEMENT_NAMES.search(phrase):
+                        alts.append(_joined(keys(phrase)))
+        out.append(_Term(t, k, tuple(dict.fromkeys(alts))))
+    return out
+
+
+def _has_run(tokens: list[str], run: tuple[str, ...]) -> bool:
+    n = len(run)
+    return any(tuple(tokens[i:i + n]) == run for i in range(len(tokens) - n + 1))
+
+
+def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int) -> Synthesis:
+    """The pure part of kb.synthesize: pick, order and cite units of the passages' text."""
+    tk = _terms(query, terms)
+    names = [t.name for t in tk]
+    nothing = Synthesis("", [], names, "none", len(passages), list(terms))
+    if not tk or not passages:
+        return nothing
+
+    def covered(seq: list[str]) -> frozenset[int]:
+        keyset, joined = set(seq), _joined(seq)
+        return frozenset(i for i, t in enumerate(tk) if t.found(keyset, joined))
+
+    # coverage per passage (full text, titles, path, document title) -> gaps
+    passage_cover = []
+    for p in passages:
+        context = "\n".join([p.text, p.title, *p.path, p.document_title.replace("_", " ")])
+        passage_cover.append(covered(keys(context)))
+    any_cover = frozenset().union(*passage_cover)
+    approved_cover = frozenset().union(*(c for c, p in zip(passage_cover, passages, strict=True)
+                                         if p.status == "approved"))
+    gaps = [names[i] for i in range(len(names)) if i not in any_cover]
+
+    # candidate units and their matched terms
+    # a unit must contain a content term: not only a year or number, nor only its document's name
+    numeric = {i for i, t in enumerate(tk) if all(k[0].isdigit() for k in t.keys)}
+    raw: list[tuple[Any, int, Segment, frozenset[int], frozenset[int], list[str]]] = []
+    for rank, p in enumerate(passages):
+        doc_terms = covered(keys(p.document_title.replace("_", " ")))
+        weak = numeric | doc_terms if len(numeric | doc_terms) < len(tk) else set()
+        title_keys = keys("\n".join([p.title, *p.path, p.document_title.replace("_", " ")]))
+        for seg in segment(p.text):
+            if not _candidate(seg, p.text):
+                continue
+            body_keys = keys(p.text[seg.start:seg.end])
+            matched = covered(body_keys)
+            if not matched - weak:
+                continue
+            ctx_keys = title_keys + (keys(p.text[seg.header[0]:seg.header[1]]) if seg.header else [])
+            in_ctx = covered(ctx_keys) - matched
+            raw.append((p, rank, seg, matched, in_ctx, body_keys))
+    if not raw:
+        return nothing
+
+    n = len(raw)
+    df = [sum(1 for r in raw if i in r[3]) for i in range(len(tk))]
+    weight = [1.0 + math.log((n + 1) / (d + 1)) for d in df]
+    total_weight = sum(weight)
+    wants_amount = asks_for_amount(query)
+    units: list[_Unit] = []
+    for p, rank, seg, matched, in_ctx, body_keys in raw:
+        body = p.text[seg.start:seg.end]
+        coverage = (sum(weight[i] for i in matched) + 0.5 * sum(weight[i] for i in in_ctx)) / total_weight
+        if len(matched) > 1:
+            joined = _joined(body_keys)
+            proximity = len(matched) / _min_window([tk[i].positions(body_keys, joined) for i in sorted(matched)])
+        else:
+            proximity = 0.5
+        has_figure = bool(_FIGURE.search(body))
+        score = 0.55 * coverage + 0.15 * min(proximity, 1.0) + 0.15 * (wants_amount and has_figure) \
+            + 0.15 / (1 + rank)
+        words = len(body_keys)
+        if words < 4:
+            score *= 0.6
+        elif words > 120:
+            score *= 0.85
+        units.append(_Unit(p, rank, seg, round(score, 9), matched,
+                           figures_of(body) if has_figure else frozenset()))
+
+    chosen = _choose(units)
+    items = _order(chosen)
+    answer, claims, truncated = _render(items, max_chars)
+    best = chosen[0]
+    cited_status = {u.passage.status for u in (items[:len(claims)] if claims else chosen)}
+    grade = _grade(best, chosen, cited_status, passage_cover[best.rank], approved_cover, len(tk))
+    return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated)
+
+
+def _choose(units: list[_Unit]) -> list[_Unit]:
+    """Best units per passage above a floor relative to the best overall, strongest first, no duplicates."""
+    units.sort(key=lambda u: (-u.score, u.rank, u.seg.start))
+    floor = units[0].score * RELATIVE_FLOOR
+    taken: dict[int, int] = {}
+    seen: set[str] = set()
+    chosen = []
+    for u in units:
+        if u.score < floor or taken.get(u.rank, 0) >= PER_PASSAGE:
+            continue
+        text = normalize_space(u.passage.text[u.seg.start:u.seg.end]).lower()
+        if text in seen:
+            continue
+        seen.add(text)
+        taken[u.rank] = taken.get(u.rank, 0) + 1
+        chosen.append(u)
+    return chosen
+
+
+def _order(chosen: list[_Unit]) -> list[_Unit]:
+    """Sections strongest first; within a section, source order, a table row preceded by its header row."""
+    groups: dict[str, list[_Unit]] = {}
+    for u in chosen:
+        groups.setdefault(u.passage.section_id, []).append(u)
+    out: list[_Unit] = []
+    for members in groups.values():  # dict keeps first-seen order = strongest first
+        spans = {(u.seg.start, u.seg.end) for u in members}
+        extra = []
+        for u in members:
+            h = u.seg.header
+            if h and h not in spans:
+                spans.add(h)
+                extra.append(_Unit(u.passage, u.rank, Segment(h[0], h[1], "header"), u.score, frozenset()))
+        out.extend(sorted(members + extra, key=lambda u: u.seg.start))
+    return out
+
+
+def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]:
+    parts: list[str] = []
+    claims: list[Claim] = []
+    length, prev_section = 0, None
+    for u in items:
+        p = u.passage
+        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                           section_text=p.text, page_map=p.page_map, page_start=p.page_start,
+                           start=u.seg.start, end=u.seg.end)
+        sep = "" if not parts else (" " if p.section_id == prev_section else "\n\n")
+        piece = f"{sep}{normalize_space(claim.text)} [{claim.id}]"
+        if length + len(piece) > max_chars:
+            return "".join(parts), claims, True
+        parts.append(piece)
+        claims.append(claim)
+        length += len(piece)
+        prev_section = p.section_id
+    return "".join(parts), claims, False
+
+
+def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover: frozenset[int],
+           approved_cover: frozenset[int], n_terms: int) -> str:
+    if "contested" in cited_status or len(best_cover) * 2 < n_terms:
+        return "low"
+    if len(approved_cover) < n_terms or cited_status - {"approved"}:
+        return "medium"
+    top = {}
+    for u in chosen:
+        if u.score >= best.score * AGREE_BAND:
+            top.setdefault(u.passage.document_id, u)
+    if best.figures:
+        for u in top.values():
+            if u.figures and not (u.figures & best.figures):
+                return "medium"
+    return "high"
+
+
+def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
+               document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",)) -> Synthesis:
+    from jsonl_engine.retrieval import retrieve, salient_terms
+
+    found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
+    return compose(query, salient_terms(query), found.passages[:depth], max_chars=max_chars)

@@ -1,0 +1,319 @@
+"""PDF extraction with pypdfium2: per-page text (normalised once), line geometry and glyph fonts, outline.
+
+Runs in pool workers. Font information is read only for the first and last glyph of each line, which is
+all heading detection needs, so extraction stays close to the cost of pdfium's own text layout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+from pathlib import Path
+
+from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.ingest.model import Line, OutlineEntry, PageData, ParsedDocument, PdfInfo
+from jsonl_engine.ingest.normalize import normalize_line
+
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold", re.I)
+
+
+def _pdfium():
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    return pdfium, raw
+
+
+def open_pdf(path: str):
+    """Open a PDF, translating pdfium's failures to UnsupportedMedia with a reason."""
+    pdfium, raw = _pdfium()
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1024)
+    except OSError as exc:
+        raise UnsupportedMedia(f"cannot read {path}: {exc.strerror}", reason="corrupt") from exc
+    if b"%PDF-" not in head:
+        raise UnsupportedMedia(f"{Path(path).name} is not a PDF", reason="not_pdf")
+    try:
+        return pdfium.PdfDocument(path)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        if code in (raw.FPDF_ERR_PASSWORD, raw.FPDF_ERR_SECURITY):
+            raise UnsupportedMedia(f"{Path(path).name} is encrypted", reason="encrypted") from exc
+        raise UnsupportedMedia(f"{Path(path).name} is corrupt: {exc}", reason="corrupt") from exc
+
+
+def probe(path: str) -> PdfInfo:
+    doc = open_pdf(path)
+    try:
+        count = len(doc)
+        if count == 0:
+            raise UnsupportedMedia(f"{Path(path).name} has no pages", reason="corrupt")
+        try:
+            meta_title = (doc.get_metadata_value("Title") or "").strip()
+        except Exception:  # noqa: BLE001 - metadata is optional; a broken info dict must not fail ingest
+            meta_title = ""
+        return PdfInfo(count, meta_title, read_outline(doc, count))
+    finally:
+        doc.close()
+
+
+def read_outline(doc, page_count: int) -> list[OutlineEntry]:
+    entries: list[OutlineEntry] = []
+    try:
+        for bookmark in doc.get_toc(max_depth=8):
+            title = (bookmark.get_title() or "").strip()
+            dest = bookmark.get_dest()
+            if not title or dest is None:
+                continue
+            index = dest.get_index()
+            if index is None or not 0 <= index < page_count:
+                continue
+            top = None
+            try:
+                _mode, view = dest.get_view()
+                if len(view) >= 2 and view[1]:
+                    height = doc.get_page_size(index)[1]
+                    if height > 0:
+                        top = max(height - float(view[1]), 0.0)
+            except Exception:  # noqa: BLE001 - an odd view spec only loses precision
+                top = None
+            entries.append(OutlineEntry(bookmark.level, normalize_line(title), index + 1, top))
+            if len(entries) >= 5000:
+                break
+    except Exception:  # noqa: BLE001 - a broken outline falls back to heading detection
+        return []
+    return entries
+
+
+class _FontReader:
+    """Cached per-glyph font lookups on one text page."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.buf = ctypes.create_string_buffer(128)
+        self.flags = ctypes.c_int()
+        self.matrix = raw.FS_MATRIX()
+        self.bold_names: dict[bytes, bool] = {}
+        self.l, self.r, self.b, self.t = (ctypes.c_double() for _ in range(4))
+
+    def size(self, tp, i: int) -> float:
+        raw = self.raw
+        size = raw.FPDFText_GetFontSize(tp, i)
+        if raw.FPDFText_GetMatrix(tp, i, self.matrix):
+            m = self.matrix
+            scale = math.sqrt(abs(m.a * m.d - m.b * m.c))
+            if scale > 0:
+                size *= scale
+        return round(size, 1)
+
+    def bold(self, tp, i: int) -> bool:
+        raw = self.raw
+        weight = raw.FPDFText_GetFontWeight(tp, i)
+        if weight >= 600:
+            return True
+        n = raw.FPDFText_GetFontInfo(tp, i, self.buf, 128, ctypes.byref(self.flags))
+        name = self.buf.value if n else b""
+        cached = self.bold_names.get(name)
+        if cached is None:
+            cached = bool(_BOLD_NAME.search(name.split(b"+")[-1].decode("latin-1")))
+            self.bold_names[name] = cached
+        return cached
+
+    def top(self, tp, i: int) -> float | None:
+        if self.raw.FPDFText_GetCharBox(tp, i, self.l, self.r, self.b, self.t):
+            return self.t.value
+        return None
+
+
+_SPACED = re.compile(r"^(?:\S ){3,}\S$")
+
+
+def _join_spaced(tp, first: int, text: str, fonts: _FontReader) -> str | None:
+    """Rejoin a letter-spaced line using glyph gaps: a word break is a gap clearly wider than the letter gaps."""
+    boxes: list[tuple[str, float, float]] = []
+    for k, ch in enumerate(text):
+        if ch != " ":
+            if not fonts.raw.FPDFText_GetCharBox(tp, first + k, fonts.l, fonts.r, fonts.b, fonts.t):
+                return None
+            boxes.append((ch, fonts.l.value, fonts.r.value))
+    gaps = [b[1] - a[2] for a, b in zip(boxes, boxes[1:], strict=False)]
+    if not gaps:
+        return None
+    typical = sorted(gaps)[len(gaps) // 2]
+    words, word = [], boxes[0][0]
+    for (ch, _l, _r), gap in zip(boxes[1:], gaps, strict=False):
+        if gap > typical * 1.35 + 0.5:
+            words.append(word)
+            word = ch
+        else:
+            word += ch
+    words.append(word)
+    return " ".join(words)
+
+
+def extract_pages(path: str, start: int = 0, stop: int | None = None) -> list[PageData]:
+    """Pages [start, stop) (0-based indexes) with their normalised text and line features."""
+    _pdfium_mod, raw = _pdfium()
+    doc = open_pdf(path)
+    try:
+        stop = len(doc) if stop is None else min(stop, len(doc))
+        fonts = _FontReader(raw)
+        return [_extract_page(doc, i, fonts, raw) for i in range(start, stop)]
+    finally:
+        doc.close()
+
+
+def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
+    page = doc[index]
+    try:
+        height = page.get_height() or 1.0
+        tp = page.get_textpage()
+        try:
+            raw_text = tp.get_text_range()
+            direct = len(raw_text) == tp.count_chars()
+            lines: list[Line] = []
+            parts: list[str] = []
+            raw_pos = norm_pos = 0
+            for raw_line in raw_text.split("\r\n"):
+                line = normalize_line(raw_line).replace("\r", "\n")
+                parts.append(line)
+                stripped = line.strip()
+                if stripped:
+                    lead = len(line) - len(line.lstrip())
+                    trail = len(line.rstrip())
+                    first, last = raw_pos + lead, raw_pos + trail - 1
+                    if not direct:
+                        first = raw.FPDFText_GetCharIndexFromTextIndex(tp, first)
+                        last = raw.FPDFText_GetCharIndexFromTextIndex(tp, last)
+                    if first >= 0:
+                        size = fonts.size(tp, first)
+                        bold = fonts.bold(tp, first) and (last < 0 or last == first or fonts.bold(tp, last))
+                        top_abs = fonts.top(tp, first)
+                        top = height / 2 if top_abs is None else max(height - top_abs, 0.0)
+                    else:
+                        size, bold, top = 0.0, False, height / 2
+                    collapsed = None
+                    if len(stripped) >= 7 and _SPACED.match(stripped) and direct and \
+                            sum(ch.isalpha() for ch in stripped) >= 0.7 * (len(stripped) + 1) / 2:
+                        collapsed = _join_spaced(tp, raw_pos + lead, stripped, fonts)
+                    lines.append(Line(norm_pos + lead, norm_pos + trail, size, bold, round(top, 1), collapsed))
+                raw_pos += len(raw_line) + 2
+                norm_pos += len(line) + 1
+            return PageData(index + 1, "\n".join(parts), lines, round(height, 1))
+        finally:
+            tp.close()
+    finally:
+        page.close()
+
+
+_GENERIC_TITLE = re.compile(
+    r"^(?:untitled|document\d*|microsoft word\b.*|.*\.(?:docx?|pdf|html?|indd|xlsx?)|[\d\s_-]+|"
+    r"\d{10}-\d{2}-\d{6}|united states|securities and exchange commission|"
+    r"united states securities and exchange commission|washington,? d\.?c\.?(?: \d{5})?|"
+    r"form \d+-[a-z]+(?:/a)?|table of contents|index|contents)$", re.I)
+
+
+_GENERIC_PREFIX = re.compile(
+    r"^(?:for the (?:fiscal|quarterly|transition)|(?:x|☒|☐|o)?\s*(?:annual|quarterly|transition|current) report|"
+    r"securities registered|commission file|\(exact name|indicate by check|(?:mark one))", re.I)
+
+
+def meaningful_title(title: str) -> bool:
+    title = " ".join(title.split())
+    letters = sum(ch.isalpha() for ch in title)
+    visible = len(title.replace(" ", ""))
+    return (letters >= 4 and letters >= 0.3 * visible and len(title) <= 200
+            and not _GENERIC_TITLE.match(title) and not _GENERIC_PREFIX.match(title))
+
+
+def choose_title(path: str, info: PdfInfo, pages: list[PageData]) -> str:
+    """Metadata title if meaningful, else the most prominent line of the first pages, else the file stem."""
+    from jsonl_engine.ingest.normalize import collapse_letterspacing, collapse_ws
+
+    if meaningful_title(info.meta_title):
+        return collapse_ws(info.meta_title)
+    best: tuple[float, int] | None = None
+    title = ""
+    order = 0
+    for page in pages[:2]:
+        for line in page.lines:
+            text = collapse_ws(collapse_letterspacing(page.text[line.start:line.end]))
+            order += 1
+            if not meaningful_title(text) or len(text) > 120:
+                continue
+            score = (line.size + (0.5 if line.bold else 0.0), -order)
+            if best is None or score > best:
+                best, title = score, text
+    return title or Path(path).stem
+
+
+def outline_headings(info: PdfInfo, pages: list[PageData]) -> list:
+    """Place each bookmark on its page: the line carrying its title, else the line at its y, else the top."""
+    from jsonl_engine.ingest.headings import Heading
+    from jsonl_engine.ingest.normalize import collapse_ws
+
+    by_number = {p.number: p for p in pages}
+    out: list[Heading] = []
+    last: tuple[int, int] = (0, 0)
+    for entry in info.outline:
+        page = by_number.get(entry.page)
+        if page is None:
+            continue
+        want = collapse_ws(entry.title).casefold()[:24]
+        start = None
+        best = None
+        for line in page.lines:
+            text = collapse_ws(page.text[line.start:line.end]).casefold()
+            if want and (text.startswith(want) or want.startswith(text[:24]) and len(text) >= 4):
+                distance = abs(line.top - entry.top) if entry.top is not None else 0.0
+                if best is None or distance < best:
+                    best, start = distance, line.start
+        if start is None and entry.top is not None:
+            below = [ln for ln in page.lines if ln.top >= entry.top - 4]
+            if below:
+                start = min(below, key=lambda ln: (ln.top, ln.start)).start
+        if start is None:
+            start = 0
+        pos = max((entry.page, start), last)
+        last = pos
+        out.append(Heading(pos[0], pos[1], collapse_ws(entry.title), float(entry.level + 1), "outline"))
+    if len({e.level for e in info.outline}) == 1:
+        _rank_flat_outline(out)
+    return out
+
+
+def _rank_flat_outline(heads: list) -> None:
+    """A flat outline says nothing about nesting: rank its entries by filing structure instead."""
+    from jsonl_engine.ingest.headings import RANK_ITEM, RANK_NOTE, RANK_PART, RANK_TYPO, structural
+
+    ranks = {"part": RANK_PART, "item": RANK_ITEM, "note": RANK_NOTE}
+    for head in heads:
+        kind = structural(head.title)
+        head.rank = float(ranks.get(kind[0], RANK_TYPO) if kind else RANK_TYPO)
+
+
+def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDocument:
+    from jsonl_engine.ingest import headings as headings_mod
+    from jsonl_engine.ingest.tree import build_tree
+
+    warnings: list[str] = []
+    empty = [p.number for p in pages if not p.text.strip()]
+    if len(empty) == len(pages):
+        raise UnsupportedMedia(f"{Path(path).name} has no extractable text (scanned?)", reason="no_text")
+    if empty:
+        shown = ", ".join(map(str, empty[:20])) + (" ..." if len(empty) > 20 else "")
+        warnings.append(f"{len(empty)} page(s) without extractable text (scanned?): {shown}")
+    title = choose_title(path, info, pages)
+    heads = outline_headings(info, pages) if len(info.outline) >= 3 else []
+    if not heads:
+        heads = headings_mod.detect(pages)
+    sections = build_tree([(p.number, p.text) for p in pages], heads, title)
+    return ParsedDocument(title=title, media_type="application/pdf", pages=[p.text for p in pages],
+                          sections=sections, warnings=warnings)
+
+
+def parse_pdf(path: str) -> ParsedDocument:
+    info = probe(path)
+    return build_document(path, info, extract_pages(path))

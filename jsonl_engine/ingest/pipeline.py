@@ -1,0 +1,136 @@
+"""The daemon's ingest: files parsed in the process pool (large PDFs in page batches, so one filing uses every
+core and reports progress per batch), each document written in its own transaction from a thread.
+
+Results come out in input order; several files are in flight at once so the pool and the writer overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonl_engine.errors import Cancelled, EngineError, Internal, UnsupportedMedia
+from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text
+from jsonl_engine.ingest.model import ParsedDocument
+from jsonl_engine.store import repo
+from jsonl_engine.store.repo import IngestOutcome
+
+log = logging.getLogger(__name__)
+
+BATCH_PAGES = 24
+
+RunInProcess = Callable[..., Awaitable[Any]]
+Progress = Callable[[str, int | None, int | None, str | None], None]
+
+
+@dataclass
+class IngestJob:
+    store: Any  # jsonl_engine.store.Store
+    run_in_process: RunInProcess
+    progress: Progress
+    emit: Callable[[IngestOutcome], None]
+    cancel: threading.Event
+    workers: int = 2
+    status: str = "approved"
+
+    def check(self) -> None:
+        if self.cancel.is_set():
+            raise Cancelled("ingest cancelled")
+
+    async def run_paths(self, paths: list[str]) -> int:
+        entries = await asyncio.to_thread(lambda: list(repo.expand_paths(paths)))
+        total = len(entries)
+        window = max(2, self.workers + 1)
+        tasks: dict[int, asyncio.Task[IngestOutcome]] = {}
+        try:
+            for index, (path, early) in enumerate(entries):
+                for ahead in range(index, min(index + window, total)):
+                    if ahead not in tasks and entries[ahead][1] is None:
+                        tasks[ahead] = asyncio.create_task(self._file(entries[ahead][0]))
+                outcome = early if early is not None else await tasks.pop(index)
+                self.check()
+                self.emit(outcome)
+                self.progress("document", index + 1, total, path)
+        finally:
+            for task in tasks.values():
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks.values(), return_exceptions=True)
+        return total
+
+    async def run_text(self, text: str, title: str, media_type: str) -> None:
+        sha256, document_id = repo.content_id(text.encode("utf-8"))
+        try:
+            skip, _older = await asyncio.to_thread(repo.precheck, self.store.reader(), sha256, None)
+            if skip is None:
+                parsed = await self.run_in_process(parse_text, text, title, media_type)
+                self.check()
+                skip = await asyncio.to_thread(self._write, parsed, document_id, sha256, None)
+            outcome = skip
+        except Cancelled:
+            raise
+        except EngineError as exc:
+            outcome = repo.error_outcome(None, exc)
+        self.emit(outcome)
+        self.progress("document", 1, 1, title)
+
+    async def _file(self, path: str) -> IngestOutcome:
+        try:
+            if media_type_for(path) is None:
+                raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: .pdf, .md, "
+                                       ".markdown, .txt)", reason="unknown_type")
+            sha256, document_id = await asyncio.to_thread(repo.file_digest, path)
+            skip, _older = await asyncio.to_thread(repo.precheck, self.store.reader(), sha256, path)
+            if skip is not None:
+                return skip
+            self.check()
+            parsed = await self._parse(path)
+            self.check()
+            self.progress("write", None, None, f"{Path(path).name}: {len(parsed.pages)} pages, "
+                                               f"{len(parsed.sections)} sections")
+            return await asyncio.to_thread(self._write, parsed, document_id, sha256, path)
+        except Cancelled:
+            raise
+        except EngineError as exc:
+            return repo.error_outcome(path, exc)
+        except OSError as exc:
+            return IngestOutcome(path=path, error={"code": "not_found", "message": f"cannot read {path}: {exc}"})
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a crashed worker: that document fails, the batch goes on
+            log.exception("ingest of %s failed", path)
+            return repo.error_outcome(path, Internal(f"internal error while ingesting {Path(path).name}: {exc!r}"))
+
+    async def _parse(self, path: str) -> ParsedDocument:
+        if media_type_for(path) != PDF:
+            return await self.run_in_process(parse_file, path)
+        from jsonl_engine.ingest import pdf
+
+        info = await self.run_in_process(pdf.probe, path)
+        count = info.page_count
+        name = Path(path).name
+        batches = [(start, min(start + BATCH_PAGES, count)) for start in range(0, count, BATCH_PAGES)]
+        done = 0
+        self.progress("extract", 0, count, f"{name}: {count} pages")
+        futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_pages, path, a, b)) for a, b in batches]
+        try:
+            for future in asyncio.as_completed(futures):
+                pages = await future
+                done += len(pages)
+                self.check()
+                self.progress("extract", done, count, f"{name}: {done}/{count} pages")
+        finally:
+            for future in futures:
+                future.cancel()
+        pages = [page for future in futures for page in future.result()]
+        return await self.run_in_process(pdf.build_document, path, info, pages)
+
+    def _write(self, parsed: ParsedDocument, document_id: str, sha256: str, path: str | None) -> IngestOutcome:
+        self.check()
+        return repo.write_parsed(self.store, parsed, document_id=document_id, sha256=sha256, path=path,
+                                 status=self.status, cancel=self.cancel)

@@ -1,0 +1,106 @@
+"""kb.ingest, kb.documents, kb.outline, kb.read, kb.remove, kb.review."""
+
+from __future__ import annotations
+
+from jsonl_engine.context import RequestContext
+from jsonl_engine.models.documents import (
+    DocumentItem,
+    DocumentsParams,
+    DocumentsResult,
+    IngestParams,
+    IngestResult,
+    OutlineParams,
+    OutlineResult,
+    OutlineSection,
+    ReadParams,
+    ReadResult,
+    RemoveParams,
+    RemoveResult,
+    ReviewParams,
+    ReviewResult,
+)
+from jsonl_engine.registry import method
+
+
+@method("kb.ingest", params=IngestParams, result=IngestResult, events=("progress", "result"))
+async def ingest(params: IngestParams, ctx: RequestContext) -> None:
+    """Ingest PDFs, Markdown and text (files, directories or inline text); one result per document."""
+    params.check()
+    from jsonl_engine.ingest.pipeline import IngestJob
+
+    store = await ctx.run_in_thread(lambda: ctx.app.store)
+
+    def emit(outcome) -> None:
+        ctx.result(IngestResult.model_validate(outcome, from_attributes=True))
+
+    job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress, emit=emit,
+                    cancel=ctx.cancel_event, workers=ctx.app.settings.workers, status=params.status)
+    if params.text is not None:
+        await job.run_text(params.text, params.title or "", params.media_type)
+    else:
+        await job.run_paths(params.paths or [])
+
+
+@method("kb.documents", params=DocumentsParams, result=DocumentsResult)
+def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
+    """List the documents in the KB, optionally only those with the given review statuses."""
+    from jsonl_engine.store.repo import list_documents
+
+    docs = list_documents(ctx.app.store.reader(), params.statuses)
+    return DocumentsResult(documents=[DocumentItem.model_validate(d, from_attributes=True) for d in docs])
+
+
+def _outline_model(node) -> OutlineSection:
+    return OutlineSection(section_id=node.section_id, title=node.title, depth=node.depth,
+                          page_start=node.page_start, page_end=node.page_end,
+                          children=[_outline_model(c) for c in node.children])
+
+
+@method("kb.outline", params=OutlineParams, result=OutlineResult)
+def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
+    """A document's section tree: titles, ids and page ranges."""
+    from jsonl_engine.store.repo import outline as get_outline
+
+    with ctx.app.store.snapshot() as conn:
+        doc, roots = get_outline(conn, params.document_id, params.max_depth)
+    return OutlineResult(document_id=doc.document_id, title=doc.title, sections=[_outline_model(n) for n in roots])
+
+
+@method("kb.read", params=ReadParams, result=ReadResult)
+def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
+    """The stored text of a section, or of one page, with where it sits (document, pages)."""
+    params.check()
+    from jsonl_engine.store import repo
+
+    with ctx.app.store.snapshot() as conn:
+        if params.section_id is not None:
+            s = repo.get_section(conn, params.section_id)
+            children = [r[0] for r in conn.execute("SELECT id FROM sections WHERE parent_id = ? ORDER BY position",
+                                                   (s.section_id,))]
+            return ReadResult(document_id=s.document_id, document_title=s.document_title, status=s.status,
+                              section_id=s.section_id, title=s.title, path=s.ancestors, page_start=s.page_start,
+                              page_end=s.page_end, text=s.text, page_map=s.page_map, children=children)
+        page = repo.get_page(conn, params.document_id or "", params.page or 1)
+    return ReadResult(document_id=page.document_id, document_title=page.document_title, status=page.status,
+                      section_id=None, title=f"Page {page.number}", path=[], page_start=page.number,
+                      page_end=page.number, text=page.text, page_map=[(0, page.number)], children=[])
+
+
+@method("kb.remove", params=RemoveParams, result=RemoveResult)
+def remove(params: RemoveParams, ctx: RequestContext) -> RemoveResult:
+    """Remove a document with its sections, pages and index entries, atomically."""
+    from jsonl_engine.store.repo import remove_document
+
+    with ctx.app.store.write() as conn:
+        info = remove_document(conn, params.document_id)
+    return RemoveResult(document_id=info.document_id, removed=True, pages=info.pages, sections=info.sections)
+
+
+@method("kb.review", params=ReviewParams, result=ReviewResult)
+def review(params: ReviewParams, ctx: RequestContext) -> ReviewResult:
+    """Set a document's review status: approved, draft, contested or archived."""
+    from jsonl_engine.store.repo import set_status
+
+    with ctx.app.store.write() as conn:
+        info, previous = set_status(conn, params.document_id, params.status)
+    return ReviewResult(document_id=info.document_id, status=info.status, previous_status=previous)

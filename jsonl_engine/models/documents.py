@@ -1,0 +1,145 @@
+"""Wire models of kb.ingest and the document methods (kb.documents, kb.outline, kb.read, kb.remove, kb.review)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from jsonl_engine.errors import InvalidParams
+from jsonl_engine.models import Params, Result
+
+Status = Literal["approved", "draft", "contested", "archived"]
+TextMediaType = Literal["text/plain", "text/markdown"]
+
+
+class IngestParams(Params):
+    paths: list[str] | None = Field(None, min_length=1, description=(
+        "files and/or directories (searched recursively for .pdf, .md, .markdown, .txt)"))
+    text: str | None = Field(None, min_length=1, description="inline document text (instead of paths)")
+    title: str | None = Field(None, min_length=1, max_length=500, description="title of the inline text")
+    media_type: TextMediaType = Field("text/plain", description="how to read the inline text")
+    status: Status = Field("approved", description="review status given to newly ingested documents")
+
+    def check(self) -> None:
+        """Cross-field rules (raised by the handler, so the error names the fields)."""
+        if (self.paths is None) == (self.text is None):
+            raise InvalidParams("give either paths or text (with title)", fields=["paths", "text"])
+        if self.text is not None and not self.title:
+            raise InvalidParams("inline text needs a title", fields=["title"])
+        if self.paths is not None and self.title is not None:
+            raise InvalidParams("title goes with inline text, not with paths", fields=["title"])
+
+
+class IngestError(Result):
+    code: str = Field(description="unsupported_media, not_found or internal")
+    message: str
+    reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
+                                                 "unknown_type")
+
+
+class IngestResult(Result):
+    """One per document (or per failed entry)."""
+
+    document_id: str | None
+    title: str | None
+    path: str | None
+    media_type: str | None
+    pages: int
+    sections: int
+    status: Status | None
+    skipped: bool = Field(description="true when nothing was written (same content already in the KB)")
+    reason: str | None = Field(description="why it was skipped, or what was replaced")
+    warnings: list[str]
+    error: IngestError | None = Field(None, description="set when this entry could not be ingested")
+
+
+class DocumentsParams(Params):
+    statuses: list[Status] | None = Field(None, description="only documents with these review statuses (all when "
+                                                            "omitted)")
+
+
+class DocumentItem(Result):
+    document_id: str
+    title: str
+    path: str | None
+    media_type: str
+    pages: int
+    sections: int
+    status: Status
+    ingested_at: str = Field(description="UTC, ISO 8601")
+
+
+class DocumentsResult(Result):
+    documents: list[DocumentItem]
+
+
+class OutlineParams(Params):
+    document_id: str = Field(min_length=1)
+    max_depth: int | None = Field(None, ge=1, le=64, description="1 = top-level sections only")
+
+
+class OutlineSection(Result):
+    section_id: str
+    title: str
+    depth: int = Field(description="1 for top-level sections")
+    page_start: int = Field(description="1-based")
+    page_end: int = Field(description="1-based, inclusive")
+    children: list[OutlineSection]
+
+
+class OutlineResult(Result):
+    document_id: str
+    title: str
+    sections: list[OutlineSection]
+
+
+class ReadParams(Params):
+    section_id: str | None = Field(None, min_length=1, description="a section to read")
+    document_id: str | None = Field(None, min_length=1, description="with page: read one page")
+    page: int | None = Field(None, ge=1, description="1-based page number (with document_id)")
+
+    def check(self) -> None:
+        if self.section_id is not None:
+            if self.document_id is not None or self.page is not None:
+                raise InvalidParams("give section_id, or document_id with page, not both",
+                                    fields=["section_id"])
+        elif self.document_id is None or self.page is None:
+            raise InvalidParams("give section_id, or document_id with page",
+                                fields=["page" if self.document_id is not None else "section_id"])
+
+
+class ReadResult(Result):
+    document_id: str
+    document_title: str
+    status: Status
+    section_id: str | None = Field(description="null when a page was read")
+    title: str = Field(description="the section title, or 'Page N'")
+    path: list[str] = Field(description="titles of the enclosing sections, outermost first")
+    page_start: int
+    page_end: int
+    text: str = Field(description="exactly as stored: quote offsets point into this text")
+    page_map: list[tuple[int, int]] = Field(description="[offset into text, page] where each page begins")
+    children: list[str] = Field(description="ids of child sections (a section with children may have no text)")
+
+
+class RemoveParams(Params):
+    document_id: str = Field(min_length=1)
+
+
+class RemoveResult(Result):
+    document_id: str
+    removed: bool
+    pages: int
+    sections: int
+
+
+class ReviewParams(Params):
+    document_id: str = Field(min_length=1)
+    status: Status
+
+
+class ReviewResult(Result):
+    document_id: str
+    status: Status
+    previous_status: Status

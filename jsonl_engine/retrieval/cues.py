@@ -1,0 +1,102 @@
+"""Financial-statement cues: which primary statement a query needs, and which pages are one.
+
+Metric questions (capex, margins, turnover ratios, working capital) are answered from the income
+statement, balance sheet or cash flow statement: table pages whose head names the statement and whose
+lines are mostly figures. BM25 alone ranks the prose that discusses a metric above the table that holds it.
+"""
+
+from __future__ import annotations
+
+import re
+
+INCOME, BALANCE, CASH_FLOW = "income", "balance", "cash_flow"
+
+# Query token sequences -> statements that hold the figures.
+_TRIGGERS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("capex",): (CASH_FLOW,), ("capital", "expenditure"): (CASH_FLOW,),
+    ("capital", "expenditures"): (CASH_FLOW,), ("capital", "intensive"): (CASH_FLOW, BALANCE, INCOME),
+    ("capital", "intensity"): (CASH_FLOW, BALANCE, INCOME),
+    ("revenue",): (INCOME,), ("revenues",): (INCOME,), ("net", "sales"): (INCOME,), ("topline",): (INCOME,),
+    ("cogs",): (INCOME,), ("cost", "of", "goods"): (INCOME,), ("cost", "of", "sales"): (INCOME,),
+    ("gross", "margin"): (INCOME,), ("gross", "profit"): (INCOME,), ("operating", "margin"): (INCOME,),
+    ("operating", "income"): (INCOME,), ("ebit",): (INCOME,), ("ebitda",): (INCOME, CASH_FLOW),
+    ("net", "income"): (INCOME,), ("eps",): (INCOME,), ("earnings", "per", "share"): (INCOME,),
+    ("effective", "tax"): (INCOME,), ("interest", "coverage"): (INCOME,), ("interest", "expense"): (INCOME,),
+    ("net", "profit"): (INCOME,), ("profit", "margin"): (INCOME,),
+    ("total", "assets"): (BALANCE,), ("quick", "ratio"): (BALANCE,), ("current", "ratio"): (BALANCE,),
+    ("working", "capital"): (BALANCE,), ("inventory",): (BALANCE,), ("inventories",): (BALANCE,),
+    ("accounts", "payable"): (BALANCE,), ("accounts", "receivable"): (BALANCE,), ("receivables",): (BALANCE,),
+    ("current", "liabilities"): (BALANCE,), ("current", "assets"): (BALANCE,), ("liabilities",): (BALANCE,),
+    ("fixed", "asset"): (BALANCE,), ("fixed", "assets"): (BALANCE,), ("pp", "e"): (BALANCE,),
+    ("debt",): (BALANCE,), ("equity",): (BALANCE,), ("roa",): (BALANCE, INCOME), ("roe",): (BALANCE, INCOME),
+    ("return", "on", "assets"): (BALANCE, INCOME), ("return", "on", "equity"): (BALANCE, INCOME),
+    ("dpo",): (BALANCE, INCOME), ("dso",): (BALANCE, INCOME), ("turnover",): (BALANCE, INCOME),
+    ("depreciation",): (CASH_FLOW,), ("d", "a"): (CASH_FLOW,), ("dividends",): (CASH_FLOW,),
+    ("dividend",): (CASH_FLOW,), ("cash", "flow"): (CASH_FLOW,), ("cash", "flows"): (CASH_FLOW,),
+    ("free", "cash"): (CASH_FLOW,), ("retention", "ratio"): (CASH_FLOW, INCOME),
+    ("operating", "activities"): (CASH_FLOW,), ("investing", "activities"): (CASH_FLOW,),
+    ("financing", "activities"): (CASH_FLOW,),
+    ("balance", "sheet"): (BALANCE,), ("financial", "position"): (BALANCE,), ("income", "statement"): (INCOME,),
+    ("statement", "of", "income"): (INCOME,), ("statement", "of", "operations"): (INCOME,),
+    ("p", "l"): (INCOME,), ("statement", "of", "earnings"): (INCOME,),
+}
+
+_HEADS = (
+    (CASH_FLOW, re.compile(r"statements? of (?:consolidated )?cash flows?|cash flows? statements?")),
+    (BALANCE, re.compile(r"balance sheets?|statements? of (?:consolidated )?financial (?:position|condition)"
+                         r"|statements? of condition")),
+    (INCOME, re.compile(r"statements? of (?:consolidated )?(?:income|operations|earnings)\b"
+                        r"|income statements?|statements? of (?:profit|loss)")),
+)
+HEAD_CHARS = 400
+MIN_NUMERIC = 0.25  # share of tokens that are figures on a statement page (a contents page lists few)
+_TOKEN = re.compile(r"\(?\$?-?[\d][\d,.]*\)?|[^\W\d_]+")
+_SPACE = re.compile(r"\s+")
+
+
+def wanted_statements(tokens: list[str]) -> frozenset[str]:
+    kinds: set[str] = set()
+    for trigger, found in _TRIGGERS.items():
+        n = len(trigger)
+        if any(tuple(tokens[i:i + n]) == trigger for i in range(len(tokens) - n + 1)):
+            kinds.update(found)
+    return frozenset(kinds)
+
+
+def statement_kind(text: str) -> str | None:
+    """The primary statement a page holds, judged by its head and its share of figures, else None."""
+    head = _SPACE.sub(" ", text[:HEAD_CHARS]).lower()
+    for kind, pattern in _HEADS:
+        if pattern.search(head):
+            tokens = _TOKEN.findall(text[:3000])
+            numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
+            if tokens and numeric / len(tokens) >= MIN_NUMERIC:
+                return kind
+            return None
+    return None
+
+
+_KIND_CACHE: dict[tuple[str, int], str | None] = {}
+_CACHE_MAX = 200_000
+
+
+def page_kinds(conn, pages: list[tuple[str, int]]) -> dict[tuple[str, int], str | None]:
+    """Statement kind of each page, cached per process (a document id is a content hash: pages never change)."""
+    missing = [p for p in pages if p not in _KIND_CACHE]
+    if missing:
+        if len(_KIND_CACHE) + len(missing) > _CACHE_MAX:
+            _KIND_CACHE.clear()
+        by_doc: dict[str, list[int]] = {}
+        for doc, num in missing:
+            by_doc.setdefault(doc, []).append(num)
+        for doc, nums in by_doc.items():
+            marks = ",".join("?" * len(nums))
+            found = set()
+            for num, head in conn.execute(f"SELECT number, substr(text, 1, 3000) FROM pages WHERE document_id = ? "
+                                          f"AND number IN ({marks})", [doc, *nums]):
+                _KIND_CACHE[(doc, num)] = statement_kind(head)
+                found.add(num)
+            for num in nums:
+                if num not in found:
+                    _KIND_CACHE[(doc, num)] = None
+    return {p: _KIND_CACHE.get(p) for p in pages}

@@ -1,0 +1,42 @@
+"""A short excerpt of a passage around the densest cluster of query terms."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+SNIPPET_CHARS = 240
+_SPACE = re.compile(r"\s+")
+
+
+def finder(terms: list[str], width: int = SNIPPET_CHARS) -> Callable[[str], str]:
+    """A function text -> snippet for these query terms (the pattern is compiled once per query)."""
+    words = sorted({t for t in terms[:32] if t}, key=lambda t: (-len(t), t))
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + ")") if words else None
+    return lambda text: snippet(text, pattern, width)
+
+
+def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHARS) -> str:
+    flat = _SPACE.sub(" ", text).strip()
+    if len(flat) <= width:
+        return flat
+    start = 0
+    hits = [(m.start(), m.group()) for m in pattern.finditer(flat.lower())] if pattern else []
+    if hits:
+        best, best_n, j = 0, -1, 0
+        for i in range(len(hits)):
+            while hits[i][0] - hits[j][0] > width * 0.8:
+                j += 1
+            n = len({t for _, t in hits[j:i + 1]})
+            if n > best_n:
+                best, best_n = hits[j][0], n
+        start = max(0, best - width // 5)
+        if start:
+            space = flat.rfind(" ", 0, start + 1)
+            start = space + 1 if space >= 0 and start - space < 30 else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        if space > start + width // 2:
+            end = space
+    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")

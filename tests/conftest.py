@@ -1,0 +1,204 @@
+"""Shared fixtures: the dev filings and a KB built from a few of them once per session.
+
+Re-exports the scripted LLM server fixture `gateway` (tests/support/gateway.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.support.gateway import gateway  # noqa: F401
+
+DEV_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "financebench-dev"
+DEV_KB_DOCS = ("3M_2022_10K", "AMCOR_2023_10K", "PEPSICO_2022_10K", "AMCOR_2022_8K_dated-2022-07-01")
+
+
+def _dev_dir() -> Path:
+    for candidate in (DEV_DIR, Path("/work/shared/financebench-dev")):
+        if (candidate / "pdfs").is_dir():
+            return candidate
+    pytest.skip("the FinanceBench dev filings (../shared/financebench-dev) are not available")
+
+
+@pytest.fixture(scope="session")
+def dev_pdfs() -> Path:
+    """The folder of dev filing PDFs (skips the test when absent)."""
+    return _dev_dir() / "pdfs"
+
+
+@pytest.fixture(scope="session")
+def dev_questions() -> list[dict]:
+    """The dev questions (note: `evidence_page_num` is zero-indexed; the engine's pages are 1-based)."""
+    path = _dev_dir() / "questions.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def dev_kb(dev_pdfs: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A Store holding DEV_KB_DOCS, ingested once per session with `ingest_paths` (no daemon).
+
+    `dev_kb.doc_ids` maps each doc name (file stem) to its document id.
+    """
+    from jsonl_engine.store import Store
+    from jsonl_engine.store.repo import ingest_paths
+
+    store = Store(tmp_path_factory.mktemp("dev_kb"))
+    outcomes = ingest_paths(store, [str(dev_pdfs / f"{name}.pdf") for name in DEV_KB_DOCS])
+    failed = [o for o in outcomes if o.error]
+    assert not failed, failed
+    store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}  # type: ignore[attr-defined]
+    yield store
+    store.close()
+
+
+def kb_integrity(store) -> dict[str, int]:
+    """Check every invariant of the KB; returns row counts."""
+    conn = sqlite3.connect(store.path)  # the FTS integrity-check is an INSERT: not on a query_only reader
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    fts = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%fts5%'")]
+    assert {"sections_fts", "pages_fts"} <= set(fts)
+    for table in fts:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")  # raises when out of sync
+    for doc in conn.execute("SELECT id, pages, sections FROM documents").fetchall():
+        assert conn.execute("SELECT COUNT(*) FROM pages WHERE document_id = ?", (doc[0],)).fetchone()[0] == doc[1]
+        assert conn.execute("SELECT COUNT(*) FROM sections WHERE document_id = ?", (doc[0],)).fetchone()[0] == doc[2]
+    orphans = conn.execute("SELECT COUNT(*) FROM sections WHERE document_id NOT IN (SELECT id FROM documents)"
+                           " OR (parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM sections))").fetchone()[0]
+    orphans += conn.execute("SELECT COUNT(*) FROM pages WHERE document_id NOT IN (SELECT id FROM documents)").fetchone()[0]
+    assert orphans == 0
+    counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("documents", "sections", "pages")}
+    counts["sections_fts"] = conn.execute("SELECT COUNT(*) FROM sections_fts").fetchone()[0]
+    assert counts["sections_fts"] == counts["sections"]
+    conn.close()
+    return counts
+
+
+# ---------------------------------------------------------------- generated PDFs (fpdf2)
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+BODY = ("Sentence {i} of the {topic} section explains how the company makes and sells widgets, "
+        "with figures kept for the record. ")
+
+
+def _report_pdf(path: Path) -> dict:
+    """A small filing-like report. Returns where its headings landed: {title: page}."""
+    from fpdf import FPDF
+
+    class Report(FPDF):
+        def header(self) -> None:
+            self.set_font(family, "", 8)
+            self.cell(0, 5, "ACME Holdings plc - Annual Report 2023", align="C")
+            self.ln(8)
+
+        def footer(self) -> None:
+            self.set_y(-12)
+            self.set_font(family, "", 8)
+            self.cell(0, 5, f"Page {self.page_no()}", align="C")
+
+    unicode_font = (DEJAVU / "DejaVuSans.ttf").exists() and (DEJAVU / "DejaVuSans-Bold.ttf").exists()
+    pdf = Report()
+    if unicode_font:
+        pdf.add_font("DejaVu", "", str(DEJAVU / "DejaVuSans.ttf"))
+        pdf.add_font("DejaVu", "B", str(DEJAVU / "DejaVuSans-Bold.ttf"))
+        family = "DejaVu"
+        special = "Café Zürich, naïve façade — €1.5 million; Δ margin ≥ 3 %."
+    else:
+        family = "Helvetica"
+        special = "Café Zürich, naïve façade - 1.5 million; margin 3 %."
+    pdf.set_auto_page_break(True, margin=18)
+    pdf.add_page()
+    where: dict[str, int] = {}
+
+    def heading(text: str, size: float, bold: bool = True) -> None:
+        pdf.set_font(family, "B" if bold else "", size)
+        pdf.ln(3)
+        pdf.multi_cell(0, size * 0.55, text)
+        pdf.ln(1)
+        where[text] = pdf.page_no()
+
+    def body(topic: str, sentences: int) -> None:
+        pdf.set_font(family, "", 10)
+        text = "".join(BODY.format(i=i, topic=topic) for i in range(1, sentences + 1))
+        for k in range(0, sentences, 6):
+            chunk = "".join(BODY.format(i=i, topic=topic) for i in range(k + 1, min(k + 7, sentences + 1)))
+            pdf.multi_cell(0, 5, chunk)
+            pdf.ln(2)
+        assert text
+
+    heading("ACME Holdings Annual Report", 22)
+    heading("U N I T E D  K I N G D O M", 14)
+    pdf.set_font(family, "", 10)
+    pdf.multi_cell(0, 5, "This report covers the fiscal year 2023. " + special)
+    heading("PART I", 12)
+    heading("Item 1. Business", 10)
+    body("business", 30)
+    heading("Item 7. Management's Discussion and Analysis", 10)
+    body("discussion", 90)
+    heading("Liquidity and Capital Resources", 10)
+    body("liquidity", 24)
+    pdf.add_page()
+    heading("Item 8. Financial Statements", 10)
+    body("statements", 12)
+    heading("Note 1 - Basis of Presentation", 10)
+    body("basis", 10)
+    heading("Note 2 - Revenue", 10)
+    body("revenue", 10)
+    pdf.output(str(path))
+    where["_pages"] = pdf.page_no()
+    where["_special"] = special  # type: ignore[assignment]
+    return where
+
+
+def _outline_pdf(path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 11)
+    for chapter in range(1, 4):
+        pdf.add_page()
+        pdf.start_section(f"Chapter {chapter}", level=0)
+        pdf.multi_cell(0, 6, f"Chapter {chapter}\n" + f"Opening words of chapter {chapter}. " * 20, new_x="LMARGIN", new_y="NEXT")
+        pdf.start_section(f"Chapter {chapter} details", level=1)
+        pdf.multi_cell(0, 6, f"Chapter {chapter} details\n" + f"Detail text of chapter {chapter}. " * 20,
+                       new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+
+
+def _plain_pdf(path: Path, *, blank_pages: int = 0, text_pages: int = 1, encrypt: bool = False) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 11)
+    for _ in range(blank_pages):
+        pdf.add_page()
+        pdf.rect(20, 20, 100, 100)  # a drawing, no text: what a scanned page looks like to text extraction
+    for i in range(text_pages):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Readable page {i + 1}. " * 30)
+    if encrypt:
+        pdf.set_encryption(owner_password="owner-secret", user_password="user-secret")
+    pdf.output(str(path))
+
+
+@pytest.fixture(scope="session")
+def sample_pdfs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Generated PDFs: report (headings, bold, multi-page sections, non-ASCII), outline (bookmarks),
+    encrypted, truncated, not_pdf (a .pdf that is text), scanned (blank pages + text), blank (no text at all).
+    Returns {name: Path} plus "report_headings": {heading: page}."""
+    root = tmp_path_factory.mktemp("sample_pdfs")
+    files: dict = {name: root / f"{name}.pdf" for name in
+                   ("report", "outline", "encrypted", "truncated", "not_pdf", "scanned", "blank")}
+    files["report_headings"] = _report_pdf(files["report"])
+    _outline_pdf(files["outline"])
+    _plain_pdf(files["encrypted"], encrypt=True)
+    data = files["report"].read_bytes()
+    files["truncated"].write_bytes(data[: len(data) * 6 // 10])
+    files["not_pdf"].write_text("This is plain text wearing a .pdf name.\n", encoding="utf-8")
+    _plain_pdf(files["scanned"], blank_pages=2, text_pages=1)
+    _plain_pdf(files["blank"], blank_pages=2, text_pages=0)
+    return files

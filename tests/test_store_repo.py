@@ -1,0 +1,158 @@
+"""The KB store: atomic ingest, replacement, removal, review status and FTS consistency on a real SQLite file."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from jsonl_engine.errors import Cancelled, NotFound
+from jsonl_engine.ingest import parse_text
+from jsonl_engine.store import Store, repo
+from jsonl_engine.store.migrations import MIGRATIONS
+from tests.conftest import kb_integrity as integrity
+
+
+def fts_hits(store: Store, term: str) -> int:
+    return store.reader().execute("SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?",
+                                  (term,)).fetchone()[0]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "kb")
+    yield s
+    s.close()
+
+
+def write_md(tmp_path, name: str, body: str):
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_ingest_skip_replace_remove(store, tmp_path):
+    path = write_md(tmp_path, "guide.md", "# Guide\n\nThe zebra crossing rule.\n\n## Part\n\nMore words.\n")
+    first = repo.ingest_paths(store, [str(tmp_path)])
+    assert len(first) == 1 and first[0].error is None and not first[0].skipped
+    doc_id = first[0].document_id
+    assert doc_id and len(doc_id) == 16 and first[0].title == "Guide" and first[0].sections == 2
+    assert fts_hits(store, "zebra") == 1
+
+    again = repo.ingest_paths(store, [str(path)])
+    assert again[0].skipped and again[0].document_id == doc_id and "same content" in again[0].reason
+
+    path.write_text("# Guide\n\nThe yak crossing rule.\n", encoding="utf-8")
+    changed = repo.ingest_paths(store, [str(path)])[0]
+    assert not changed.skipped and changed.document_id != doc_id and doc_id in changed.reason
+    assert [d.document_id for d in repo.list_documents(store.reader())] == [changed.document_id]
+    assert fts_hits(store, "zebra") == 0 and fts_hits(store, "yak") == 1
+    integrity(store)
+
+    with store.write() as conn:
+        removed = repo.remove_document(conn, changed.document_id)
+    assert removed.sections == 1
+    assert integrity(store) == {"documents": 0, "sections": 0, "pages": 0, "sections_fts": 0}
+    assert fts_hits(store, "yak") == 0
+    with pytest.raises(NotFound), store.write() as conn:
+        repo.remove_document(conn, changed.document_id)
+
+
+def test_section_ids_are_stable_across_remove_and_reingest(store):
+    text = "# A\n\n" + "Alpha words. " * 500 + "\n\n## B\n\nBeta words.\n"
+    first = repo.ingest_text(store, text, "t", "text/markdown")
+    ids = [s.section_id for s in repo.document_sections(store.reader(), first.document_id)]
+    with store.write() as conn:
+        repo.remove_document(conn, first.document_id)
+    second = repo.ingest_text(store, text, "t", "text/markdown")
+    assert second.document_id == first.document_id
+    assert [s.section_id for s in repo.document_sections(store.reader(), second.document_id)] == ids
+    assert ids[0] == f"{first.document_id}:0"
+
+
+def test_a_failed_transaction_leaves_nothing(store):
+    parsed = parse_text("# Kept out\n\nquokka text\n", "x", "text/markdown")
+    cancel = __import__("threading").Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        repo.write_parsed(store, parsed, document_id="feedfeedfeedfeed", sha256="f" * 64, path=None,
+                          status="approved", cancel=cancel)
+    assert integrity(store)["documents"] == 0 and fts_hits(store, "quokka") == 0
+
+
+def test_replacement_is_atomic(store, tmp_path):
+    path = write_md(tmp_path, "a.md", "# Old\n\nold marmot text\n")
+    old = repo.ingest_paths(store, [str(path)])[0]
+    path.write_text("# New\n\nnew marmot text\n", encoding="utf-8")
+    parsed = parse_text(path.read_text(), "a", "text/markdown")
+    sha, new_id = repo.file_digest(str(path))
+    with pytest.raises(sqlite3.IntegrityError), store.write() as conn:
+        # the new version fails half-way (a duplicate page row): the old version must survive untouched
+        repo.save_document(conn, parsed, document_id=new_id, sha256=sha, path=str(path), replace=[old.document_id])
+        conn.execute("INSERT INTO pages (document_id, number, text) VALUES (?, 1, 'dup')", (new_id,))
+    docs = repo.list_documents(store.reader())
+    assert [d.document_id for d in docs] == [old.document_id]
+    assert fts_hits(store, "old") == 1
+    integrity(store)
+
+
+def test_review_status_and_filtering(store):
+    out = repo.ingest_text(store, "plain words", "Memo", status="draft")
+    assert out.status == "draft"
+    with store.write() as conn:
+        info, previous = repo.set_status(conn, out.document_id, "contested")
+    assert (previous, info.status) == ("draft", "contested")
+    reader = store.reader()
+    assert [d.status for d in repo.list_documents(reader, ["contested"])] == ["contested"]
+    assert repo.list_documents(reader, ["approved"]) == []
+    assert repo.list_documents(reader, []) == []
+
+
+def test_outline_read_and_pages(store):
+    text = "# Top\n\nintro\n\n## One\n\nfirst\n\n### Deep\n\ndeeper\n\n## Two\n\nsecond\n"
+    out = repo.ingest_text(store, text, "t", "text/markdown")
+    reader = store.reader()
+    doc, roots = repo.outline(reader, out.document_id)
+    assert doc.title == "Top" and [r.title for r in roots] == ["Top"]
+    assert [c.title for c in roots[0].children] == ["One", "Two"]
+    assert roots[0].children[0].children[0].title == "Deep"
+    _doc, shallow = repo.outline(reader, out.document_id, max_depth=1)
+    assert shallow[0].children == []
+    deep = repo.get_section(reader, roots[0].children[0].children[0].section_id)
+    assert deep.ancestors == ["Top", "One"] and deep.text == "### Deep\n\ndeeper" and deep.is_leaf
+    assert deep.page_map == [(0, 1)] and deep.status == "approved"
+    page = repo.get_page(reader, out.document_id, 1)
+    assert page.text == text
+    with pytest.raises(NotFound):
+        repo.get_page(reader, out.document_id, 2)
+    with pytest.raises(NotFound):
+        repo.get_section(reader, "nope:0")
+
+
+def test_expand_paths_reports_missing_and_empty(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs" / ".hidden").mkdir(parents=True)
+    (tmp_path / "docs" / "b.txt").write_text("b")
+    (tmp_path / "docs" / "a.md").write_text("a")
+    (tmp_path / "docs" / "skip.csv").write_text("c")
+    (tmp_path / "docs" / ".hidden" / "h.md").write_text("h")
+    out = list(repo.expand_paths([str(tmp_path / "missing.pdf"), str(tmp_path / "empty"), str(tmp_path / "docs")]))
+    assert out[0][1].error["code"] == "not_found"
+    assert out[1][1].skipped and "no supported files" in out[1][1].reason
+    assert [p.rsplit("/", 1)[-1] for p, early in out[2:]] == ["a.md", "b.txt"]
+
+
+def test_reopening_keeps_data_and_schema_version(tmp_path):
+    kb = tmp_path / "kb"
+    store = Store(kb)
+    out = repo.ingest_text(store, "# Kept\n\nlemur\n", "t", "text/markdown")
+    store.close()
+    copy = tmp_path / "copy"
+    shutil.copytree(kb, copy)
+    reopened = Store(copy)
+    version = reopened.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+    assert version == MIGRATIONS[-1][0]
+    assert repo.get_document(reopened.reader(), out.document_id).title == "Kept"
+    assert fts_hits(reopened, "lemur") == 1
+    reopened.close()

@@ -1,0 +1,210 @@
+"""kb.synthesize's pure parts: segmentation with offsets, claims, composition, gaps and confidence grades."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jsonl_engine.answer.citations import claim_id, locate, make_claim, normalize_space, page_at
+from jsonl_engine.answer.sentences import segment
+from jsonl_engine.answer.synthesize import Synthesis, compose, keys, stem
+from jsonl_engine.retrieval import Passage, salient_terms
+
+CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
+
+FILING = """Liquidity and Capital Resources
+Cash provided by operating activities was $7.8 billion in 2022, compared with $7.5 billion in 2021.
+Capital expenditures were $1,749 million in 2022, compared with $1,603 million in 2021. The increase
+reflects investments in U.S. manufacturing capacity by Acme Corp. and its subsidiaries.
+(Millions) 2022 2021 2020
+Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)
+Proceeds from sale of PP&E 75 90 128
+Our priorities for cash are:
+• funding capital expenditures and research;
+• paying dividends, which rose 3% in 2022, and
+repurchasing shares.
+41
+Other matters are described in Note 5."""
+
+
+def passage(text: str = FILING, *, sid: str = "d1:0.3", doc: str = "d1", title: str = "ACME_2022_10K",
+            status: str = "approved", page_map: list[tuple[int, int]] | None = None,
+            section: str = "Liquidity") -> Passage:
+    return Passage(section_id=sid, document_id=doc, document_title=title, title=section, path=["Item 7"],
+                   page_start=40, page_end=41, score=1.0, text=text, snippet="", status=status,
+                   page_map=page_map if page_map is not None else [(0, 40), (text.index("(Millions)"), 41)])
+
+
+def run(query: str, passages: list[Passage], max_chars: int = 4000) -> Synthesis:
+    return compose(query, salient_terms(query), passages, max_chars=max_chars)
+
+
+def check_citations(out: Synthesis, passages: list[Passage]) -> None:
+    """Every sentence is verbatim claim text followed by its [id]; every claim sits at its offsets and page."""
+    by_section = {p.section_id: p for p in passages}
+    claims = {c.id: c for c in out.claims}
+    assert len(claims) == len(out.claims)
+    pieces = CITED.split(out.answer)
+    texts, ids = pieces[0::2], pieces[1::2]
+    assert texts[-1] == "", "text after the last citation"
+    assert ids == [c.id for c in out.claims]
+    for text, cid in zip(texts, ids, strict=False):
+        claim = claims[cid]
+        assert text.strip() == normalize_space(claim.text)
+        p = by_section[claim.section_id]
+        assert p.text[claim.quote_start:claim.quote_end] == claim.text
+        assert claim.page == page_at(p.page_map, claim.quote_start, p.page_start)
+        assert claim.document_id == p.document_id and claim.document_title == p.document_title
+
+
+def test_segments_are_exact_spans_of_sentences_rows_and_bullets():
+    segs = segment(FILING)
+    for s in segs:
+        body = FILING[s.start:s.end]
+        assert body == body.strip() and body
+    by_kind = {(s.kind, FILING[s.start:s.end]) for s in segs}
+    assert ("row", "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)") in by_kind
+    assert ("header", "(Millions) 2022 2021 2020") in by_kind
+    assert ("heading", "Liquidity and Capital Resources") in by_kind
+    assert ("bullet", "• funding capital expenditures and research;") in by_kind
+    assert ("bullet", "• paying dividends, which rose 3% in 2022, and\nrepurchasing shares.") in by_kind
+    # a wrapped sentence stays whole; "U.S." and "Corp." do not end sentences
+    assert ("sentence", "The increase\nreflects investments in U.S. manufacturing capacity by Acme Corp. and its "
+            "subsidiaries.") in by_kind
+    assert ("sentence", "Capital expenditures were $1,749 million in 2022, compared with $1,603 million in 2021.") \
+        in by_kind
+    row = next(s for s in segs if s.kind == "row")
+    assert row.header is not None and FILING[row.header[0]:row.header[1]] == "(Millions) 2022 2021 2020"
+    assert ("heading", "41") in by_kind  # a page number is not glued to a sentence
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "one", "a.\r\nb.\r\n", "x" * 3000, "1. 2. 3.", "$ 1 $ 2"])
+def test_segmenter_takes_any_text(text):
+    for s in segment(text):
+        assert 0 <= s.start < s.end <= len(text)
+        assert text[s.start:s.end].strip() == text[s.start:s.end]
+
+
+def test_crlf_lines_and_offsets():
+    text = "Revenue grew 5% in 2022.\r\nMargins fell.\r\n\r\nNet sales 100 200\r\n"
+    spans = [text[s.start:s.end] for s in segment(text)]
+    assert spans == ["Revenue grew 5% in 2022.", "Margins fell.", "Net sales 100 200"]
+
+
+def test_claim_ids_pages_and_locate():
+    assert claim_id("d:1", 3, 9, "abcdef") == claim_id("d:1", 3, 9, "abcdef")
+    assert re.fullmatch(r"c[0-9a-f]{12}", claim_id("d:1", 3, 9, "abcdef"))
+    assert claim_id("d:1", 3, 9, "abcdef") != claim_id("d:1", 4, 10, "abcdef")
+    pm = [(0, 3), (100, 4), (250, 5)]
+    assert [page_at(pm, o, 1) for o in (0, 99, 100, 249, 250, 10_000)] == [3, 3, 4, 4, 5, 5]
+    assert page_at([], 50, 7) == 7
+    text = "Net sales were\n$ 34,229 million."
+    assert locate(text, "Net sales were $ 34,229 million.") == (0, len(text))
+    assert locate(text, "sales were") == (4, 14)
+    assert locate(text, "not there") == (-1, -1)
+    claim = make_claim(section_id="d:1", document_id="d", document_title="T", section_text=text,
+                       page_map=[(0, 2), (15, 3)], page_start=2, start=15, end=len(text))
+    assert claim.text == "$ 34,229 million." and claim.page == 3
+
+
+def test_keys_and_stems_match_across_forms():
+    assert stem("increases") == stem("increased") == stem("increasing") == stem("increase")
+    assert stem("operations") == stem("operating")
+    assert stem("revenues") == stem("revenue")
+    assert keys("FY2022 fy22 $1,749.5 3M's R & D") == ["2022", "2022", "1749.5", "3m", "and"]
+
+
+def test_answer_cites_every_sentence_and_prefers_the_figure():
+    ps = [passage()]
+    out = run("What were Acme's capital expenditures in FY2022?", ps)
+    check_citations(out, ps)
+    first = out.claims[0]
+    assert "1,749" in first.text
+    assert out.gaps == []
+    assert out.confidence == "high"
+    # a table row comes with its header row, both cited, header first
+    texts = [c.text for c in out.claims]
+    row = texts.index("Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)")
+    assert texts[row - 1] == "(Millions) 2022 2021 2020"
+    assert out.claims[row].page == 41
+
+
+def test_deterministic_and_ids_stable():
+    ps = [passage(), passage(FILING.replace("Acme", "Bolt"), sid="d2:0.1", doc="d2", title="BOLT_2022_10K")]
+    a = run("capital expenditures 2022", ps)
+    b = run("capital expenditures 2022", list(ps))
+    assert a == b
+    assert {c.id for c in a.claims} & {c.id for c in run("capex purchases of property", ps).claims}
+
+
+def test_sections_are_grouped_strongest_first():
+    other = "Dividends\nWe paid dividends of $3.4 billion in 2022. Dividends per share rose 3%."
+    ps = [passage(), passage(other, sid="d1:0.9", section="Dividends", page_map=[(0, 50)])]
+    out = run("capital expenditures and dividends paid in 2022", ps)
+    check_citations(out, ps)
+    sections = [c.section_id for c in out.claims]
+    assert sections == sorted(sections, key=sections.index)  # each section's claims are contiguous
+    assert {"d1:0.3", "d1:0.9"} <= set(sections)
+
+
+def test_max_chars_drops_trailing_sentences_never_cuts():
+    ps = [passage()]
+    full = run("capital expenditures dividends 2022", ps)
+    assert len(full.claims) >= 3
+    for limit in range(1, len(full.answer) + 5, 7):
+        out = run("capital expenditures dividends 2022", ps, max_chars=limit)
+        assert len(out.answer) <= limit
+        assert full.answer.startswith(out.answer)
+        check_citations(out, ps)
+        assert out.claims == full.claims[:len(out.claims)]
+        assert out.truncated == (len(out.claims) < len(full.claims))
+        assert out.gaps == full.gaps  # gaps are computed over every passage considered
+
+
+def test_gaps_name_uncovered_terms():
+    out = run("capital expenditures for the zeppelin fleet", [passage()])
+    assert out.gaps == ["zeppelin", "fleet"]
+    assert out.claims
+
+
+def test_nothing_found():
+    out = run("zeppelin fleet", [passage()])
+    assert (out.answer, out.claims, out.gaps, out.confidence) == ("", [], ["zeppelin", "fleet"], "none")
+    out = run("capital expenditures", [])
+    assert (out.answer, out.claims, out.gaps, out.confidence) == ("", [], ["capital", "expenditures"], "none")
+
+
+def test_grade_high_and_medium_for_gap():
+    assert run("capital expenditures 2022", [passage()]).confidence == "high"
+    assert run("capital expenditures of the zeppelin", [passage()]).confidence == "medium"
+
+
+def test_grade_medium_for_draft_source():
+    out = run("capital expenditures 2022", [passage(status="draft")])
+    assert out.claims and out.confidence == "medium"
+
+
+def test_grade_medium_when_documents_disagree():
+    a = "Capital expenditures were $1,749 million in 2022."
+    b = "Capital expenditures were $2,010 million in 2022."
+    same = [passage(a, page_map=[]),
+            passage(a.replace("were", "totalled"), sid="d2:1", doc="d2", title="X", page_map=[])]
+    differ = [passage(a, page_map=[]), passage(b, sid="d2:1", doc="d2", title="X", page_map=[])]
+    assert run("capital expenditures 2022", same).confidence == "high"
+    assert run("capital expenditures 2022", differ).confidence == "medium"
+
+
+def test_grade_low_for_contested_or_weak():
+    assert run("capital expenditures 2022", [passage(status="contested")]).confidence == "low"
+    weak = run("capital expenditures of the zeppelin airship fleet hangar", [passage()])
+    assert weak.claims and weak.confidence == "low"
+
+
+def test_row_matched_through_a_synonym_phrase():
+    text = "Cash flows\n(Millions) 2022 2021\nPurchases of property, plant and equipment (812) (790)\n"
+    ps = [passage(text, page_map=[(0, 9)])]
+    out = run("What was the capex in 2022?", ps)
+    check_citations(out, ps)
+    assert [c.text for c in out.claims] == ["(Millions) 2022 2021", "Purchases of property, plant and equipment (812) (790)"]
+    assert out.gaps == []
