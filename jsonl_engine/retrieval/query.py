@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 MAX_PHRASES = 64          # bounds the FTS work for any query length
 MAX_QUERY_CHARS = 4000    # a longer query is cut (at a word) before tokenising
 
-STOPWORDS = frozenset("""
+_STOP_TEXT = """
 a about above across after again against all almost along also although am among an and another any are
 around as at be because been before being below between both but by can could did do does doing done down
 during each either else etc ever every few for from further had has have having he her here hers herself him
@@ -29,12 +29,13 @@ whenever where whether which while who whom whose why will with within without w
 yourself yourselves s t d ll m ve
 answer answers respond response question questions give tell explain state describe define defined
 calculate calculated calculation compute computed using use used utilize relying rely base based basing
-judgment judgments judgement assume assuming perspective analyst investment details detail shown show
+judgment judgments judgement assume assuming perspective analyst details detail shown show
 information provided primarily mainly round rounded decimal decimals place places unit units percent
 percents percentage usd dollars dollar millions million billions billion thousands help want need kindly
-respectively approximately roughly exactly extract value values number amount figure figures metric
-metrics reported report reporting company company's companies business firm fy
-""".split())
+respectively approximately roughly exactly extract number amount figure figures metric
+metrics company companies business firm fy
+"""
+STOPWORDS = frozenset(_STOP_TEXT.split())
 
 # Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
 # filings use for it. No document- or question-specific entries.

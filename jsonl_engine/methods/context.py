@@ -1,0 +1,66 @@
+"""kb.context: the passages that matter for a query, fitted to a budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonl_engine.context import RequestContext
+from jsonl_engine.errors import LLMUnavailable
+from jsonl_engine.models.context import ContextBudget, ContextItem, ContextParams, ContextResult
+from jsonl_engine.registry import method
+
+_REQUEST_FIELDS = {"query", "document_ids", "statuses", "limit", "unit", "strategy", "max_chars", "max_tokens",
+                   "include_text"}
+
+
+@method("kb.context", params=ContextParams, result=ContextResult)
+async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
+    """Rank the passages (sections or pages) that answer a query and fit them into a character budget."""
+    from jsonl_engine.retrieval import budget
+    from jsonl_engine.retrieval.strategies import StrategyRequest, get_strategy
+
+    strategy = get_strategy(params.strategy)
+    request = StrategyRequest(
+        query=params.query, document_ids=params.document_ids, statuses=tuple(params.statuses),
+        limit=params.limit, unit=params.unit,
+        extra={k: v for k, v in params.model_dump().items() if k not in _REQUEST_FIELDS})
+    llm = _llm(ctx, request) if strategy.needs_llm else None
+    found = await strategy.run(ctx.app.store, request, llm, ctx.progress)
+    ctx.check_cancelled()
+    passages = found.passages[: params.limit]
+    limit = budget.char_limit(params.max_chars, params.max_tokens)
+    texts = [p.text if params.include_text else p.snippet for p in passages]
+    fitted = budget.fit(texts, limit)
+    items = [ContextItem(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                         title=p.title, path=list(p.path), page_start=p.page_start, page_end=p.page_end,
+                         score=p.score, text=fitted.texts[i] if params.include_text else None,
+                         snippet=p.snippet if params.include_text else fitted.texts[i] or "")
+             for i, p in enumerate(passages) if i in set(fitted.kept)]
+    return ContextResult(query=params.query, strategy=strategy.name, items=items,
+                         budget=ContextBudget(max_chars=limit, used_chars=fitted.used_chars,
+                                              truncated=fitted.truncated, omitted=fitted.omitted),
+                         reason=_reason(found.reason, fitted, len(passages)))
+
+
+def _reason(found: str | None, fitted: Any, total: int) -> str | None:
+    if found and not fitted.kept:
+        return found
+    if total and not fitted.kept:
+        return f"no passage fits max_chars={fitted.max_chars}"
+    parts = []
+    if fitted.clipped:
+        parts.append(f"{fitted.clipped} item clipped")
+    if fitted.omitted:
+        parts.append(f"{fitted.omitted} of {total} items omitted")
+    if parts:
+        return " and ".join(parts) + f" to fit max_chars={fitted.max_chars}"
+    return found
+
+
+def _llm(ctx: RequestContext, request: Any) -> Any:
+    """The reader an LLM strategy uses (named by an extra `reader` param when strategies add one)."""
+    try:
+        from jsonl_engine.llm.readers import resolve_reader
+    except ImportError as exc:
+        raise LLMUnavailable("this strategy needs an LLM and the LLM gateway is not available") from exc
+    return resolve_reader(ctx.app.settings, request.extra.get("reader"))

@@ -1,0 +1,62 @@
+"""kb.context: budgeted passages for a query (the first stage of every answer)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from jsonl_engine.models import Params, Result
+
+Status = Literal["approved", "draft", "contested", "archived"]
+
+
+class ContextParams(Params):
+    query: str = Field(min_length=1, max_length=1_000_000,
+                       description="free text; never parsed as search syntax (operators and quotes are plain text)")
+    document_ids: list[str] | None = Field(None, description="restrict to these documents (unknown id: not_found)")
+    limit: int = Field(8, ge=1, le=100, description="most items returned")
+    max_chars: int | None = Field(None, ge=1, description="budget for the returned text, in characters")
+    max_tokens: int | None = Field(None, ge=1, description="budget in tokens (estimated as characters / 4)")
+    include_text: bool = Field(True, description="false: items carry snippets only (text is null)")
+    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
+                                   description="review states to search")
+    strategy: str = Field("lexical", min_length=1, description="a name from capabilities.strategies")
+    unit: Literal["section", "page"] = Field("section", description="page: whole pages, for clients citing pages")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query is blank")
+        return value
+
+
+class ContextItem(Result):
+    section_id: str = Field(description="for unit=page: '<document_id>:p<page>'")
+    document_id: str
+    document_title: str
+    title: str
+    path: list[str] = Field(description="titles of the ancestor sections, outermost first")
+    page_start: int = Field(description="1-based, inclusive")
+    page_end: int
+    score: float = Field(description="relevance, higher is better (rounded; comparable within one result)")
+    text: str | None = Field(description="the section (or page) text, a prefix of it when clipped to the budget; "
+                                         "offsets into it are offsets into the section text")
+    snippet: str = Field(description="a short excerpt around the query terms")
+
+
+class ContextBudget(Result):
+    max_chars: int | None = Field(description="the effective character budget (tighter of max_chars and "
+                                              "max_tokens * 4); null when unbounded")
+    used_chars: int = Field(description="characters of text returned")
+    truncated: bool = Field(description="an item was clipped or dropped to fit")
+    omitted: int = Field(description="items dropped whole to fit the budget")
+
+
+class ContextResult(Result):
+    query: str
+    strategy: str
+    items: list[ContextItem]
+    budget: ContextBudget
+    reason: str | None = Field(description="why items is empty, or what the budget cut; null otherwise")
