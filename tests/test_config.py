@@ -1,0 +1,55 @@
+"""Settings precedence: defaults < TOML file < JSONL_ENGINE_* env < CLI flags; bad config exits 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jsonl_engine.config import ConfigError, load_settings
+from tests.support.daemon import ROOT
+
+
+def test_defaults_need_no_file() -> None:
+    settings = load_settings(env={})
+    assert settings.kb_dir == Path(".jsonl-engine")
+    assert settings.llm is None and settings.readers == {}
+
+
+def test_file_then_env_then_flag(tmp_path: Path) -> None:
+    config = tmp_path / "engine.toml"
+    config.write_text('kb_dir = "from-file"\nmax_in_flight = 7\n[llm]\nbase_url = "http://127.0.0.1:9/v1"\n'
+                      'model = "file-model"\n')
+    settings = load_settings(config, env={"JSONL_ENGINE_LLM_MODEL": "env-model"})
+    assert settings.kb_dir == Path("from-file") and settings.max_in_flight == 7
+    assert settings.llm.model == "env-model" and settings.llm.base_url == "http://127.0.0.1:9/v1"
+    settings = load_settings(config, kb_dir="from-flag", env={"JSONL_ENGINE_KB": "from-env"})
+    assert settings.kb_dir == Path("from-flag")
+    assert load_settings(config, env={"JSONL_ENGINE_KB": "from-env"}).kb_dir == Path("from-env")
+
+
+def test_openai_api_key_is_the_fallback_and_never_shown(tmp_path: Path) -> None:
+    settings = load_settings(env={"JSONL_ENGINE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+                                  "JSONL_ENGINE_LLM_MODEL": "m", "OPENAI_API_KEY": "sk-secret"})
+    assert settings.llm.resolved_api_key() == "sk-secret"
+    assert "sk-secret" not in repr(settings) and "sk-secret" not in settings.model_dump_json()
+
+
+@pytest.mark.parametrize("text", ["max_in_flight = 0\n", "no_such_setting = 1\n", "not toml ==="])
+def test_invalid_config_is_reported(tmp_path: Path, text: str) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    with pytest.raises(ConfigError):
+        load_settings(config, env={})
+
+
+def test_daemon_refuses_to_start_on_a_bad_config(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("max_in_flight = -3\n")
+    proc = subprocess.run([sys.executable, "-m", "jsonl_engine", "--config", str(config)],
+                          input=b"", capture_output=True, cwd=ROOT, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert b"max_in_flight" in proc.stderr
