@@ -43,36 +43,46 @@ def read_until_done(proc: subprocess.Popen) -> None:
             return
 
 
-def startup(cmd: list[str], n: int) -> tuple[float, float]:
-    ready, first = [], []
+def startup(cmds: list[list[str]], n: int) -> list[tuple[float, float]]:
+    """Median ms to `ready` and to the first `capabilities` result; spawns alternate between the commands."""
+    ready: list[list[float]] = [[] for _ in cmds]
+    first: list[list[float]] = [[] for _ in cmds]
     for _ in range(n):
-        t0 = time.perf_counter()
-        proc = spawn(cmd)
+        for k, cmd in enumerate(cmds):
+            t0 = time.perf_counter()
+            proc = spawn(cmd)
+            proc.stdout.readline()
+            ready[k].append(time.perf_counter() - t0)
+            proc.stdin.write(REQUEST % 1)
+            proc.stdin.flush()
+            read_until_done(proc)
+            first[k].append(time.perf_counter() - t0)
+            proc.stdin.close()
+            proc.wait()
+    return [(statistics.median(r) * 1000, statistics.median(f) * 1000) for r, f in zip(ready, first, strict=True)]
+
+
+def ping_pong(cmds: list[list[str]], n: int) -> list[tuple[float, float]]:
+    """p50/p99 round trip in µs; requests alternate between the processes so both see the same machine."""
+    procs = [spawn(cmd) for cmd in cmds]
+    for proc in procs:
         proc.stdout.readline()
-        ready.append(time.perf_counter() - t0)
-        proc.stdin.write(REQUEST % 1)
-        proc.stdin.flush()
-        read_until_done(proc)
-        first.append(time.perf_counter() - t0)
+    samples: list[list[float]] = [[] for _ in cmds]
+    for i in range(n):
+        for k, proc in enumerate(procs):
+            t0 = time.perf_counter()
+            proc.stdin.write(REQUEST % i)
+            proc.stdin.flush()
+            read_until_done(proc)
+            samples[k].append(time.perf_counter() - t0)
+    for proc in procs:
         proc.stdin.close()
         proc.wait()
-    return statistics.median(ready) * 1000, statistics.median(first) * 1000
-
-
-def ping_pong(cmd: list[str], n: int) -> tuple[float, float]:
-    proc = spawn(cmd)
-    proc.stdout.readline()
-    samples = []
-    for i in range(n):
-        t0 = time.perf_counter()
-        proc.stdin.write(REQUEST % i)
-        proc.stdin.flush()
-        read_until_done(proc)
-        samples.append(time.perf_counter() - t0)
-    proc.stdin.close()
-    proc.wait()
-    samples.sort()
-    return samples[len(samples) // 2] * 1e6, samples[int(len(samples) * 0.99)] * 1e6
+    out = []
+    for sample in samples:
+        sample.sort()
+        out.append((sample[len(sample) // 2] * 1e6, sample[int(len(sample) * 0.99)] * 1e6))
+    return out
 
 
 def pipelined(cmd: list[str], n: int) -> float:
@@ -103,21 +113,25 @@ def main() -> None:
     parser.add_argument("--spawns", type=int, default=10)
     parser.add_argument("--pings", type=int, default=5000)
     parser.add_argument("--pipelined", type=int, default=50000)
+    parser.add_argument("--rounds", type=int, default=3, help="pipelined runs per process (median kept)")
     args = parser.parse_args()
     kb = tempfile.mkdtemp(prefix="bench-protocol-")
-    rows = []
-    for name, cmd in (("echo floor", echo_cmd()), ("jsonl-engine", engine_cmd(kb))):
-        ready_ms, first_ms = startup(cmd, args.spawns)
-        p50, p99 = ping_pong(cmd, args.pings)
-        rps = pipelined(cmd, args.pipelined)
-        rows.append((name, ready_ms, first_ms, p50, p99, rps))
+    names = ["echo floor", "jsonl-engine"]
+    cmds = [echo_cmd(), engine_cmd(kb)]
+    starts = startup(cmds, args.spawns)
+    pings = ping_pong(cmds, args.pings)
+    rates: list[list[float]] = [[] for _ in cmds]
+    for _ in range(args.rounds):
+        for k, cmd in enumerate(cmds):
+            rates[k].append(pipelined(cmd, args.pipelined))
+    rps = [statistics.median(r) for r in rates]
     print(f"{'':14} {'ready ms':>9} {'1st result ms':>14} {'p50 us':>8} {'p99 us':>8} {'req/s':>9}")
-    for name, ready_ms, first_ms, p50, p99, rps in rows:
-        print(f"{name:14} {ready_ms:9.1f} {first_ms:14.1f} {p50:8.0f} {p99:8.0f} {rps:9.0f}")
-    floor, engine = rows
-    print(f"\nratios vs echo floor: ping-pong p50 {engine[3] / floor[3]:.2f}x (target <= 2x), "
-          f"throughput {engine[5] / floor[5]:.1%} (target >= 15%); "
-          f"first capabilities result {engine[2]:.0f} ms (target <= 250 ms)")
+    for k, name in enumerate(names):
+        print(f"{name:14} {starts[k][0]:9.1f} {starts[k][1]:14.1f} {pings[k][0]:8.0f} {pings[k][1]:8.0f} "
+              f"{rps[k]:9.0f}")
+    print(f"\nratios vs echo floor: ping-pong p50 {pings[1][0] / pings[0][0]:.2f}x (target <= 2x), "
+          f"throughput {rps[1] / rps[0]:.1%} (target >= 15%); "
+          f"first capabilities result {starts[1][1]:.0f} ms (target <= 250 ms)")
 
 
 if __name__ == "__main__":

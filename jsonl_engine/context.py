@@ -7,7 +7,6 @@ sees this object's wire side.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,22 @@ if TYPE_CHECKING:
 Emit = Callable[[str, dict[str, Any]], None]
 
 
+class CancelFlag:
+    """Set once when the request is cancelled; read from any thread (the `is_set`/`set` of threading.Event,
+    without its condition variable, which no one waits on)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
 class RequestContext:
     __slots__ = ("id", "method", "app", "_emit", "cancel_event", "results_sent")
 
@@ -29,7 +44,7 @@ class RequestContext:
         self.method = method
         self.app = app
         self._emit = emit
-        self.cancel_event = threading.Event()
+        self.cancel_event = CancelFlag()
         self.results_sent = 0
 
     def progress(self, stage: str, done: int | None = None, total: int | None = None,

@@ -79,6 +79,26 @@ def test_segments_are_exact_spans_of_sentences_rows_and_bullets():
     assert ("heading", "41") in by_kind  # a page number is not glued to a sentence
 
 
+def test_markdown_table_rows_and_rules():
+    text = "## Results\n\n| Item | 2031 | 2030 |\n|---|---:|---|\n| Passenger revenue | 48.2 | 43.0 |\n\nRevenue rose."
+    segs = [(s.kind, text[s.start:s.end], s.header and text[s.header[0]:s.header[1]]) for s in segment(text)]
+    assert segs == [("heading", "## Results", None), ("header", "| Item | 2031 | 2030 |", None),
+                    ("heading", "|---|---:|---|", None),
+                    ("row", "| Passenger revenue | 48.2 | 43.0 |", "| Item | 2031 | 2030 |"),
+                    ("sentence", "Revenue rose.", None)]
+
+
+def test_row_context_from_column_titles_and_lead_in():
+    text = ("The benefit payments to retirees are expected to be paid as follows:\n(dollars in millions)\n"
+            "Year Pension Benefits Health Care and Life\n2023 1,648 883\n2024 1,097 862\n")
+    ps = [passage(text, page_map=[(0, 94)])]
+    out = run("How much did Acme expect to pay its retirees in 2024?", ps)
+    check_citations(out, ps)
+    texts = [c.text for c in out.claims]
+    assert "2024 1,097 862" in texts and "2023 1,648 883" not in texts
+    assert texts[texts.index("2024 1,097 862") - 1] == "Year Pension Benefits Health Care and Life"
+
+
 @pytest.mark.parametrize("text", ["", "\n\n", "one", "a.\r\nb.\r\n", "x" * 3000, "1. 2. 3.", "$ 1 $ 2"])
 def test_segmenter_takes_any_text(text):
     for s in segment(text):
@@ -160,6 +180,8 @@ def test_max_chars_drops_trailing_sentences_never_cuts():
         assert out.claims == full.claims[:len(out.claims)]
         assert out.truncated == (len(out.claims) < len(full.claims))
         assert out.gaps == full.gaps  # gaps are computed over every passage considered
+        if out.claims:  # never a table header without its row
+            assert out.claims[-1].text != "(Millions) 2022 2021 2020"
 
 
 def test_gaps_name_uncovered_terms():
@@ -208,3 +230,13 @@ def test_row_matched_through_a_synonym_phrase():
     check_citations(out, ps)
     assert [c.text for c in out.claims] == ["(Millions) 2022 2021", "Purchases of property, plant and equipment (812) (790)"]
     assert out.gaps == []
+
+
+def test_wire_model_names_meta_with_underscore():
+    from jsonl_engine.models.synthesize import SynthesizeResult, SynthMeta
+
+    schema = SynthesizeResult.model_json_schema(by_alias=True, mode="serialization")
+    assert "_meta" in schema["properties"] and "_meta" in schema["required"] and "meta" not in schema["properties"]
+    meta = SynthMeta(synthesis_confidence="none", passages=0, salient_terms=[], truncated=False)
+    dumped = SynthesizeResult(answer="", claims=[], gaps=[], meta=meta).model_dump(mode="json", by_alias=True)
+    assert list(dumped) == ["answer", "claims", "gaps", "_meta"]

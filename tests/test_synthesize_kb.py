@@ -26,13 +26,11 @@ def squash(text: str) -> str:
 def queries(dev_kb: Store, dev_questions: list[dict]) -> list[tuple[str, list[str] | None]]:
     ids = dev_kb.doc_ids
     out: list[tuple[str, list[str] | None]] = []
-    for q in dev_questions:
-        if q["doc_name"] in ids:
-            out.append((q["question"], [ids[q["doc_name"]]]))
-            out.append((q["question"], None))
+    for q in dev_questions:  # questions on other filings too: the KB must answer or say it cannot
+        out.append((q["question"], [ids[q["doc_name"]]] if q["doc_name"] in ids else None))
     titles = [r[0] for r in dev_kb.reader().execute(
         "SELECT title FROM sections WHERE is_leaf = 1 AND length(title) > 8 ORDER BY id")]
-    out += [(t, None) for t in titles[:: max(1, len(titles) // 24)]]
+    out += [(t, None) for t in titles[:: max(1, len(titles) // 60)]]
     out += [(g, None) for g in GENERIC]
     return out
 
@@ -51,8 +49,9 @@ def check(store: Store, query: str, out) -> None:
         assert claim.document_id == section.document_id and claim.document_title == section.document_title
         assert claim.page == page_at(section.page_map, claim.quote_start, section.page_start)
         assert section.page_start <= claim.page <= section.page_end
-        head = squash(claim.text)[:24]
-        assert head in squash(get_page(conn, claim.document_id, claim.page).text), (query, claim)
+        breaks = [o for o, _ in section.page_map if o > claim.quote_start]
+        on_page = section.text[claim.quote_start:min([claim.quote_end, *breaks])]
+        assert squash(on_page)[:24] in squash(get_page(conn, claim.document_id, claim.page).text), (query, claim)
     if not out.claims:
         assert out.answer == ""
 
@@ -65,7 +64,7 @@ def test_every_sentence_is_cited_verbatim_on_its_page(dev_kb: Store, queries):
         answered += bool(out.claims)
         assert out.confidence in ("high", "medium", "low", "none")
         assert (out.confidence == "none") == (not out.claims)
-    assert answered >= len(queries) * 0.7
+    assert len(queries) >= 120 and answered >= len(queries) * 0.7
 
 
 def test_deterministic_with_stable_claim_ids(dev_kb: Store, dev_questions):

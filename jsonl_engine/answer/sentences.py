@@ -17,6 +17,8 @@ Kind = Literal["sentence", "row", "bullet", "header", "heading"]
 _BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
 _CELL = re.compile(r"^(?:\$|%|[-–—]+|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
 _NUMBER = re.compile(r"\d")
+_NOT_WORDS = re.compile(r"[\W\d_]*")  # page numbers, "(a)", "$ %": never part of a sentence
+_RULE = re.compile(r"[|:\-–—_=+\s]+")
 _YEAR = re.compile(r"^(?:FY|fy|Q[1-4])?'?(?:19|20)\d\d$")
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 # A sentence ends at . ! ? (plus closing quotes/brackets) followed by space and a likely sentence start.
@@ -40,7 +42,8 @@ class Segment:
     start: int
     end: int
     kind: Kind
-    header: tuple[int, int] | None = None  # for rows: the span of the table's header row, if any
+    header: tuple[int, int] | None = None  # rows: the span of the table's header row (column titles)
+    lead: tuple[int, int] | None = None  # rows: the span of the last sentence before the table
 
     def text(self, source: str) -> str:
         return source[self.start:self.end]
@@ -69,11 +72,23 @@ def _trailing_cells(tokens: list[str]) -> int:
     return count
 
 
+def _title_like(words: list[str]) -> bool:
+    """Short, or mostly capitalised words: "Cost of Sales:", not "The payments are expected as follows:"."""
+    if len(words) <= 6:
+        return True
+    long = [w for w in words if sum(c.isalpha() for c in w) >= 4]
+    return not long or sum(w.lstrip("(\"'“‘")[:1].isupper() for w in long) >= 0.6 * len(long)
+
+
 def classify(line: str) -> Kind | None:
     """Kind of one stripped line: None for prose (or blank), else row/header/bullet/heading."""
     if not line:
         return None
-    tokens = line.split()
+    if _RULE.fullmatch(line):
+        return "heading"  # a markdown table rule "|---|:--:|" or a drawn line: context at most
+    tokens = [t for t in line.split() if t != "|"] if line.startswith("|") else line.split()
+    if not tokens:
+        return "heading"
     cells = _trailing_cells(tokens)
     numbers = [t for t in tokens[len(tokens) - cells:] if _NUMBER.search(t)] if cells else []
     years = [t for t in tokens if _YEAR.match(t.strip("(),"))]
@@ -86,12 +101,14 @@ def classify(line: str) -> Kind | None:
         label = tokens[:len(tokens) - cells]
         if not label:
             return "heading" if len(tokens) == 1 else "row"  # a lone number: a page number or stray cell
+        if cells == 1 and re.fullmatch(r"\d{1,3}", tokens[-1]) and len(label) >= 4 and _title_like(label):
+            return "heading"  # a running header with its page number: "Management's Discussion ... 14"
         if (len(numbers) >= 2 or cells >= 2 or len(line) <= 90) \
                 and (not _ENDS_SENTENCE.search(line) or re.search(r"\d\.?$", line)):
             return "row"
     if _BULLET.match(line) and not _YEAR.match(tokens[0].rstrip(".)")):
         return "bullet"
-    if len(line) <= 80 and not re.search(r"[.,;!?]$", line) and not line[0].islower():
+    if len(line) <= 80 and not re.search(r"[.,;!?]$", line) and not line[0].islower() and _title_like(tokens):
         return "heading"
     return None
 
@@ -121,42 +138,55 @@ def _sentences(text: str, start: int, end: int, kind: Kind) -> list[Segment]:
 
 def segment(text: str) -> list[Segment]:
     """All units of `text` in source order. Headings and table headers are returned too (kinds
-    "heading"/"header") so callers can use them as context; they are rarely the answer themselves."""
+    "heading"/"header") so callers can use them as context; they are rarely the answer themselves.
+
+    A row carries `header`, its table's header row (or the heading line right above the table: column
+    titles), and `lead`, the last sentence before the table ("... are expected to be paid as follows:").
+    """
     segments: list[Segment] = []
     para: tuple[int, int, Kind] | None = None
     header: tuple[int, int] | None = None
+    lead: tuple[int, int] | None = None
+    previous: Kind | None = None  # kind of the previous non-blank line (None: prose)
     lines = _lines(text)
 
     def flush() -> None:
-        nonlocal para
+        nonlocal para, lead
         if para is not None:
-            segments.extend(_sentences(text, *para))
+            found = _sentences(text, *para)
+            segments.extend(found)
+            if found:
+                lead = (found[-1].start, found[-1].end)
             para = None
 
     for i, (s, e) in enumerate(lines):
         line = text[s:e]
-        kind = classify(line)
-        if kind == "heading" and para is not None and not _ENDS_SENTENCE.search(text[para[0]:para[1]]):
-            nxt = text[slice(*lines[i + 1])] if i + 1 < len(lines) else ""
-            if nxt[:1].islower() or (para[2] == "bullet"):
-                kind = None  # a short wrapped line in the middle of a sentence, not a heading
         if not line:
             flush()
             continue
+        kind = classify(line)
+        if kind == "heading" and para is not None and not _ENDS_SENTENCE.search(text[para[0]:para[1]]) \
+                and not _NOT_WORDS.fullmatch(line):
+            nxt = text[slice(*lines[i + 1])] if i + 1 < len(lines) else ""
+            if nxt[:1].islower():
+                kind = None  # a short wrapped line in the middle of a sentence, not a heading
         if kind is None:
             if para is None:
                 header = None  # prose ends the table whose header rows describe
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
-            continue
-        flush()
-        if kind == "bullet":
-            para = (s, e, "bullet")
-        elif kind == "header":
-            header = (s, e)
-            segments.append(Segment(s, e, "header"))
-        elif kind == "row":
-            segments.append(Segment(s, e, "row", header))
         else:
-            segments.append(Segment(s, e, "heading"))
+            flush()
+            if kind == "bullet":
+                para = (s, e, "bullet")
+            elif kind == "header":
+                header = (s, e)
+                segments.append(Segment(s, e, "header"))
+            elif kind == "row":
+                if header is None and previous == "heading":
+                    header = (segments[-1].start, segments[-1].end)  # column titles above the first row
+                segments.append(Segment(s, e, "row", header, lead))
+            else:
+                segments.append(Segment(s, e, "heading"))
+        previous = kind
     flush()
     return segments

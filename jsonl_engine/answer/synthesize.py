@@ -3,9 +3,9 @@
 From the passages retrieval finds, each candidate unit (sentence, table row, bullet) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
                   found only in its context, section title or table header, count half)
-  0.15 proximity  how close together its matched terms are
-  0.15 figures    it carries an amount ($, %, 1,234, 1.2) and the query asks for one
-  0.15 rank       1 / (1 + retrieval rank of its passage)
+  0.10 proximity  how close together its matched terms are
+  0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
+  0.20 rank       1 / (1 + retrieval rank of its passage)
 Each passage contributes its best few units above a relative threshold; the answer lists them strongest
 section first, units of one section together in source order, and `max_chars` drops trailing units.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.answer.citations import Claim, make_claim, normalize_space
@@ -36,13 +36,15 @@ if TYPE_CHECKING:
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
+_COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
+_WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
 _PERIOD = re.compile(r"^(?:fy|cy|q[1-4]|h[12])'?(\d{2}|\d{4})$")
 _FIGURE = re.compile(r"\$\s?\(?\d|\d\s?%|\d,\d{3}|\d\.\d|\b\d+\s+(?:million|billion|thousand|percent|basis points)\b",
                      re.IGNORECASE)
 _AMOUNT_CUES = frozenset({
-    "amount", "total", "how", "much", "many", "revenue", "revenues", "sales", "income", "margin", "margins",
+    "amount", "total", "much", "many", "revenue", "revenues", "sales", "income", "margin", "margins",
     "ratio", "ratios", "percent", "percentage", "usd", "dollar", "dollars", "million", "millions",
     "billion", "billions", "cost", "costs", "expense", "expenses", "capex", "expenditure", "expenditures",
     "eps", "earnings", "dividend", "dividends", "cash", "debt", "value", "rate", "rates", "growth", "price",
@@ -51,6 +53,7 @@ _AMOUNT_CUES = frozenset({
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
+W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -74,7 +77,7 @@ class _Unit:
     seg: Segment
     score: float
     matched: frozenset[int]
-    figures: frozenset[str] = field(default_factory=frozenset)
+    figures: frozenset[str] = frozenset()
 
 
 def stem(word: str) -> str:
@@ -144,6 +147,8 @@ def _candidate(seg: Segment, text: str) -> bool:
     body = text[seg.start:seg.end]
     if len(body) > MAX_SENTENCE_CHARS or len(body.split()) < 2:
         return False
+    if seg.kind != "row" and len(_WORD.findall(body)) < 2:
+        return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure
         return len(body.split()) >= 4 and bool(_FIGURE.search(body))
     return True
@@ -233,13 +238,16 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                 continue
             body_keys = keys(p.text[seg.start:seg.end])
             matched = covered(body_keys)
-            if not matched - weak:
+            if not matched:
                 continue
-            ctx_keys = title_keys + (keys(p.text[seg.header[0]:seg.header[1]]) if seg.header else [])
+            ctx_keys = title_keys + [k for span in (seg.header, seg.lead) if span for k in keys(p.text[span[0]:span[1]])]
             in_ctx = covered(ctx_keys) - matched
+            # a row may match only a year ("2024 1,097 862") when its table's header or lead-in names the rest
+            if not matched - weak and not (seg.kind == "row" and in_ctx - weak):
+                continue
             raw.append((p, rank, seg, matched, in_ctx, body_keys))
     if not raw:
-        return nothing
+        return Synthesis("", [], gaps, "none", len(passages), list(terms))
 
     n = len(raw)
     df = [sum(1 for r in raw if i in r[3]) for i in range(len(tk))]
@@ -252,19 +260,20 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         coverage = (sum(weight[i] for i in matched) + 0.5 * sum(weight[i] for i in in_ctx)) / total_weight
         if len(matched) > 1:
             joined = _joined(body_keys)
-            proximity = len(matched) / _min_window([tk[i].positions(body_keys, joined) for i in sorted(matched)])
+            window = _min_window([tk[i].positions(body_keys, joined) for i in sorted(matched)])
+            proximity = min(1.0, 2 * len(matched) / window)
         else:
             proximity = 0.5
-        has_figure = bool(_FIGURE.search(body))
-        score = 0.55 * coverage + 0.15 * min(proximity, 1.0) + 0.15 * (wants_amount and has_figure) \
-            + 0.15 / (1 + rank)
+        figures = figures_of(body)
+        has_figure = bool(figures or _FIGURE.search(body) or _COUNT.search(body))
+        score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
+            + W_RANK / (1 + rank)
         words = len(body_keys)
         if words < 4:
             score *= 0.6
         elif words > 120:
             score *= 0.85
-        units.append(_Unit(p, rank, seg, round(score, 9), matched,
-                           figures_of(body) if has_figure else frozenset()))
+        units.append(_Unit(p, rank, seg, round(score, 9), matched, figures))
 
     chosen = _choose(units)
     items = _order(chosen)
@@ -313,7 +322,9 @@ def _order(chosen: list[_Unit]) -> list[_Unit]:
 
 
 def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]:
-    parts: list[str] = []
+    """The answer text and its claims: the longest prefix of the items that fits, never ending on a table
+    header whose row was dropped."""
+    pieces: list[str] = []
     claims: list[Claim] = []
     length, prev_section = 0, None
     for u in items:
@@ -321,15 +332,18 @@ def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]
         claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                            section_text=p.text, page_map=p.page_map, page_start=p.page_start,
                            start=u.seg.start, end=u.seg.end)
-        sep = "" if not parts else (" " if p.section_id == prev_section else "\n\n")
+        sep = "" if not pieces else (" " if p.section_id == prev_section else "\n\n")
         piece = f"{sep}{normalize_space(claim.text)} [{claim.id}]"
         if length + len(piece) > max_chars:
-            return "".join(parts), claims, True
-        parts.append(piece)
+            while claims and items[len(claims) - 1].seg.kind == "header":
+                claims.pop()
+                pieces.pop()
+            return "".join(pieces), claims, True
+        pieces.append(piece)
         claims.append(claim)
         length += len(piece)
         prev_section = p.section_id
-    return "".join(parts), claims, False
+    return "".join(pieces), claims, False
 
 
 def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover: frozenset[int],

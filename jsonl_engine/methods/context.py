@@ -34,12 +34,14 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
     items = [ContextItem(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                          title=p.title, path=list(p.path), page_start=p.page_start, page_end=p.page_end,
                          score=p.score, text=fitted.texts[i] if params.include_text else None,
-                         snippet=p.snippet if params.include_text else fitted.texts[i] or "")
+                         snippet=p.snippet if params.include_text else fitted.texts[i] or "",
+                         confidence=getattr(p, "confidence", None))
              for i, p in enumerate(passages) if i in set(fitted.kept)]
     return ContextResult(query=params.query, strategy=strategy.name, items=items,
                          budget=ContextBudget(max_chars=limit, used_chars=fitted.used_chars,
                                               truncated=fitted.truncated, omitted=fitted.omitted),
-                         reason=_reason(found.reason, fitted, len(passages)))
+                         reason=_reason(found.reason, fitted, len(passages)), hops_taken=found.hops_taken,
+                         usage=found.usage or None, confidence=getattr(found, "confidence", None))
 
 
 def _reason(found: str | None, fitted: Any, total: int) -> str | None:
@@ -58,9 +60,9 @@ def _reason(found: str | None, fitted: Any, total: int) -> str | None:
 
 
 def _llm(ctx: RequestContext, request: Any) -> Any:
-    """The reader an LLM strategy uses (named by an extra `reader` param when strategies add one)."""
+    """The gateway an LLM strategy uses (the `reader` param names it); llm_unavailable before any work."""
     try:
-        from jsonl_engine.llm.readers import resolve_reader
+        from jsonl_engine.llm.readers import gateway_for
     except ImportError as exc:
         raise LLMUnavailable("this strategy needs an LLM and the LLM gateway is not available") from exc
-    return resolve_reader(ctx.app.settings, request.extra.get("reader"))
+    return gateway_for(ctx.app, request.extra.get("reader"))

@@ -28,10 +28,14 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     params.check()
     from jsonl_engine.ingest.pipeline import IngestJob
 
+    gateway = _summary_gateway(ctx, params.reader) if params.summarize else None
     store = await ctx.run_in_thread(lambda: ctx.app.store)
+    written: list[str] = []
 
     def emit(outcome) -> None:
         ctx.result(IngestResult.model_validate(outcome, from_attributes=True))
+        if params.summarize and outcome.document_id and not outcome.skipped and outcome.error is None:
+            written.append(outcome.document_id)
 
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress, emit=emit,
                     cancel=ctx.cancel_event, workers=ctx.app.settings.workers, status=params.status)
@@ -39,6 +43,25 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
         await job.run_text(params.text, params.title or "", params.media_type)
     else:
         await job.run_paths(params.paths or [])
+    if written:
+        from jsonl_engine.ingest.summarize import summarize_documents
+
+        await summarize_documents(store, written, gateway, progress=ctx.progress,
+                                  check_cancelled=ctx.check_cancelled)
+
+
+def _summary_gateway(ctx: RequestContext, reader: str | None):
+    """The reader that writes summaries; None (extractive summaries) when no LLM is configured and none was
+    named. A named reader that does not resolve is an error before any work."""
+    from jsonl_engine.errors import LLMUnavailable
+    from jsonl_engine.llm.readers import gateway_for
+
+    try:
+        return gateway_for(ctx.app, reader)
+    except LLMUnavailable:
+        if reader is not None:
+            raise
+        return None
 
 
 @method("kb.documents", params=DocumentsParams, result=DocumentsResult)

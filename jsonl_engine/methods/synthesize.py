@@ -1,30 +1,48 @@
-"""kb.synthesize: a deterministic answer whose every sentence is cited source text."""
+"""kb.synthesize: a deterministic answer whose every sentence is cited source text (llm=true: rewritten into
+prose by the LLM, every sentence still citing offered claims)."""
 
 from __future__ import annotations
 
 from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import LLMUnavailable
-from jsonl_engine.models.synthesize import Claim, SynthesizeParams, SynthesizeResult, SynthMeta
+from jsonl_engine.models.synthesize import Claim, SynthesizeParams, SynthesizeResult, SynthLLM, SynthMeta
 from jsonl_engine.registry import method
 
 
 @method("kb.synthesize", params=SynthesizeParams, result=SynthesizeResult)
-def synthesize(params: SynthesizeParams, ctx: RequestContext) -> SynthesizeResult:
+async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> SynthesizeResult:
     """Compose an answer only from reviewed sources, each sentence verbatim with its [claim_id]; name the gaps."""
-    if params.llm:
-        raise LLMUnavailable("kb.synthesize llm=true (an LLM-written synthesis) is reserved and not available in "
-                             "this version; use llm=false for the deterministic cited answer, or kb.answer, "
-                             "which uses the LLM configured by [llm] base_url and model in the config file "
-                             "(or JSONL_ENGINE_LLM_BASE_URL and JSONL_ENGINE_LLM_MODEL)")
+    gateway = _gateway(ctx, params.reader) if params.llm else None
     from jsonl_engine.answer.synthesize import synthesize as run
 
     ctx.check_cancelled()
-    out = run(ctx.app.store, params.query, depth=params.depth, max_chars=params.max_chars,
-              document_ids=params.document_ids, statuses=params.statuses)
+    out = await ctx.run_in_thread(lambda: run(ctx.app.store, params.query, depth=params.depth,
+                                              max_chars=params.max_chars, document_ids=params.document_ids,
+                                              statuses=params.statuses))
+    answer, claims, llm = out.answer, out.claims, None
+    if gateway is not None:
+        from jsonl_engine.answer.rewrite import rewrite_claims
+        from jsonl_engine.llm.usage import Usage
+
+        usage = Usage()
+        answer, dropped, stripped = await rewrite_claims(gateway, params.query, out.claims, usage)
+        claims = [c for c in out.claims if f"[{c.id}]" in answer]
+        llm = SynthLLM(reader=gateway.name, model=gateway.model, dropped_sentences=dropped,
+                       stripped_claim_ids=stripped, usage=usage.to_dict())
     return SynthesizeResult(
-        answer=out.answer,
-        claims=[Claim(**c.as_dict()) for c in out.claims],
+        answer=answer,
+        claims=[Claim(**c.as_dict()) for c in claims],
         gaps=out.gaps,
         meta=SynthMeta(synthesis_confidence=out.confidence, passages=out.passages,
-                       salient_terms=out.salient_terms, truncated=out.truncated),
+                       salient_terms=out.salient_terms, truncated=out.truncated, llm=llm),
     )
+
+
+def _gateway(ctx: RequestContext, reader: str | None):
+    from jsonl_engine.llm.readers import gateway_for
+
+    try:
+        return gateway_for(ctx.app, reader)
+    except LLMUnavailable as exc:
+        raise LLMUnavailable(f"kb.synthesize llm=true needs an LLM: {exc.message}; or use llm=false for the "
+                             "deterministic cited answer") from exc

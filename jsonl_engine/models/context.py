@@ -23,6 +23,10 @@ class ContextParams(Params):
                                    description="review states to search")
     strategy: str = Field("lexical", min_length=1, description="a name from capabilities.strategies")
     unit: Literal["section", "page"] = Field("section", description="page: whole pages, for clients citing pages")
+    reader: str | None = Field(None, min_length=1, description="LLM strategies: a named reader (capabilities.readers)")
+    max_hops: int | None = Field(None, ge=1, le=32, description="agentic, pageindex: most model turns (default 6)")
+    max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000, description=(
+        "LLM strategies: prompt tokens per model call (default: the reader's context window less the reply)"))
 
     @field_validator("query")
     @classmethod
@@ -44,6 +48,7 @@ class ContextItem(Result):
     text: str | None = Field(description="the section (or page) text, a prefix of it when clipped to the budget; "
                                          "offsets into it are offsets into the section text")
     snippet: str = Field(description="a short excerpt around the query terms")
+    confidence: float | None = Field(None, description="LLM strategies: the model's confidence in this item, 0..1")
 
 
 class ContextBudget(Result):
@@ -60,3 +65,7 @@ class ContextResult(Result):
     items: list[ContextItem]
     budget: ContextBudget
     reason: str | None = Field(description="why items is empty, or what the budget cut; null otherwise")
+    hops_taken: int = Field(0, description="LLM strategies: model turns taken (0 for lexical)")
+    usage: dict[str, int] | None = Field(None, description="LLM strategies: prompt_tokens, completion_tokens, "
+                                                           "total_tokens, calls")
+    confidence: float | None = Field(None, description="LLM strategies: overall confidence, 0..1")

@@ -20,6 +20,10 @@ class IngestParams(Params):
     title: str | None = Field(None, min_length=1, max_length=500, description="title of the inline text")
     media_type: TextMediaType = Field("text/plain", description="how to read the inline text")
     status: Status = Field("approved", description="review status given to newly ingested documents")
+    summarize: bool = Field(False, description=(
+        "fill each section's summary (used by the outline strategies): one sentence per section written by the "
+        "LLM when a reader is configured, else extractive (leading sentence and salient terms)"))
+    reader: str | None = Field(None, min_length=1, description="with summarize: a named reader (capabilities.readers)")
 
     def check(self) -> None:
         """Cross-field rules (raised by the handler, so the error names the fields)."""

@@ -18,7 +18,10 @@ class SynthesizeParams(Params):
     document_ids: list[str] | None = Field(None, description="restrict to these documents")
     statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
                                    description="review statuses that may be cited (the review gate)")
-    llm: bool = Field(False, description="reserved: LLM-written synthesis (not available yet)")
+    llm: bool = Field(False, description=(
+        "true: the LLM rewrites the cited claims into fluent prose; each sentence keeps [claim_id] citations of "
+        "offered claims only (others stripped, sentences without one dropped, both reported in _meta.llm)"))
+    reader: str | None = Field(None, min_length=1, description="with llm: a named reader (capabilities.readers)")
 
 
 class Claim(Result):
@@ -40,6 +43,15 @@ class SynthMeta(Result):
     passages: int = Field(description="passages considered")
     salient_terms: list[str]
     truncated: bool = Field(description="sentences were dropped to fit max_chars")
+    llm: SynthLLM | None = Field(None, description="llm=true only: what the rewrite kept out, and its cost")
+
+
+class SynthLLM(Result):
+    reader: str
+    model: str
+    dropped_sentences: list[str] = Field(description="sentences the model wrote without a valid citation")
+    stripped_claim_ids: list[str] = Field(description="ids the model cited that were not offered")
+    usage: dict[str, int] = Field(description="prompt_tokens, completion_tokens, total_tokens, calls")
 
 
 class SynthesizeResult(Result):

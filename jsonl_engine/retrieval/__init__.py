@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import Internal, InvalidParams
 from jsonl_engine.retrieval import cues, dedupe, lexical, rank, snippet
+from jsonl_engine.retrieval import prior as prior_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, quote, render, salient_terms, tokenize
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ PAGES_TO_SECTIONS = 30  # top pages whose sections join the candidate set
 SECTION_DOCS = 2  # across many documents, section BM25 runs on the documents the prior ranks first
 MAX_DF = 0.3  # phrases on more than this share of pages are left out (IDF near zero, cost high)
 KEEP_RAREST = 3  # ... unless every phrase is that common: then the rarest few are kept
+MAX_STATEMENT_PHRASES = 20
+COVER_MAX_DF = 0.2  # the document prior uses the query words found on few documents' first pages  # a long question keeps its rarest phrases (cost grows with each phrase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,7 @@ class Passage:
     status: str
     page_map: list[tuple[int, int]]
     unit: str = "section"
+    confidence: float | None = None  # LLM strategies: the model's confidence in this pick / citation, 0..1
 
 
 @dataclass
@@ -52,6 +56,8 @@ class Retrieval:
     reason: str | None = None
     usage: dict = field(default_factory=dict)
     hops_taken: int = 0
+    confidence: float | None = None  # LLM strategies: overall confidence, 0..1
+    details: dict = field(default_factory=dict)  # strategy-specific (pageindex: answer, citations)
 
 
 def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
@@ -85,7 +91,7 @@ def _retrieve(conn: sqlite3.Connection, q: Query, scope: lexical.Scope, limit: i
     prior = None
     focus = docs
     if len(docs) > 1:
-        covers = lexical.search_covers(conn, q.word_match, scope) if q.n_words else {}
+        covers = prior_mod.cover_scores(conn, q, scope)
         prior = rank.document_prior(pages, covers, _title_matches(q.words, scope))
         if len(docs) > SECTION_DOCS:
             focus = sorted(prior, key=lambda d: (-prior[d], d))[:SECTION_DOCS]
@@ -183,4 +189,7 @@ def _select_phrases(conn: sqlite3.Connection, q: Query) -> tuple[list[tuple[str,
     chosen = [p for p in present if df[quote(p)] <= limit]
     if not chosen:
         chosen = sorted(present, key=lambda p: (df[quote(p)], p))[:KEEP_RAREST]
+    if len(chosen) > MAX_STATEMENT_PHRASES:
+        keep = set(sorted(chosen, key=lambda p: (df[quote(p)], p))[:MAX_STATEMENT_PHRASES])
+        chosen = [p for p in chosen if p in keep]
     return chosen, [p for p in chosen if not has_stopword(p)]

@@ -55,12 +55,10 @@ _SPACE = re.compile(r"\s+")
 
 
 def wanted_statements(tokens: list[str]) -> frozenset[str]:
-    kinds: set[str] = set()
-    for trigger, found in _TRIGGERS.items():
-        n = len(trigger)
-        if any(tuple(tokens[i:i + n]) == trigger for i in range(len(tokens) - n + 1)):
-            kinds.update(found)
-    return frozenset(kinds)
+    from jsonl_engine.retrieval.query import ngrams
+
+    grams = ngrams(tokens)
+    return frozenset(k for trigger, found in _TRIGGERS.items() if trigger in grams for k in found)
 
 
 def statement_kind(text: str) -> str | None:

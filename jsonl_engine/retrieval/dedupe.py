@@ -7,7 +7,6 @@ Numbers stay in the shingles, so statements of different periods (same labels, o
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -18,14 +17,17 @@ _WORD = re.compile(r"\w+")
 T = TypeVar("T")
 
 
-def shingles(text: str) -> frozenset[int]:
+Shingles = frozenset[tuple[str, ...]]
+
+
+def shingles(text: str) -> Shingles:
     words = _WORD.findall(text.lower())
     if len(words) < SHINGLE:
-        return frozenset([zlib.crc32(" ".join(words).encode())]) if words else frozenset()
-    return frozenset(zlib.crc32(" ".join(words[i:i + SHINGLE]).encode()) for i in range(len(words) - SHINGLE + 1))
+        return frozenset([tuple(words)]) if words else frozenset()
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
 
 
-def similar(a: frozenset[int], b: frozenset[int]) -> bool:
+def similar(a: Shingles, b: Shingles) -> bool:
     if not a or not b:
         return False
     small, large = (a, b) if len(a) <= len(b) else (b, a)
@@ -38,7 +40,7 @@ def similar(a: frozenset[int], b: frozenset[int]) -> bool:
 def collapse(items: Iterable[T], text_of: Callable[[T], str], keep: int) -> list[T]:
     """Keep items in the given (best-first) order, skipping near-duplicates of an item already kept."""
     kept: list[T] = []
-    seen: list[frozenset[int]] = []
+    seen: list[Shingles] = []
     for item in items:
         sig = shingles(text_of(item))
         if any(similar(sig, other) for other in seen):

@@ -16,6 +16,7 @@ from jsonl_engine.errors import NotFound
 
 # bm25() column weights for sections_fts(title, ancestors, text).
 SECTION_WEIGHTS = (4.0, 1.5, 1.0)
+MERGE_GAP = 1000  # rowids between two windows searched as one
 SPAN_BACK = 3  # a retrievable section starts at most this many pages before a page it covers
 
 Window = tuple[int, int]
@@ -51,7 +52,7 @@ def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
         missing = [d for d in wanted if d not in found]
         if missing:
             raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
-        total = -1
+        total = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     else:
         rows = conn.execute("SELECT id, title, status FROM documents").fetchall()
         total = len(rows)
@@ -64,10 +65,16 @@ def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -
     if not document_ids:
         return []
     ids = sorted(document_ids)
-    spans = sorted(tuple(r) for r in conn.execute(
+    spans = sorted((r[0], r[1]) for r in conn.execute(
         f"SELECT MIN(rowid), MAX(rowid) FROM {table} WHERE document_id IN ({_marks(len(ids))}) "
         "GROUP BY document_id", ids) if r[0] is not None)
-    return spans
+    merged: list[Window] = []
+    for lo, hi in spans:  # one statement for near windows: each statement pays a fixed IDF pass
+        if merged and lo - merged[-1][1] <= MERGE_GAP:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
 
 
 def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
@@ -106,7 +113,7 @@ def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[st
 
 # Internal nodes may hold text of their own (a preamble); their page range is the subtree's, so their own
 # page map comes along to place them.
-SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, text <> '' AS has_text, "
+SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, length(text) AS text_len, "
                    "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
 
 
@@ -178,4 +185,23 @@ def page_count(conn: sqlite3.Connection, gen: tuple[int, ...]) -> int:
     key = (gen, "")
     if key not in _DF:
         _DF[key] = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    return _DF[key]
+
+
+def cover_frequencies(conn: sqlite3.Connection, gen: tuple[int, ...], phrases: Sequence[str]) -> dict[str, int]:
+    """phrase -> number of cover pages (first pages of documents) holding it."""
+    out = {}
+    for phrase in phrases:
+        key = (gen, "covers:" + phrase)
+        if key not in _DF:
+            _DF[key] = conn.execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?",
+                                    (phrase,)).fetchone()[0]
+        out[phrase] = _DF[key]
+    return out
+
+
+def cover_count(conn: sqlite3.Connection, gen: tuple[int, ...]) -> int:
+    key = (gen, "covers:")
+    if key not in _DF:
+        _DF[key] = conn.execute("SELECT COUNT(*) FROM pages WHERE number <= 2").fetchone()[0]
     return _DF[key]

@@ -145,6 +145,8 @@ _HALF = {"h1": "six months", "h2": "second half"}
 # Tokens as the index sees them, plus numbers with separators ("1,577", "3.5") kept whole for phrasing.
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+", re.UNICODE)
 _FISCAL = re.compile(r"^fy(\d{2}|\d{4})$")
+_YEAR = re.compile(r"^(19|20)\d\d$")
+_PERIOD = re.compile(r"^(q[1-4]|h[12]|10k|10q|8k|\d+(st|nd|rd|th))$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,8 @@ class Query:
     words: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # every token of the query, stopwords included
+    names: list[str] = field(default_factory=list)  # capitalised words: likely issuer / product names
+    years: list[str] = field(default_factory=list)  # years named, fiscal forms resolved ("FY18" -> "2018")
     n_words: int = 0  # phrases[:n_words] come from the query's own words (and their fiscal forms)
 
     @property
@@ -241,17 +245,36 @@ def parse(query: str) -> Query:
     for a, b in zip(raw, raw[1:], strict=False):
         if _content(a) and _content(b) and not (a.isdigit() or b.isdigit()):
             add(_index_tokens(a) + _index_tokens(b))
+    grams = ngrams(raw)
     for trigger, expansion in EXPANSIONS.items():
-        if _contains(raw, trigger):
+        if trigger in grams:
             for phrase in expansion:
                 add(tuple(phrase.split()))
-    return Query(text=query, words=words, phrases=phrases, tokens=raw, n_words=n_words)
+    years = list(dict.fromkeys(y for w in words if (y := _fiscal_year(w) or (w if _YEAR.match(w) else None))))
+    return Query(text=query, words=words, phrases=phrases, tokens=raw, n_words=n_words, names=names(query),
+                 years=years)
+
+
+def names(query: str) -> list[str]:
+    """Words written with a capital (or mixing letters and digits, "3M"): the issuer, product or segment
+    names a question carries, whatever the size of the KB. Stopwords, years and fiscal forms excluded."""
+    out: list[str] = []
+    for surface in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
+        token = surface.lower()
+        if not any(ch.isupper() for ch in surface) and not (any(ch.isdigit() for ch in surface)
+                                                           and any(ch.isalpha() for ch in surface)):
+            continue
+        if token in STOPWORDS or _FISCAL.match(token) or _PERIOD.match(token) or len(token) < 2:
+            continue
+        if token not in out:
+            out.append(token)
+    return out
 
 
 def _content(token: str) -> bool:
     return token not in STOPWORDS and (len(token) > 1 or token.isdigit())
 
 
-def _contains(tokens: list[str], seq: tuple[str, ...]) -> bool:
-    n = len(seq)
-    return any(tuple(tokens[i:i + n]) == seq for i in range(len(tokens) - n + 1))
+def ngrams(tokens: list[str], longest: int = 4) -> set[tuple[str, ...]]:
+    """Every run of 1..longest consecutive tokens (to look up multi-word triggers at once)."""
+    return {tuple(tokens[i:i + n]) for n in range(1, longest + 1) for i in range(len(tokens) - n + 1)}

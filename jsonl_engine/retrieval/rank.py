@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 W_SECTION = 0.25    # the section's own column-weighted BM25 (title, ancestors, text)
 W_PAGE = 0.55       # the best page it lies on (whole-page BM25: tables split into small sections)
 W_DOC = 0.7         # the document prior, when more than one document is in scope
-W_STATEMENT = 0.5   # added to a page's normalised score when it is a statement the query needs
+W_STATEMENT = 0.75  # added to a page's normalised score when it is a statement the query needs
 W_COVER = 0.5       # document prior parts: the first pages matched by the query's own words,
 W_TITLE = 0.2       # the document title,
 W_PAGES = 0.3       # and the document's best pages
@@ -45,9 +45,12 @@ class Candidate:
             return []
 
 
+MIN_PREAMBLE = 200  # an internal section is a passage only when its own text is more than a heading line
+
+
 def candidate(row: sqlite3.Row) -> Candidate | None:
-    """A retrievable section (one holding text), placed on the pages its own text covers."""
-    if not row["has_text"]:
+    """A retrievable section (a leaf with text, or a parent with a real preamble), on its own pages."""
+    if not row["text_len"] or (row["own_map"] is not None and row["text_len"] < MIN_PREAMBLE):
         return None
     start, end = row["page_start"], row["page_end"]
     if row["own_map"]:

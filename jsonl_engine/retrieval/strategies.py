@@ -69,3 +69,5 @@ def get_strategy(name: str) -> Strategy:
 
 
 register(Lexical())
+
+import jsonl_engine.retrieval.navigate  # noqa: E402,F401  (registers the LLM strategies; light, no httpx)

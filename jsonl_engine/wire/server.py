@@ -7,6 +7,7 @@ This is the one place that catches broadly: any surprise becomes `internal` and 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -31,7 +32,16 @@ from jsonl_engine.errors import (
     ShuttingDown,
 )
 from jsonl_engine.registry import Method, invalid_params_from
-from jsonl_engine.wire.framing import CHUNK, LineReader, LineSplitter, TooLong, Writer, decode_line, pollable
+from jsonl_engine.wire.framing import (
+    CHUNK,
+    LineReader,
+    LineSplitter,
+    TooLong,
+    Writer,
+    decode_line,
+    encode_event,
+    pollable,
+)
 
 log = logging.getLogger("jsonl_engine.server")
 
@@ -81,10 +91,10 @@ class Server(Control):
         return emit
 
     def _error(self, request_id: Any, exc: EngineError, started: float | None = None) -> None:
-        self.writer.write({"id": request_id, "event": "error", "error": exc.to_wire()})
         status = "cancelled" if isinstance(exc, Cancelled) else "error"
-        self.writer.write({"id": request_id, "event": "done", "status": status,
-                           "elapsed_ms": _elapsed(started)})
+        self.writer.write_bytes(
+            encode_event({"id": request_id, "event": "error", "error": exc.to_wire()})
+            + encode_event({"id": request_id, "event": "done", "status": status, "elapsed_ms": _elapsed(started)}))
 
     # ---- input --------------------------------------------------------------------------------------------
 
@@ -240,22 +250,27 @@ class Server(Control):
         return EngineError(f"internal error in {method.name}; see the daemon's stderr")
 
     def _complete(self, job: Job, method: Method, result: Any, error: EngineError | None) -> None:
-        """Write the outcome: the result (unless the handler streamed its own), or the error; then `done`."""
+        """Write the outcome (the result, unless the handler streamed its own, or the error), then `done`.
+
+        The final event and `done` go out in one write: nothing is held back, and a client waiting on the
+        result wakes once.
+        """
         ctx = job.ctx
+        final: dict[str, Any] | None = None
         if error is None:
             if result is not None:
                 data = result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True)
-                ctx._emit("result", data)
+                final = {"id": job.id, "event": "result", "data": data}
             elif ctx.results_sent == 0:
                 error = self._as_engine_error(RuntimeError("produced no result"), method, job.id)
-        if isinstance(error, Cancelled):
-            ctx.cancel_event.set()
+        if error is not None:
+            final = {"id": job.id, "event": "error", "error": error.to_wire()}
+            if isinstance(error, Cancelled):
+                ctx.cancel_event.set()
+        status = "ok" if error is None else ("cancelled" if isinstance(error, Cancelled) else "error")
+        done = encode_event({"id": job.id, "event": "done", "status": status, "elapsed_ms": _elapsed(job.started)})
         with self._lock:
-            if error is not None:
-                self.writer.write({"id": job.id, "event": "error", "error": error.to_wire()})
-            status = "ok" if error is None else ("cancelled" if isinstance(error, Cancelled) else "error")
-            self.writer.write({"id": job.id, "event": "done", "status": status,
-                               "elapsed_ms": _elapsed(job.started)})
+            self.writer.write_bytes(done if final is None else encode_event(final) + done)
             job.finished = True
 
     # ---- control ------------------------------------------------------------------------------------------
@@ -320,6 +335,7 @@ class Server(Control):
     async def serve(self, input_fd: int = 0) -> int:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
+        gc.freeze()  # start-up objects (modules, models) live forever: keep them out of every collection
         for signum in (signal.SIGTERM, signal.SIGINT):
             self._loop.add_signal_handler(signum, self._on_signal, signum)
         self.writer.write({"id": None, "event": "ready",

@@ -1,0 +1,158 @@
+"""kb.answer engine overhead, through the daemon, with the scripted LLM server answering instantly.
+
+Every dev question is asked once, document-scoped (document_ids = its filing), stream on (the default), one
+request at a time. The scripted server (same process as this script) records when it was busy with each
+upstream call, from the start of its handler to the last byte written. Per request:
+
+    overhead = done.elapsed_ms (the daemon's own request time)  -  union of the server's busy intervals
+
+so concurrent span calls count once, and what is left is the engine's time: retrieval, prompt building,
+httpx and JSON work, event writing, and loopback transit. Token counts are the gateway's estimates (the
+scripted replies carry no usage): prompt tokens are those of the real prompts; completion tokens reflect the
+scripted replies, not a model's. Same-run baselines: `capabilities` round trips (the protocol floor) and
+in-process `retrieve` for the same queries (the retrieval share of the overhead).
+
+    .venv/bin/python bench/answer.py [--kb bench/out/dev-kb] [--rounds 1] [--max-sections 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEV = ROOT.parent / "shared" / "financebench-dev"
+FALLBACK_DOCS = ("3M_2022_10K", "AMCOR_2023_10K", "PEPSICO_2022_10K")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def union_ms(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total * 1000
+
+
+def timed_server():
+    """A ScriptedLLM whose handler records (start, end) of every request it serves."""
+    from tests.support.gateway import ScriptedLLM, _Handler
+
+    busy: list[tuple[float, float]] = []
+    lock = threading.Lock()
+
+    class Timed(_Handler):
+        def do_POST(self) -> None:
+            t0 = time.perf_counter()
+            try:
+                super().do_POST()
+            finally:
+                with lock:
+                    busy.append((t0, time.perf_counter()))
+
+    server = ScriptedLLM()
+    server._server.RequestHandlerClass = Timed
+    server._server.handle_error = lambda *a: None  # a client closing a kept-alive connection is no news
+    return server, busy, lock
+
+
+def prepare_kb(kb: Path | None, work: Path) -> Path:
+    """A private copy of the shared dev KB (WAL files stay ours), or a small KB built here."""
+    target = work / "kb"
+    if kb is not None and (kb / "kb.sqlite3").is_file():
+        target.mkdir()
+        shutil.copy2(kb / "kb.sqlite3", target / "kb.sqlite3")
+        return target
+    from jsonl_engine.store import Store
+    from jsonl_engine.store.repo import ingest_paths
+
+    t0 = time.perf_counter()
+    store = Store(target)
+    ingest_paths(store, [str(DEV / "pdfs" / f"{name}.pdf") for name in FALLBACK_DOCS])
+    store.close()
+    print(f"built a KB of {len(FALLBACK_DOCS)} dev filings in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return target
+
+
+def main() -> None:
+    from jsonl_engine.retrieval import retrieve
+    from jsonl_engine.store import Store
+    from tests.support.answer_script import AnswerScript
+    from tests.support.daemon import Daemon
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kb", type=Path, default=ROOT / "bench" / "out" / "dev-kb")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--max-sections", type=int, default=5)
+    args = parser.parse_args()
+
+    questions = [json.loads(line) for line in (DEV / "questions.jsonl").read_text().splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp:
+        kb = prepare_kb(args.kb, Path(tmp))
+        store = Store(kb)
+        docs = {Path(r[1]).stem: r[0] for r in store.reader().execute("SELECT id, path FROM documents")}
+        asked = [(q["question"], docs[q["doc_name"]]) for q in questions if q["doc_name"] in docs]
+
+        retrieval_ms = []
+        for query, doc in asked * args.rounds:
+            t0 = time.perf_counter()
+            retrieve(store, query, document_ids=[doc], limit=args.max_sections)
+            retrieval_ms.append((time.perf_counter() - t0) * 1000)
+        store.close()
+
+        server, busy, lock = timed_server()
+        server.responder = AnswerScript(quote=lambda text: " ".join(text.split()[5:17]) or None)
+        with server, Daemon(kb, env=server.env(JSONL_ENGINE_LLM_MAX_CONCURRENCY="4")) as d:
+            floor = [d.request("capabilities")[-1]["elapsed_ms"] for _ in range(50)]
+            d.request("kb.answer", {"query": "warm-up revenue", "max_sections": 1})  # imports, first connection
+            walls, waits, overheads, usages, cited, verified = [], [], [], [], 0, 0
+            for query, doc in asked * args.rounds:
+                with lock:
+                    busy.clear()
+                events = d.request("kb.answer", {"query": query, "document_ids": [doc],
+                                                 "max_sections": args.max_sections})
+                assert events[-1]["status"] == "ok", events[-3:]
+                result = events[-2]["data"]
+                assert result["error"] is None, result["error"]
+                with lock:
+                    wait = union_ms(list(busy))
+                wall = events[-1]["elapsed_ms"]
+                walls.append(wall)
+                waits.append(wait)
+                overheads.append(wall - wait)
+                usages.append(result["usage"])
+                cited += len(result["citations"])
+                verified += sum(c["verified"] for c in result["citations"])
+
+    n = len(walls)
+    print(f"kb.answer: {n // args.rounds} dev questions x {args.rounds} round(s), document-scoped, "
+          f"max_sections={args.max_sections}, stream; KB {args.kb}")
+    print(f"  engine overhead      p50 {pct(overheads, .5):6.1f} ms   p95 {pct(overheads, .95):6.1f} ms"
+          f"   max {max(overheads):6.1f} ms   (target p95 <= 50 ms)")
+    print(f"  request wall         p50 {pct(walls, .5):6.1f} ms   p95 {pct(walls, .95):6.1f} ms")
+    print(f"  gateway busy (union) p50 {pct(waits, .5):6.1f} ms   p95 {pct(waits, .95):6.1f} ms")
+    print(f"  baseline: in-process retrieve   p50 {pct(retrieval_ms, .5):6.1f} ms   p95 {pct(retrieval_ms, .95):6.1f} ms")
+    print(f"  baseline: capabilities round trip p50 {pct(floor, .5):6.2f} ms   p95 {pct(floor, .95):6.2f} ms")
+    mean = lambda key: statistics.mean(u[key] for u in usages)  # noqa: E731
+    print(f"  per answer: LLM calls {mean('calls'):.1f}, prompt tokens {mean('prompt_tokens'):.0f}, "
+          f"completion tokens {mean('completion_tokens'):.0f} (estimates)")
+    print(f"  citations per answer {cited / n:.1f}, verified {verified / max(1, cited):.0%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Retrieval benchmark: kb.context on the FinanceBench dev questions, through the daemon.
+
+For every question, kb.context (limit 10) scoped to its document and again across all dev documents.
+A hit is an item whose page range contains an evidence page (evidence_page_num is zero-indexed: +1) and
+spans at most 2 pages, so a long section cannot score by covering many pages. Reports hit@1/3/5/10,
+MRR@10 and round-trip latency p50/p95 per question type, beside the same-run baseline: plain BM25 over
+whole pages (one FTS5 table of page texts, default tokenizer, default bm25(), the question's words OR-ed).
+
+    .venv/bin/python bench/retrieval.py [--kb bench/out/retrieval-kb] [--dev ../shared/financebench-dev]
+
+The KB is built once (in-process ingest of the 30 PDFs) and reused while it holds them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+KS = (1, 3, 5, 10)
+LIMIT = 10
+
+
+def find_dev(arg: str | None) -> Path:
+    for cand in ([Path(arg)] if arg else []) + [ROOT.parent / "shared" / "financebench-dev",
+                                                 Path("/work/shared/financebench-dev")]:
+        if (cand / "pdfs").is_dir():
+            return cand
+    sys.exit("financebench-dev not found (pass --dev)")
+
+
+def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
+    """Build the KB unless it already holds every PDF; returns doc name -> document id."""
+    from jsonl_engine.store import Store
+    from jsonl_engine.store.repo import ingest_paths
+
+    store = Store(kb)
+    try:
+        have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
+        missing = [p for p in pdfs if p.stem not in have]
+        if missing:
+            t = time.perf_counter()
+            print(f"ingesting {len(missing)} PDFs into {kb} ...", file=sys.stderr)
+            for o in ingest_paths(store, [str(p) for p in missing]):
+                if o.error:
+                    sys.exit(f"ingest failed: {o.path}: {o.error}")
+            print(f"ingested in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+            have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
+        return have
+    finally:
+        store.close()
+
+
+def first_hit(items: list[tuple[str, int, int]], gold: set[tuple[str, int]]) -> int | None:
+    for rank, (doc, start, end) in enumerate(items[:LIMIT], 1):
+        if end - start <= 1 and any(d == doc and start <= page <= end for d, page in gold):
+            return rank
+    return None
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    out = {f"hit@{k}": sum(1 for r in ranks if r is not None and r <= k) / n for k in KS}
+    out["mrr@10"] = sum(1 / r for r in ranks if r is not None and r <= LIMIT) / n
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+class PageBM25:
+    """The baseline: one FTS5 table of page texts with the default tokenizer and default bm25()."""
+
+    def __init__(self, kb: Path) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE p USING fts5(doc UNINDEXED, num UNINDEXED, text)")
+        src = sqlite3.connect(kb / "kb.sqlite3")
+        self.db.executemany("INSERT INTO p VALUES (?, ?, ?)",
+                            src.execute("SELECT document_id, number, text FROM pages ORDER BY rowid"))
+        src.close()
+
+    def search(self, question: str, doc: str | None) -> list[tuple[str, int, int]]:
+        words = dict.fromkeys(re.findall(r"\w+", question.lower()))
+        match = " OR ".join(f'"{w}"' for w in words)
+        sql = "SELECT doc, num FROM p WHERE p MATCH ?" + (" AND doc = ?" if doc else "") + \
+              " ORDER BY bm25(p) LIMIT ?"
+        rows = self.db.execute(sql, (match, doc, LIMIT) if doc else (match, LIMIT)).fetchall()
+        return [(d, n, n) for d, n in rows]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kb", default=str(ROOT / "bench" / "out" / "retrieval-kb"))
+    ap.add_argument("--dev", default=None)
+    ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "retrieval.json"))
+    args = ap.parse_args()
+
+    from tests.support.daemon import Daemon
+
+    dev = find_dev(args.dev)
+    pdfs = sorted((dev / "pdfs").glob("*.pdf"))
+    questions = [json.loads(line) for line in (dev / "questions.jsonl").read_text().splitlines() if line.strip()]
+    kb = Path(args.kb)
+    ids = ensure_kb(kb, pdfs)
+    baseline = PageBM25(kb)
+
+    rows: list[dict] = []
+    with Daemon(kb_dir=kb, timeout=120) as d:
+        d.result("kb.context", {"query": "warm up the reader connections", "limit": 1})
+        for scoped in (True, False):
+            for q in questions:
+                doc = ids[q["doc_name"]]
+                gold = {(ids[e["doc_name"]], e["evidence_page_num"] + 1) for e in q["evidence"]}
+                params = {"query": q["question"], "limit": LIMIT}
+                if scoped:
+                    params["document_ids"] = [doc]
+                t = time.perf_counter()
+                data = d.result("kb.context", params)
+                rtt = (time.perf_counter() - t) * 1000
+                got = [(i["document_id"], i["page_start"], i["page_end"]) for i in data["items"]]
+                t = time.perf_counter()
+                base = baseline.search(q["question"], doc if scoped else None)
+                base_ms = (time.perf_counter() - t) * 1000
+                rows.append({"id": q["financebench_id"], "type": q["question_type"], "scoped": scoped,
+                             "rank": first_hit(got, gold), "base_rank": first_hit(base, gold),
+                             "ms": rtt, "base_ms": base_ms})
+
+    types = sorted({r["type"] for r in rows})
+    print(f"kb.context vs page-BM25 baseline on {len(questions)} dev questions "
+          f"({len(pdfs)} documents), limit {LIMIT}")
+    header = f"{'scope':7} {'type':18} {'n':>3} {'method':9} " + " ".join(f"{'hit@' + str(k):>6}" for k in KS) + \
+             f" {'mrr@10':>7} {'p50 ms':>7} {'p95 ms':>7}"
+    print(header)
+    print("-" * len(header))
+    summary: dict = {}
+    for scoped in (True, False):
+        scope = "doc" if scoped else "corpus"
+        for t in [*types, "ALL"]:
+            sel = [r for r in rows if r["scoped"] == scoped and (t == "ALL" or r["type"] == t)]
+            for method, rank_key, ms_key in (("context", "rank", "ms"), ("page-bm25", "base_rank", "base_ms")):
+                m = metrics([r[rank_key] for r in sel])
+                lat = [r[ms_key] for r in sel]
+                m["p50_ms"], m["p95_ms"] = pct(lat, 0.5), pct(lat, 0.95)
+                summary[f"{scope}/{t}/{method}"] = m
+                print(f"{scope:7} {t[:18]:18} {len(sel):3d} {method:9} " +
+                      " ".join(f"{m[f'hit@{k}']:6.3f}" for k in KS) +
+                      f" {m['mrr@10']:7.3f} {m['p50_ms']:7.1f} {m['p95_ms']:7.1f}")
+        print()
+    doc_gain = summary["doc/ALL/context"]["hit@5"] - summary["doc/ALL/page-bm25"]["hit@5"]
+    cor_gain = summary["corpus/ALL/context"]["hit@5"] - summary["corpus/ALL/page-bm25"]["hit@5"]
+    print(f"hit@5 gain over page-BM25: document-scoped {doc_gain * 100:+.1f} points, corpus-wide "
+          f"{cor_gain * 100:+.1f} points")
+    print("latency: kb.context is a daemon round trip (request written -> done read); page-bm25 is an "
+          "in-process query on an in-memory table")
+    print(f"corpus-wide kb.context p50 {summary['corpus/ALL/context']['p50_ms']:.1f} ms, "
+          f"p95 {summary['corpus/ALL/context']['p95_ms']:.1f} ms (mean "
+          f"{statistics.mean(r['ms'] for r in rows if not r['scoped']):.1f} ms)")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

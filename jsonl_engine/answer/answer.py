@@ -1,0 +1,228 @@
+"""kb.answer's pipeline: retrieval (a named strategy) -> span extraction -> a synthesis prompt whose sources
+carry their section ids -> the answer (streamed) -> the citations the answer actually makes.
+
+Knows nothing of the wire: takes a store, a gateway, the request values and callbacks. An upstream failure
+after retrieval does not raise: the outcome carries `error` and keeps the candidates (and any partial answer),
+so the caller sees what was (or would have been) sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.answer.citations import page_at
+from jsonl_engine.answer.spans import Span, extract_spans
+from jsonl_engine.errors import LLMError
+from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.retrieval.strategies import StrategyRequest, get_strategy
+
+if TYPE_CHECKING:
+    from jsonl_engine.llm.gateway import Gateway
+    from jsonl_engine.retrieval import Passage
+    from jsonl_engine.store import Store
+
+Progress = Callable[..., None]  # progress(stage, done=None, total=None, message=None)
+
+# An id as the engine makes them: 16 hex chars, ":", a key ("3.0.1", "p12"); found anywhere in the answer,
+# so "[a, b]", "[a][b]" and "(a)" all count. The key never ends in punctuation (a sentence's full stop).
+SECTION_ID = re.compile(r"\b[0-9a-f]{16}:[A-Za-z0-9_.-]*[A-Za-z0-9_]")
+MAX_SOURCE_TOKENS = 1500  # section text shown per source, at most (the verbatim quote comes on top)
+MIN_SOURCE_TOKENS = 32  # below this a source is all but useless (the prompt may then outgrow tiny contexts)
+PER_SOURCE_OVERHEAD = 4  # the joins and "..." marks around each excerpt
+PROMPT_MARGIN = 16
+
+ANSWER_SYSTEM = (
+    "You answer a question using only the sources given. Each source begins with its id in square brackets, "
+    "then its document, section and pages, the evidence quoted from it (when some was found) and its text.\n"
+    "Rules:\n"
+    "- Answer concisely and directly; keep figures, units and periods exactly as the sources give them.\n"
+    "- After each sentence or claim that uses a source, cite that source by writing its id in square "
+    "brackets exactly as shown, e.g. [<id>]; cite several sources as [<id>][<id>].\n"
+    "- Cite only ids of the sources below; never make up an id.\n"
+    "- If the sources do not support an answer, say that you cannot answer from the available documents, "
+    "and cite nothing."
+)
+ANSWER_REQUEST = "Answer the question from these sources, citing each claim with its source id in square brackets."
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRequest:
+    query: str
+    document_ids: list[str] | None = None
+    statuses: Sequence[str] = ("approved",)
+    strategy: str = "lexical"
+    max_sections: int = 5
+    max_citations: int = 3
+    max_answer_tokens: int = 1024
+    stream: bool = True
+
+
+@dataclass
+class AnswerOutcome:
+    strategy: str
+    reader: str
+    model: str
+    usage: Usage
+    answer: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    invented_ids: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": self.citations, "invented_ids": self.invented_ids,
+                "warnings": self.warnings, "strategy": self.strategy, "reader": self.reader, "model": self.model,
+                "usage": self.usage.to_dict(), "candidates": self.candidates, "error": self.error}
+
+
+def _no_progress(*_: Any, **__: Any) -> None:
+    pass
+
+
+async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
+                 on_delta: Callable[[str], None] | None = None, progress: Progress | None = None) -> AnswerOutcome:
+    """Raises before any work for an unknown strategy (invalid_params); retrieval errors (not_found for an
+    unknown document id, a strategy's own LLM failure) propagate; failures after retrieval are in `error`."""
+    progress = progress or _no_progress
+    strategy = get_strategy(request.strategy)
+    usage = Usage()
+    out = AnswerOutcome(strategy=strategy.name, reader=gateway.name, model=gateway.model, usage=usage)
+
+    progress("retrieve", message=f"strategy {strategy.name}")
+    retrieval = await strategy.run(store, StrategyRequest(
+        query=request.query, document_ids=request.document_ids, statuses=tuple(request.statuses),
+        limit=request.max_sections), gateway, progress)
+    _add_usage(usage, retrieval.usage)
+    passages = retrieval.passages[: request.max_sections]
+    spans: dict[str, Span] = {}
+    parts: list[str] = []
+    if not passages:
+        out.warnings.append(f"no sources to answer from: {retrieval.reason or 'no passage matched'}")
+    else:
+        try:
+            progress("spans", 0, len(passages))
+            found = await extract_spans(gateway, request.query, passages, usage=usage,
+                                        progress=lambda done, total: progress("spans", done, total))
+            spans = {s.section_id: s for s in found}
+            progress("answer")
+            messages = answer_messages(request.query, passages, spans, context_tokens=gateway.settings.context_tokens,
+                                       answer_tokens=request.max_answer_tokens)
+            if request.stream:
+                async with aclosing(gateway.stream(messages, usage=usage,
+                                                   max_tokens=request.max_answer_tokens)) as chunks:
+                    async for chunk in chunks:
+                        parts.append(chunk)
+                        if on_delta is not None:
+                            on_delta(chunk)
+            else:
+                completion = await gateway.chat(messages, usage=usage, max_tokens=request.max_answer_tokens)
+                parts.append(completion.text)
+        except LLMError as exc:
+            out.error = exc.to_wire()
+            stage = "the answer" if spans else "span extraction"
+            out.warnings.append(f"the reader failed during {stage}: the result keeps the retrieved sources"
+                                + (" and the partial answer" if parts else ""))
+    out.answer = "".join(parts)
+    cited = _cite(out, passages, spans, request.max_citations)
+    out.candidates = [_candidate(p, spans.get(p.section_id), p.section_id in cited) for p in passages]
+    return out
+
+
+def _add_usage(usage: Usage, extra: dict[str, Any] | None) -> None:
+    if extra:
+        usage.add(int(extra.get("prompt_tokens") or 0), int(extra.get("completion_tokens") or 0),
+                  int(extra.get("calls") or 0))
+
+
+# -- the synthesis prompt -------------------------------------------------------------------------------
+
+
+def answer_messages(query: str, passages: Sequence[Passage], spans: dict[str, Span], *, context_tokens: int,
+                    answer_tokens: int) -> list[dict[str, str]]:
+    """System rules, then the question and each source: id, document, section path, pages, the verified
+    quote, and the section text bounded so the whole prompt fits the reader's context with the answer."""
+    heads = [_source_head(p, spans.get(p.section_id)) for p in passages]
+    head, tail = f"Question: {query}\n\nSources:\n\n", f"\n\n{ANSWER_REQUEST}"
+    fixed = (estimate_tokens(ANSWER_SYSTEM + head + tail) + sum(estimate_tokens(h) for h in heads)
+             + PER_SOURCE_OVERHEAD * len(passages) + PROMPT_MARGIN)
+    share = (context_tokens - answer_tokens - fixed) // max(1, len(passages))
+    per_source = min(MAX_SOURCE_TOKENS, max(MIN_SOURCE_TOKENS, share))
+    blocks = [f"{h}\n{excerpt(p.text, spans.get(p.section_id), per_source)}" for h, p in zip(heads, passages,
+                                                                                           strict=True)]
+    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": head + "\n\n".join(blocks) + tail}]
+
+
+def _source_head(p: Passage, span: Span | None) -> str:
+    where = " > ".join([*p.path, p.title]) if p.path else p.title
+    pages = f"page {p.page_start}" if p.page_start == p.page_end else f"pages {p.page_start}-{p.page_end}"
+    head = f"[{p.section_id}] {p.document_title} | {where} | {pages}"
+    if span is not None and span.verified:
+        head += f'\nEvidence: "{span.quote}"'
+    return head + "\nText:"
+
+
+def excerpt(text: str, span: Span | None, max_tokens: int) -> str:
+    """The section text within `max_tokens`; when it is cut, the window starts shortly before the verified
+    quote so the quote's context survives."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    start = 0
+    if span is not None and span.verified and span.quote_start > 0:
+        start = max(0, span.quote_start - max_tokens)  # ~a quarter of the window before the quote
+        if start:
+            space = text.find(" ", start, span.quote_start)
+            start = space + 1 if space != -1 else start
+    body = truncate_to_tokens(text[start:], max_tokens)
+    return ("... " if start else "") + body + (" ..." if start + len(body) < len(text.rstrip()) else "")
+
+
+# -- citations ------------------------------------------------------------------------------------------
+
+
+def cited_ids(answer_text: str) -> list[str]:
+    """Section-id-shaped strings in the answer, deduplicated, in order of first appearance."""
+    return list(dict.fromkeys(SECTION_ID.findall(answer_text)))
+
+
+def _cite(out: AnswerOutcome, passages: Sequence[Passage], spans: dict[str, Span], cap: int) -> set[str]:
+    offered = {p.section_id: p for p in passages}
+    ids = cited_ids(out.answer)
+    valid = [i for i in ids if i in offered]
+    out.invented_ids = [i for i in ids if i not in offered]
+    if out.invented_ids:
+        out.warnings.append(f"the answer cites {len(out.invented_ids)} id(s) that were not among the sources; "
+                            "they are not in citations: " + ", ".join(out.invented_ids))
+    if len(valid) > cap:
+        out.warnings.append(f"the answer cites {len(valid)} sources; citations lists the first {cap} "
+                            f"(max_citations), not: " + ", ".join(valid[cap:]))
+    elif out.answer.strip() and not valid and out.error is None:
+        out.warnings.append("the answer cites none of the sources")
+    out.citations = [_citation(offered[i], spans.get(i)) for i in valid[:cap]]
+    return set(valid)
+
+
+def _citation(p: Passage, span: Span | None) -> dict[str, Any]:
+    base = {"section_id": p.section_id, "document_id": p.document_id, "document_title": p.document_title,
+            "title": p.title}
+    if span is not None and span.verified:
+        first = page_at(p.page_map, span.quote_start, p.page_start)
+        last = page_at(p.page_map, max(span.quote_start, span.quote_end - 1), p.page_start)
+        return {**base, "page_start": first, "page_end": max(first, last), "quote": span.quote,
+                "quote_start": span.quote_start, "quote_end": span.quote_end, "verified": True}
+    return {**base, "page_start": p.page_start, "page_end": p.page_end, "quote": span.quote if span else "",
+            "quote_start": -1, "quote_end": -1, "verified": False}
+
+
+def _candidate(p: Passage, span: Span | None, cited: bool) -> dict[str, Any]:
+    return {"section_id": p.section_id, "document_id": p.document_id, "document_title": p.document_title,
+            "title": p.title, "path": list(p.path), "page_start": p.page_start, "page_end": p.page_end,
+            "score": p.score, "status": p.status, "unit": p.unit, "snippet": p.snippet,
+            "span": None if span is None else {"found": span.found, "quote": span.quote,
+                                               "quote_start": span.quote_start, "quote_end": span.quote_end,
+                                               "verified": span.verified},
+            "cited": cited}

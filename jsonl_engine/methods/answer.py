@@ -1,0 +1,24 @@
+"""kb.answer: an LLM answer from the KB whose citations point at verified quotes in the cited sections."""
+
+from __future__ import annotations
+
+from jsonl_engine.context import RequestContext
+from jsonl_engine.models.answer import AnswerParams, AnswerResult
+from jsonl_engine.registry import method
+
+
+@method("kb.answer", params=AnswerParams, result=AnswerResult, events=("progress", "delta", "result"))
+async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
+    """Answer a question with the configured LLM, citing the sections it used (verified quotes, pages)."""
+    from jsonl_engine.answer.answer import AnswerRequest
+    from jsonl_engine.answer.answer import answer as run
+    from jsonl_engine.llm.readers import gateway_for
+
+    gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / unknown reader before any work
+    request = AnswerRequest(query=params.query, document_ids=params.document_ids, statuses=tuple(params.statuses),
+                            strategy=params.strategy, max_sections=params.max_sections,
+                            max_citations=params.max_citations, max_answer_tokens=params.max_answer_tokens,
+                            stream=params.stream)
+    store = await ctx.run_in_thread(lambda: ctx.app.store)  # the first use opens (and migrates) the KB
+    out = await run(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
+    return AnswerResult.model_validate(out.as_dict())

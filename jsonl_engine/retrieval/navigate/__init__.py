@@ -1,0 +1,93 @@
+"""LLM retrieval strategies that let the model reason over a document's structure:
+
+  single-pass   the outline in one prompt; the model names the sections that answer
+  chunked-tree  the outline sliced into sibling subtrees that fit `max_tokens_per_call`, asked in parallel
+  agentic       the model navigates with outline / expand / read / done actions, up to `max_hops`
+  pageindex     the model reads pages (structure / pages / done) and cites page ranges with confidence
+
+This module is light (capabilities lists strategy names at start-up): each strategy imports its
+implementation when it first runs. Settings come from the StrategyRequest fields, else from `extra`:
+max_tokens_per_call, max_hops (default 6), concurrency (chunked-tree), max_citations (pageindex, default 3),
+max_pages_per_call (pageindex, default 4), usage (a llm.usage.Usage to add this run's usage to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.errors import InvalidParams, LLMUnavailable
+
+if TYPE_CHECKING:
+    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.store import Store
+
+UNITS = ("section", "page")
+
+
+class NavigateStrategy:
+    needs_llm = True
+
+    def __init__(self, name: str, module: str) -> None:
+        self.name = name
+        self.module = module
+
+    def __repr__(self) -> str:
+        return f"NavigateStrategy({self.name!r})"
+
+    async def run(self, store: Store, request: Any, llm: Any | None, progress: Any) -> Retrieval:
+        from jsonl_engine.llm.usage import Usage
+        from jsonl_engine.retrieval.navigate.common import result
+        from jsonl_engine.retrieval.navigate.tree import load_tree
+
+        if request.unit not in UNITS:
+            raise InvalidParams(f"unit must be one of {', '.join(UNITS)}", fields=["unit"])
+        gateway, owned = _gateway(llm, self.name)
+        usage = Usage()
+        try:
+            tree = await asyncio.to_thread(load_tree, store, request.document_ids, tuple(request.statuses))
+            if not tree.docs:
+                return result([], usage=usage, hops=0, reason="no documents in scope with status "
+                                                               + ", ".join(sorted(request.statuses)))
+            if self.module == "pageindex" and not any(d.pages for d in tree.docs):
+                return result([], usage=usage, hops=0, reason="the documents in scope have no pages")
+            if self.module != "pageindex" and tree.empty:
+                return result([], usage=usage, hops=0, reason="the documents in scope have no sections")
+            impl = import_module(f"{__name__}.{self.module}")
+            found = await impl.run(store, tree, request, gateway, progress, usage)
+        finally:
+            shared = (getattr(request, "extra", None) or {}).get("usage")
+            if shared is not None and shared is not usage and hasattr(shared, "merge"):
+                shared.merge(usage)
+            if owned:
+                await gateway.aclose()
+        found.details.setdefault("strategy", self.name)
+        return found
+
+
+def _gateway(llm: Any, name: str) -> tuple[Any, bool]:
+    """(gateway, whether this run owns it): a Gateway is used as is; a bare Reader gets a gateway of its own
+    for this run (closed after it)."""
+    if llm is None:
+        raise LLMUnavailable(f"strategy {name!r} needs an LLM: configure [llm] (or JSONL_ENGINE_LLM_BASE_URL and "
+                             "JSONL_ENGINE_LLM_MODEL)")
+    if hasattr(llm, "chat"):
+        return llm, False
+    from jsonl_engine.llm.gateway import Gateway
+
+    return Gateway(llm), True
+
+
+STRATEGIES = (NavigateStrategy("single-pass", "single_pass"), NavigateStrategy("chunked-tree", "chunked_tree"),
+              NavigateStrategy("agentic", "agentic"), NavigateStrategy("pageindex", "pageindex"))
+
+
+def register_all() -> None:
+    from jsonl_engine.retrieval.strategies import register
+
+    for strategy in STRATEGIES:
+        register(strategy)
+
+
+register_all()

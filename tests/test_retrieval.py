@@ -1,0 +1,155 @@
+"""Retrieval building blocks without a KB: query parsing, budget clipping, near-duplicates, statement cues."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+
+import pytest
+
+from jsonl_engine.errors import InvalidParams
+from jsonl_engine.retrieval import budget, cues, dedupe, salient_terms
+from jsonl_engine.retrieval.query import MAX_PHRASES, parse, tokenize
+from jsonl_engine.retrieval.snippet import finder
+from jsonl_engine.retrieval.strategies import STRATEGIES, get_strategy
+
+HOSTILE = [
+    "!!!", "???...,,,;;", 'NEAR(', 'NEAR("a" "b", 2)', '"', '""', '"unbalanced', "*", "rev*", "-", "- - -",
+    "a AND b OR NOT c", "title: revenue", "{title ancestors}: cash", "^revenue", "(((", ")", "+", "NOT",
+    "col:term AND -x", "\\", "'; DROP TABLE sections; --", "\x00\x01", "\u200b\u200d", "🚀💰📈",
+    "Zürich naïve façade €1.5 million Δ ≥ 3 %", "日本語の売上高", "إيرادات", "x" * 10_000,
+]
+
+
+def _fts_accepts(match: str) -> None:
+    """The MATCH string is valid FTS5 syntax: run it against a real (empty) FTS5 table."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("INSERT INTO t VALUES ('revenue cash flow 2018 fy2018 1 577')")
+    db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+@pytest.mark.parametrize("text", HOSTILE + [" ".join(["revenue", "NEAR(", "*", '"'] * 2500)])
+def test_hostile_queries_build_valid_fts(text: str) -> None:
+    q = parse(text)
+    assert len(q.phrases) <= MAX_PHRASES
+    for phrase in q.phrases:
+        assert all(re.fullmatch(r"[^\W_]+", tok) for tok in phrase), phrase
+    if q.phrases:
+        _fts_accepts(q.match)
+        _fts_accepts(q.word_match or q.match)
+
+
+def test_operators_and_punctuation_are_plain_text() -> None:
+    assert parse("!!! ??? ---").phrases == []
+    assert parse('NEAR( " * -').phrases == []  # "near" is a stopword, the rest punctuation
+    q = parse('revenue AND "cash flow" OR NOT capex*')
+    assert ("revenue",) in q.phrases and ("cash",) in q.phrases and ("capex",) in q.phrases
+    assert not set(q.words) & {"and", "or", "not"}
+    assert all(re.fullmatch(r'"[^\W_]+( [^\W_]+)*"', part) for part in q.match.split(" OR "))
+
+
+def test_fiscal_forms_numbers_and_years_stay_matchable() -> None:
+    q = parse("What was FY2018 capex, $1,577 million, in Q3 and FY18?")
+    assert ("fy2018",) in q.phrases and ("2018",) in q.phrases
+    assert ("1", "577") in q.phrases  # the index splits "1,577" at the comma: a phrase matches it
+    assert ("q3",) in q.phrases and ("third", "quarter") in q.phrases
+    assert ("fy18",) in q.phrases
+    assert ("purchases", "of", "property", "plant", "and", "equipment") in q.phrases  # capex vocabulary
+
+
+def test_salient_terms_drop_stopwords_and_keep_order() -> None:
+    assert salient_terms("What is the FY2018 capital expenditure of 3M? What is it?") == \
+        ["fy2018", "capital", "expenditure", "3m"]
+    assert salient_terms("the of and ???") == []
+    assert salient_terms("Revenue revenue REVENUE") == ["revenue"]
+    assert "1,577" in salient_terms("sales of $1,577 million")
+
+
+def test_unicode_is_normalised() -> None:
+    assert tokenize("ＦＹ２０１８ Café") == ["fy2018", "café"]
+    assert parse("日本語の売上高").phrases  # CJK runs stay one searchable token, as unicode61 indexes them
+
+
+def test_char_limit_takes_the_tighter_budget() -> None:
+    assert budget.char_limit(None, None) is None
+    assert budget.char_limit(1000, None) == 1000
+    assert budget.char_limit(None, 100) == 400
+    assert budget.char_limit(1000, 100) == 400
+    assert budget.estimate_tokens("abcde") == 2
+
+
+def test_clip_prefers_sentence_then_word_boundaries() -> None:
+    text = "Revenue grew strongly this year. Margins improved as costs fell sharply across segments."
+    assert budget.clip(text, 50) == "Revenue grew strongly this year."
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    clipped = budget.clip(words, 30)
+    assert words.startswith(clipped) and len(clipped) <= 30 and words[len(clipped)] == " "
+    assert budget.clip("short", 100) == "short"
+
+
+def test_clip_never_splits_a_character() -> None:
+    text = "e\u0301" * 50  # base letter + combining acute accent
+    for limit in range(1, 40):
+        out = budget.clip(text, limit)
+        assert len(out) <= limit and text.startswith(out)
+        assert not out or not unicodedata.combining(text[len(out)])
+
+
+def test_fit_drops_whole_items_before_cutting_below_useful() -> None:
+    texts = ["A" * 300, "B. " * 200, "C" * 50]
+    out = budget.fit(texts, 450)
+    assert out.texts[0] == texts[0]
+    assert out.texts[1] is None  # 150 chars left: below MIN_USEFUL, dropped whole, never a stub
+    assert out.texts[2] == texts[2]  # a later short item still fits whole
+    assert out.used_chars == 350 and out.omitted == 1 and out.clipped == 0 and out.truncated
+    out = budget.fit(texts, 600)
+    assert out.texts[1] is not None and 200 <= len(out.texts[1]) <= 300 and out.clipped == 1
+    assert texts[1].startswith(out.texts[1])
+    assert out.used_chars <= 600
+
+
+def test_fit_edges() -> None:
+    assert budget.fit(["abc"], None).texts == ["abc"]
+    assert budget.fit([], 100).used_chars == 0
+    tiny = budget.fit(["word " * 100], 12)  # a budget below the useful length still yields one clipped item
+    assert tiny.texts[0] and len(tiny.texts[0]) <= 12 and tiny.clipped == 1
+    exact = budget.fit(["x" * 100, "y" * 100], 200)
+    assert exact.texts == ["x" * 100, "y" * 100] and not exact.truncated
+
+
+def test_near_duplicates_collapse_but_other_figures_stay() -> None:
+    boiler = "The accompanying notes are an integral part of these consolidated financial statements. " * 3
+    items = [("a", boiler + "Page 12"), ("b", boiler + "Page 13"), ("c", "Net sales 34,229 35,355 32,184 " * 5),
+             ("d", "Net sales 61,386 60,109 59,420 " * 5)]
+    kept = dedupe.collapse(items, lambda x: x[1], keep=10)
+    assert [k for k, _ in kept] == ["a", "c", "d"]
+    assert [k for k, _ in dedupe.collapse(items, lambda x: x[1], keep=2)] == ["a", "c"]
+
+
+def test_statement_cues() -> None:
+    statement = "Acme Corp\nConsolidated Statements of Cash Flows\n(in millions)\n" + \
+        "".join(f"Line item {i} {i * 101:,} {i * 97:,} ({i * 13})\n" for i in range(1, 30))
+    contents = "Index to Financial Statements\nConsolidated Statements of Cash Flows 52\n" + \
+        "Consolidated Balance Sheets 50\nNotes to the financial statements describe policies and estimates.\n" * 3
+    assert cues.statement_kind(statement) == cues.CASH_FLOW
+    assert cues.statement_kind(contents) is None
+    assert cues.statement_kind("Consolidated Balance Sheets\n" + "Total assets 1,234 5,678\n" * 20) == cues.BALANCE
+    assert cues.wanted_statements(tokenize("FY2018 capex as % of revenue")) == {cues.CASH_FLOW, cues.INCOME}
+    assert cues.wanted_statements(tokenize("who are the customers")) == frozenset()
+
+
+def test_snippet_centres_on_query_terms() -> None:
+    text = "Intro words. " * 60 + "Purchases of property, plant and equipment were 1,577 in fiscal 2018. " + \
+        "Tail words. " * 60
+    snip = finder(["purchases", "property", "1,577", "2018"])(text)
+    assert "1,577" in snip and len(snip) <= 260 and snip.startswith("…")
+    assert finder([])("short text") == "short text"
+
+
+def test_strategy_registry() -> None:
+    assert "lexical" in STRATEGIES and get_strategy("lexical").needs_llm is False
+    with pytest.raises(InvalidParams) as err:
+        get_strategy("telepathy")
+    assert err.value.data["field"] == "strategy"
