@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,24 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         pass
 
 
+def _worker_init(daemon_pid: int) -> None:
+    """Pool workers are children of the forkserver, not of the daemon: also watch the daemon itself, so a
+    SIGKILLed daemon leaves no worker (nor, through them, the forkserver) behind."""
+    die_with_parent()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(daemon_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="jsonl-engine-daemon-watch", daemon=True).start()
+
+
 class App:
     def __init__(self, settings: Settings, control: Control | None = None) -> None:
         self.settings = settings
@@ -75,7 +95,7 @@ class App:
                     self._pool = ProcessPoolExecutor(
                         max_workers=self.settings.workers,
                         mp_context=multiprocessing.get_context("forkserver"),
-                        initializer=die_with_parent,
+                        initializer=_worker_init, initargs=(os.getpid(),),
                     )
         return self._pool
 
@@ -101,8 +121,11 @@ class App:
 
     def close(self) -> None:
         if self._pool is not None:
+            # shutdown() drops `_processes`: take the workers first, or they outlive us (idle workers keep the
+            # forkserver alive, and their death signal is tied to the forkserver, not to us)
+            procs = list((getattr(self._pool, "_processes", None) or {}).values())
             self._pool.shutdown(wait=False, cancel_futures=True)
-            for proc in list(getattr(self._pool, "_processes", {}).values()):
+            for proc in procs:
                 if proc.is_alive():
                     proc.kill()
             self._pool = None

@@ -74,10 +74,10 @@ def boilerplate(pages: list[PageData]) -> tuple[set[str], dict[str, int]]:
 def is_toc_page(page: PageData) -> bool:
     toc = leaders = 0
     for line in page.lines:
-        text = page.text[line.start:line.end].strip()
-        if _TOC_LINE.match(text):
+        text = page.text[line.start:line.end]
+        if text[:1] in "PpIiNn" and _TOC_LINE.match(text):
             toc += 1
-        elif _LEADER.search(text):
+        elif (". ." in text or ".." in text) and _LEADER.search(text):
             leaders += 1
     return toc >= 3 or leaders >= 5
 
@@ -169,9 +169,13 @@ def _listed(page: PageData, content: list[Line], i: int) -> bool:
 
 
 def _is_boilerplate(page: PageData, line: Line, always: set[str], first_only: dict[str, int]) -> bool:
-    text = page.text[line.start:line.end].strip()
+    text = page.text[line.start:line.end]
+    if len(text) <= 24 and _PAGE_NUMBER.match(text):
+        return True
+    if not _in_margin(page, line):
+        return False
     key = _key(text)
-    return key in always or (key in first_only and first_only[key] != page.number) or bool(_PAGE_NUMBER.match(text))
+    return key in always or (key in first_only and first_only[key] != page.number)
 
 
 def _alone_on_row(tops: list[float], top: float) -> bool:

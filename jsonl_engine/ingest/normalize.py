@@ -18,16 +18,21 @@ _WS = re.compile(r"\s+")
 _LETTER_SPACED = re.compile(r"^(?:\S {1,2}){3,}\S$")
 
 
+_ODD = re.compile("[" + "".join(chr(c) for c in sorted(_SAME_LENGTH) if c != 0xA0) + "]")
+
+
 def normalize_line(line: str) -> str:
-    """Same-length replacements for one line of text (no line ends inside)."""
-    return line.translate(_TABLE)
+    """The same-length replacements (any `\\r` is left alone). Odd characters are rare: check, then translate."""
+    if "\xa0" in line:
+        line = line.replace("\xa0", " ")
+    return line.translate(_TABLE) if _ODD.search(line) else line
 
 
 def normalize_text(text: str) -> str:
     """Line ends to `\\n`, then the same-length replacements."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.translate(_TABLE)
+    return normalize_line(text)
 
 
 def collapse_ws(text: str) -> str:

@@ -88,7 +88,13 @@ def read_outline(doc, page_count: int) -> list[OutlineEntry]:
 
 
 class _FontReader:
-    """Cached per-glyph font lookups on one text page."""
+    """Per-glyph font lookups through pdfium's raw API (on the text page's raw handle, to keep calls cheap).
+
+    Boldness comes from the font weight where the document's weights are telling, else from the font name:
+    each weight is checked against the name for its first occurrences and trusted alone once consistent.
+    """
+
+    TRUST_AFTER = 40
 
     def __init__(self, raw) -> None:
         self.raw = raw
@@ -96,6 +102,7 @@ class _FontReader:
         self.flags = ctypes.c_int()
         self.matrix = raw.FS_MATRIX()
         self.bold_names: dict[bytes, bool] = {}
+        self.by_weight: dict[int, tuple[bool | None, int]] = {}  # weight -> (bold, agreeing checks) / None
         self.l, self.r, self.b, self.t = (ctypes.c_double() for _ in range(4))
 
     def size(self, tp, i: int) -> float:
@@ -109,11 +116,20 @@ class _FontReader:
         return round(size, 1)
 
     def bold(self, tp, i: int) -> bool:
-        raw = self.raw
-        weight = raw.FPDFText_GetFontWeight(tp, i)
-        if weight >= 600:
-            return True
-        n = raw.FPDFText_GetFontInfo(tp, i, self.buf, 128, ctypes.byref(self.flags))
+        weight = self.raw.FPDFText_GetFontWeight(tp, i)
+        known = self.by_weight.get(weight)
+        if known is not None and known[0] is not None and known[1] >= self.TRUST_AFTER:
+            return known[0]
+        bold = weight >= 600 or self._bold_name(tp, i)
+        if weight > 0:
+            if known is None:
+                self.by_weight[weight] = (bold, 1)
+            elif known[0] is not None:
+                self.by_weight[weight] = (bold, known[1] + 1) if known[0] == bold else (None, 0)
+        return bold
+
+    def _bold_name(self, tp, i: int) -> bool:
+        n = self.raw.FPDFText_GetFontInfo(tp, i, self.buf, 128, ctypes.byref(self.flags))
         name = self.buf.value if n else b""
         cached = self.bold_names.get(name)
         if cached is None:
@@ -169,16 +185,15 @@ def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
     page = doc[index]
     try:
         height = page.get_height() or 1.0
-        tp = page.get_textpage()
+        textpage = page.get_textpage()
         try:
-            raw_text = tp.get_text_range()
-            direct = len(raw_text) == tp.count_chars()
+            raw_text = textpage.get_text_range()
+            direct = len(raw_text) == textpage.count_chars()
+            tp = textpage.raw
             lines: list[Line] = []
-            parts: list[str] = []
+            parts = normalize_line(raw_text).split("\r\n")  # same-length replacements: offsets carry over
             raw_pos = norm_pos = 0
-            for raw_line in raw_text.split("\r\n"):
-                line = normalize_line(raw_line).replace("\r", "\n")
-                parts.append(line)
+            for line in parts:
                 stripped = line.strip()
                 if stripped:
                     lead = len(line) - len(line.lstrip())
@@ -195,15 +210,18 @@ def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
                     else:
                         size, bold, top = 0.0, False, height / 2
                     collapsed = None
-                    if len(stripped) >= 7 and _SPACED.match(stripped) and direct and \
+                    if len(stripped) >= 7 and direct and _SPACED.match(stripped) and \
                             sum(ch.isalpha() for ch in stripped) >= 0.7 * (len(stripped) + 1) / 2:
                         collapsed = _join_spaced(tp, raw_pos + lead, stripped, fonts)
                     lines.append(Line(norm_pos + lead, norm_pos + trail, size, bold, round(top, 1), collapsed))
-                raw_pos += len(raw_line) + 2
+                raw_pos += len(line) + 2
                 norm_pos += len(line) + 1
-            return PageData(index + 1, "\n".join(parts), lines, round(height, 1))
+            text = "\n".join(parts)
+            if "\r" in text:
+                text = text.replace("\r", "\n")
+            return PageData(index + 1, text, lines, round(height, 1))
         finally:
-            tp.close()
+            textpage.close()
     finally:
         page.close()
 

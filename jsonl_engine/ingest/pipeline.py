@@ -22,7 +22,8 @@ from jsonl_engine.store.repo import IngestOutcome
 
 log = logging.getLogger(__name__)
 
-BATCH_PAGES = 24
+BATCH_PAGES = 64
+SINGLE_TASK_PAGES = 96
 
 RunInProcess = Callable[..., Awaitable[Any]]
 Progress = Callable[[str, int | None, int | None, str | None], None]
@@ -114,9 +115,15 @@ class IngestJob:
         info = await self.run_in_process(pdf.probe, path)
         count = info.page_count
         name = Path(path).name
-        batches = [(start, min(start + BATCH_PAGES, count)) for start in range(0, count, BATCH_PAGES)]
-        done = 0
         self.progress("extract", 0, count, f"{name}: {count} pages")
+        if count <= SINGLE_TASK_PAGES:
+            parsed = await self.run_in_process(pdf.parse_pdf, path)
+            self.progress("extract", count, count, f"{name}: {count}/{count} pages")
+            return parsed
+        # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more.
+        size = max(BATCH_PAGES, -(-count // (2 * self.workers)))
+        batches = [(start, min(start + size, count)) for start in range(0, count, size)]
+        done = 0
         futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_pages, path, a, b)) for a, b in batches]
         try:
             for future in asyncio.as_completed(futures):

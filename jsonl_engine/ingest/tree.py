@@ -54,7 +54,8 @@ def build_tree(pages: list[tuple[int, str]], headings: list[Heading], doc_title:
     """`pages` is [(page number, text)]; `headings` must be in reading order."""
     if not pages:
         return []
-    starts = [(h, _pos(pages, h)) for h in headings]
+    index_of = {number: i for i, (number, _text) in enumerate(pages)}
+    starts = [(h, _pos(pages, index_of, h)) for h in headings]
     end: Pos = (len(pages) - 1, len(pages[-1][1]))
     roots: list[_Node] = []
     first = starts[0][1] if starts else end
@@ -78,11 +79,9 @@ def build_tree(pages: list[tuple[int, str]], headings: list[Heading], doc_title:
     return out
 
 
-def _pos(pages: list[tuple[int, str]], heading: Heading) -> Pos:
-    for index, (number, _text) in enumerate(pages):
-        if number == heading.page:
-            return index, heading.start
-    return len(pages) - 1, len(pages[-1][1])
+def _pos(pages: list[tuple[int, str]], index_of: dict[int, int], heading: Heading) -> Pos:
+    index = index_of.get(heading.page)
+    return (index, heading.start) if index is not None else (len(pages) - 1, len(pages[-1][1]))
 
 
 def _emit(node: _Node, parent: int | None, depth: int, ordinal: int, key: str,

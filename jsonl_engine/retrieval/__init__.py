@@ -28,8 +28,7 @@ PAGES_TO_SECTIONS = 30  # top pages whose sections join the candidate set
 SECTION_DOCS = 2  # across many documents, section BM25 runs on the documents the prior ranks first
 MAX_DF = 0.3  # phrases on more than this share of pages are left out (IDF near zero, cost high)
 KEEP_RAREST = 3  # ... unless every phrase is that common: then the rarest few are kept
-MAX_STATEMENT_PHRASES = 20
-COVER_MAX_DF = 0.2  # the document prior uses the query words found on few documents' first pages  # a long question keeps its rarest phrases (cost grows with each phrase)
+MAX_STATEMENT_PHRASES = 20  # a long question keeps its rarest phrases (cost grows with each phrase)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,14 +31,17 @@ def char_limit(max_chars: int | None, max_tokens: int | None) -> int | None:
     return min(limits) if limits else None
 
 
-def clip(text: str, limit: int) -> str:
-    """The longest prefix of `text` within `limit` characters that ends at a sentence, else a word."""
+def clip(text: str, limit: int, floor: int | None = None) -> str:
+    """The longest prefix of `text` within `limit` characters that ends at a sentence, else a word.
+
+    A boundary shorter than `floor` (default: half the limit) is not taken: the next kind is tried.
+    """
     if len(text) <= limit:
         return text
     if limit <= 0:
         return ""
     window = text[: limit + 1]  # the char after the cut tells whether we end at a boundary
-    floor = limit // 2
+    floor = min(limit, limit // 2 if floor is None else floor)
     ends = [m.end() for m in _SENTENCE_END.finditer(window) if floor <= m.end() <= limit]
     if ends:
         return text[: ends[-1]].rstrip()
@@ -75,8 +78,8 @@ def fit(texts: Sequence[str], max_chars: int | None, min_useful: int = MIN_USEFU
         if remaining is None or len(text) <= remaining:
             piece: str | None = text
         elif remaining >= useful and remaining > 0:
-            piece = clip(text, remaining)
-            if not piece.strip():
+            piece = clip(text, remaining, floor=max(useful, remaining // 2))
+            if len(piece) < useful or not piece.strip():
                 piece = None
             else:
                 out.clipped += 1

@@ -80,20 +80,31 @@ def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -
 def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
                  window: Window | None = None) -> list[tuple[str, int, float]]:
     """Top pages by BM25: (document_id, page number, score)."""
+    rng, bounds = ("", []) if window is None else (" AND rowid BETWEEN ? AND ?", list(window))
+    if scope.complete:  # rank in the FTS table alone, then look up only the pages kept
+        sql = ("SELECT p.document_id, p.number, f.s FROM (SELECT rowid, -bm25(pages_fts) AS s FROM pages_fts "
+               f"WHERE pages_fts MATCH ?{rng} ORDER BY s DESC, rowid LIMIT ?) AS f "
+               "JOIN pages p ON p.rowid = f.rowid ORDER BY f.s DESC, p.rowid")
+        return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, limit])]
     where, ids = scope.sql("p.document_id")
-    rng, bounds = ("", []) if window is None else (" AND pages_fts.rowid BETWEEN ? AND ?", list(window))
     sql = ("SELECT p.document_id, p.number, -bm25(pages_fts) AS s FROM pages_fts "
            "JOIN pages p ON p.rowid = pages_fts.rowid "
-           f"WHERE pages_fts MATCH ?{rng} AND {where} ORDER BY s DESC, p.rowid LIMIT ?")
+           f"WHERE pages_fts MATCH ?{rng.replace('rowid', 'pages_fts.rowid')} AND {where} "
+           "ORDER BY s DESC, p.rowid LIMIT ?")
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
 
 
 def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
                     window: Window | None = None) -> list[tuple[int, float]]:
-    """Top sections holding text, by column-weighted BM25: (section rowid, score)."""
-    where, ids = scope.sql("s.document_id")
+    """Top sections by column-weighted BM25: (section rowid, score). Sections without text are dropped
+    later (an internal node may match on its title alone)."""
     rng, bounds = ("", []) if window is None else (" AND sections_fts.rowid BETWEEN ? AND ?", list(window))
     w = ", ".join(str(x) for x in SECTION_WEIGHTS)
+    if scope.complete:
+        sql = (f"SELECT rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts WHERE sections_fts MATCH ?{rng} "
+               "ORDER BY sc DESC, rowid LIMIT ?")
+        return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, limit])]
+    where, ids = scope.sql("s.document_id")
     sql = (f"SELECT s.rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts "
            "JOIN sections s ON s.rowid = sections_fts.rowid "
            f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")

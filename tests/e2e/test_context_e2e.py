@@ -42,7 +42,7 @@ def test_result_shape_and_ranking(daemon: Daemon) -> None:
                               "truncated": False, "omitted": 0}
     assert 1 <= len(data["items"]) <= 3
     top = data["items"][0]
-    assert set(top) == ITEM_KEYS and top["title"] == "Section 3: Fuel"
+    assert ITEM_KEYS <= set(top) and top["title"] == "Section 3: Fuel"
     assert top["document_id"] == daemon.ids["borealis"]  # type: ignore[attr-defined]
     assert top["path"] == ["Borealis Freight 2021 Annual Report"] and top["page_start"] == top["page_end"] == 1
     assert "diesel" in top["snippet"].lower()
@@ -63,12 +63,13 @@ def test_budget_clips_then_drops(daemon: Daemon) -> None:
     budget = data["budget"]
     assert budget["max_chars"] == 1500 and budget["used_chars"] <= 1500 and budget["truncated"]
     assert budget["used_chars"] == sum(len(i["text"]) for i in data["items"])
-    assert all(len(i["text"]) >= 200 for i in data["items"])  # nothing cut below a useful length
     assert budget["omitted"] >= 1 and "max_chars=1500" in data["reason"]
-    full = {i["section_id"]: i for i in daemon.result("kb.context", {"query": "Borealis fleet fuel revenue "
-                                                                     "liquidity", "limit": 6})["items"]}
+    full = {i["section_id"]: i["text"] for i in daemon.result("kb.context", {"query": "Borealis fleet fuel revenue "
+                                                                             "liquidity", "limit": 6})["items"]}
+    clipped = [i for i in data["items"] if i["text"] != full[i["section_id"]]]
+    assert len(clipped) <= 1 and all(len(i["text"]) >= 200 for i in clipped)  # never cut below useful
     for item in data["items"]:
-        assert full[item["section_id"]]["text"].startswith(item["text"])  # a prefix: offsets stay valid
+        assert full[item["section_id"]].startswith(item["text"])  # a prefix: offsets stay valid
     tokens = daemon.result("kb.context", {"query": "Borealis fleet", "limit": 6, "max_tokens": 100,
                                           "max_chars": 5000})
     assert tokens["budget"]["max_chars"] == 400 and tokens["budget"]["used_chars"] <= 400

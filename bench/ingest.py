@@ -1,0 +1,193 @@
+"""kb.ingest throughput through the daemon, beside the same-run raw pdfium floor.
+
+Raw floor: one process, `PdfDocument` -> `get_textpage()` -> `get_text_range()` for every page of every PDF.
+Daemon: a fresh KB, one `kb.ingest` request for the folder, timed from the request line to its `done`
+(extraction in the process pool, tree building, SQLite + FTS writes). Also reported: the daemon's peak RSS
+(VmHWM of the daemon process; pool workers listed apart), KB size on disk per 1,000 pages, sections per
+document, median section length, and how much of the FinanceBench gold evidence our stored page text holds.
+
+    .venv/bin/python bench/ingest.py [--pdfs ../shared/financebench-dev/pdfs] [--workers N] [--rounds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEV = ROOT.parent / "shared" / "financebench-dev"
+
+
+def raw_floor(pdfs: list[Path]) -> tuple[int, float]:
+    import pypdfium2 as pdfium
+
+    pages = 0
+    start = time.perf_counter()
+    for path in pdfs:
+        doc = pdfium.PdfDocument(str(path))
+        for i in range(len(doc)):
+            page = doc[i]
+            textpage = page.get_textpage()
+            textpage.get_text_range()
+            textpage.close()
+            page.close()
+            pages += 1
+        doc.close()
+    return pages, time.perf_counter() - start
+
+
+def rss_kb(pid: int, key: str = "VmHWM") -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                out.append(int(entry.name))
+    return out + [g for child in out for g in descendants(child)]
+
+
+def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
+    from tests.support.daemon import Daemon
+
+    env = {"JSONL_ENGINE_WORKERS": str(workers)} if workers else {}
+    with Daemon(kb, env=env, timeout=600) as d:
+        start = time.perf_counter()
+        events = d.request("kb.ingest", {"paths": [str(folder)]}, timeout=600)
+        elapsed = time.perf_counter() - start
+        results = [e["data"] for e in events if e["event"] == "result"]
+        worker_hwm = [rss_kb(p) for p in descendants(d.proc.pid)]
+        daemon_hwm = rss_kb(d.proc.pid)
+        assert events[-1]["status"] == "ok", events[-1]
+    return {"elapsed": elapsed, "results": results, "daemon_hwm_kb": daemon_hwm, "worker_hwm_kb": worker_hwm}
+
+
+def kb_stats(kb: Path, questions: list[dict]) -> dict:
+    from jsonl_engine.ingest.normalize import normalize_text
+    from jsonl_engine.store import Store, repo
+
+    store = Store(kb)
+    conn = store.reader()
+    docs = repo.list_documents(conn)
+    lengths = [r[0] for r in conn.execute("SELECT length(text) FROM sections WHERE text != ''")]
+    per_doc = [d.sections for d in docs]
+    by_name = {Path(d.path).stem: d.document_id for d in docs if d.path}
+
+    def ws(s: str) -> str:
+        return re.sub(r"\s+", " ", s).strip()
+
+    def ascii_ws(s: str) -> str:
+        return ws(re.sub(r"[^\x00-\x7f]", " ", s))
+
+    def squash(s: str) -> str:
+        return re.sub(r"\s+", "", re.sub(r"[^\x00-\x7f]", "", s))
+
+    total = with_text = strict = loose = spaceless = 0
+    for q in questions:
+        for ev in q["evidence"]:
+            doc_id = by_name.get(ev["doc_name"])
+            if doc_id is None:
+                continue
+            total += 1
+            row = conn.execute("SELECT text FROM pages WHERE document_id = ? AND number = ?",
+                               (doc_id, ev["evidence_page_num"] + 1)).fetchone()
+            text = row[0] if row else ""
+            with_text += bool(text.strip())
+            gold = normalize_text(ev["evidence_text"])
+            strict += ws(gold) in ws(text)
+            loose += ascii_ws(gold) in ascii_ws(text)
+            spaceless += squash(gold) in squash(text)
+    store.close()
+    return {"documents": len(docs), "sections": sum(per_doc), "sections_per_doc_mean": statistics.mean(per_doc),
+            "sections_per_doc_median": statistics.median(per_doc), "median_section_chars": statistics.median(lengths),
+            "p90_section_chars": sorted(lengths)[int(0.9 * (len(lengths) - 1))], "max_section_chars": max(lengths),
+            "evidence": {"total": total, "page_has_text": with_text, "found_ws": strict,
+                         "found_ws_ascii": loose, "found_spaceless": spaceless}}
+
+
+def kb_bytes(kb: Path) -> int:
+    return sum(p.stat().st_size for p in kb.iterdir() if p.is_file())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pdfs", type=Path, default=DEV / "pdfs")
+    parser.add_argument("--questions", type=Path, default=DEV / "questions.jsonl")
+    parser.add_argument("--workers", type=int, default=None, help="pool size (default: the daemon's, = cores)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+    pdfs = sorted(args.pdfs.glob("*.pdf"))
+    if not pdfs:
+        print(f"no PDFs in {args.pdfs}", file=sys.stderr)
+        return 2
+    questions = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()] \
+        if args.questions.exists() else []
+    print(f"{len(pdfs)} PDFs from {args.pdfs}; {os.cpu_count()} cores; workers={args.workers or 'default'}")
+
+    rows = []
+    for round_no in range(1, args.rounds + 1):
+        raw_pages, raw_s = raw_floor(pdfs)
+        with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+            kb = Path(tmp) / "kb"
+            run = daemon_ingest(args.pdfs, kb, args.workers)
+            pages = sum(r["pages"] for r in run["results"] if not r["error"])
+            errors = [r for r in run["results"] if r["error"]]
+            size = kb_bytes(kb)
+            stats = kb_stats(kb, questions)
+        raw_rate, rate = raw_pages / raw_s, pages / run["elapsed"]
+        rows.append({"round": round_no, "raw_pages": raw_pages, "raw_s": raw_s, "raw_pages_per_s": raw_rate,
+                     "ingest_pages": pages, "ingest_s": run["elapsed"], "ingest_pages_per_s": rate,
+                     "ratio": rate / raw_rate, "daemon_peak_rss_mb": run["daemon_hwm_kb"] / 1024,
+                     "worker_peak_rss_mb": [round(k / 1024, 1) for k in run["worker_hwm_kb"]],
+                     "kb_mb": size / 1e6, "kb_mb_per_1000_pages": size / 1e6 / pages * 1000,
+                     "errors": len(errors), **stats})
+        r = rows[-1]
+        ev = r["evidence"]
+        print(f"round {round_no}")
+        print(f"  raw floor (1 process)   {raw_pages:6d} pages in {raw_s:6.2f} s = {raw_rate:7.1f} pages/s")
+        print(f"  kb.ingest via daemon    {pages:6d} pages in {run['elapsed']:6.2f} s = {rate:7.1f} pages/s"
+              f"   ({r['ratio']:.2f}x the raw floor)")
+        print(f"  daemon peak RSS         {r['daemon_peak_rss_mb']:.0f} MB (workers: {r['worker_peak_rss_mb']} MB)")
+        print(f"  KB on disk              {r['kb_mb']:.1f} MB = {r['kb_mb_per_1000_pages']:.1f} MB per 1,000 pages")
+        print(f"  sections                {r['sections']} in {r['documents']} documents: "
+              f"{r['sections_per_doc_mean']:.0f} per document (median {r['sections_per_doc_median']:.0f}), "
+              f"median {r['median_section_chars']:.0f} chars (p90 {r['p90_section_chars']}, max "
+              f"{r['max_section_chars']})")
+        if ev["total"]:
+            print(f"  gold evidence           {ev['total']} pieces: page has text {ev['page_has_text']}; found "
+                  f"{ev['found_ws']} ({ev['found_ws'] / ev['total']:.0%}) after whitespace normalisation, "
+                  f"{ev['found_ws_ascii']} ({ev['found_ws_ascii'] / ev['total']:.0%}) also ignoring non-ASCII "
+                  f"punctuation, {ev['found_spaceless']} ({ev['found_spaceless'] / ev['total']:.0%}) ignoring "
+                  f"all whitespace")
+        if errors:
+            print(f"  errors: {[(e['path'], e['error']) for e in errors]}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
