@@ -27,10 +27,12 @@ sys.path.insert(0, str(ROOT))
 DEV = ROOT.parent / "shared" / "financebench-dev"
 
 
-def raw_floor(pdfs: list[Path]) -> tuple[int, float]:
+def raw_floor(pdfs: list[Path]) -> tuple[int, float, float]:
+    """(pages, wall seconds, CPU seconds of this process)."""
     import pypdfium2 as pdfium
 
     pages = 0
+    cpu0 = time.process_time()
     start = time.perf_counter()
     for path in pdfs:
         doc = pdfium.PdfDocument(str(path))
@@ -42,7 +44,7 @@ def raw_floor(pdfs: list[Path]) -> tuple[int, float]:
             page.close()
             pages += 1
         doc.close()
-    return pages, time.perf_counter() - start
+    return pages, time.perf_counter() - start, time.process_time() - cpu0
 
 
 def rss_kb(pid: int, key: str = "VmHWM") -> int:
@@ -68,19 +70,46 @@ def descendants(pid: int) -> list[int]:
     return out + [g for child in out for g in descendants(child)]
 
 
+def cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busy_s() -> float:
+    """CPU seconds all processes on the machine have used so far (from /proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
+    """One kb.ingest of the folder; also the engine's CPU seconds (daemon + pool) and everyone else's."""
     from tests.support.daemon import Daemon
 
     env = {"JSONL_ENGINE_WORKERS": str(workers)} if workers else {}
     with Daemon(kb, env=env, timeout=600) as d:
+        d.request("capabilities")
+        engine: dict[int, float] = {d.proc.pid: cpu_s(d.proc.pid)}
+        base = dict(engine)
+        busy0 = busy_s()
         start = time.perf_counter()
-        events = d.request("kb.ingest", {"paths": [str(folder)]}, timeout=600)
+        request = d.start("kb.ingest", {"paths": [str(folder)]})
+        while not any(e["event"] == "done" for e in d.events_for(request)):
+            time.sleep(0.2)
+            for pid in [d.proc.pid, *descendants(d.proc.pid)]:
+                engine[pid] = max(engine.get(pid, 0.0), cpu_s(pid))
         elapsed = time.perf_counter() - start
+        busy = busy_s() - busy0
+        events = d.wait_done(request)
         results = [e["data"] for e in events if e["event"] == "result"]
         worker_hwm = [rss_kb(p) for p in descendants(d.proc.pid)]
         daemon_hwm = rss_kb(d.proc.pid)
         assert events[-1]["status"] == "ok", events[-1]
-    return {"elapsed": elapsed, "results": results, "daemon_hwm_kb": daemon_hwm, "worker_hwm_kb": worker_hwm}
+    engine_cpu = sum(engine.values()) - sum(base.values())
+    return {"elapsed": elapsed, "results": results, "daemon_hwm_kb": daemon_hwm, "worker_hwm_kb": worker_hwm,
+            "engine_cpu_s": engine_cpu, "other_cpu_s": max(busy - engine_cpu, 0.0)}
 
 
 def kb_stats(kb: Path, questions: list[dict]) -> dict:
@@ -148,7 +177,7 @@ def main() -> int:
 
     rows = []
     for round_no in range(1, args.rounds + 1):
-        raw_pages, raw_s = raw_floor(pdfs)
+        raw_pages, raw_s, raw_cpu = raw_floor(pdfs)
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
             kb = Path(tmp) / "kb"
             run = daemon_ingest(args.pdfs, kb, args.workers)
@@ -159,7 +188,8 @@ def main() -> int:
         raw_rate, rate = raw_pages / raw_s, pages / run["elapsed"]
         rows.append({"round": round_no, "raw_pages": raw_pages, "raw_s": raw_s, "raw_pages_per_s": raw_rate,
                      "ingest_pages": pages, "ingest_s": run["elapsed"], "ingest_pages_per_s": rate,
-                     "ratio": rate / raw_rate, "daemon_peak_rss_mb": run["daemon_hwm_kb"] / 1024,
+                     "ratio": rate / raw_rate, "raw_cpu_s": raw_cpu, "engine_cpu_s": run["engine_cpu_s"],
+                     "other_cpu_s": run["other_cpu_s"], "daemon_peak_rss_mb": run["daemon_hwm_kb"] / 1024,
                      "worker_peak_rss_mb": [round(k / 1024, 1) for k in run["worker_hwm_kb"]],
                      "kb_mb": size / 1e6, "kb_mb_per_1000_pages": size / 1e6 / pages * 1000,
                      "errors": len(errors), **stats})
@@ -169,6 +199,9 @@ def main() -> int:
         print(f"  raw floor (1 process)   {raw_pages:6d} pages in {raw_s:6.2f} s = {raw_rate:7.1f} pages/s")
         print(f"  kb.ingest via daemon    {pages:6d} pages in {run['elapsed']:6.2f} s = {rate:7.1f} pages/s"
               f"   ({r['ratio']:.2f}x the raw floor)")
+        print(f"  CPU                     raw floor {raw_cpu:.1f} s of {raw_s:.1f} s wall; engine (daemon + pool) "
+              f"{r['engine_cpu_s']:.1f} s = {r['engine_cpu_s'] / run['elapsed']:.2f} cores over the run; other "
+              f"processes {r['other_cpu_s'] / run['elapsed']:.2f} cores (when > 0.1, the machine was shared)")
         print(f"  daemon peak RSS         {r['daemon_peak_rss_mb']:.0f} MB (workers: {r['worker_peak_rss_mb']} MB)")
         print(f"  KB on disk              {r['kb_mb']:.1f} MB = {r['kb_mb_per_1000_pages']:.1f} MB per 1,000 pages")
         print(f"  sections                {r['sections']} in {r['documents']} documents: "

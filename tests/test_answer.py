@@ -303,3 +303,29 @@ def test_unknown_strategy_and_document_fail_before_any_call(text_kb, gateway):
     with pytest.raises(NotFound):
         ask(text_kb, Gateway(gateway.reader()), "widget", document_ids=["ffffffffffffffff"])
     assert gateway.requests == []
+
+
+def test_strategies_plug_in_with_the_gateway_and_their_usage_counts(text_kb, gateway, monkeypatch):
+    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.retrieval.strategies import STRATEGIES
+
+    seen: dict = {}
+
+    class Recording:
+        name, needs_llm = "recording", True
+
+        async def run(self, store, request, llm, progress):
+            seen.update(request=request, llm=llm)
+            progress("hop", 1, 2)
+            found = retrieve(store, request.query, statuses=request.statuses, limit=request.limit)
+            return Retrieval(found.passages, usage={"prompt_tokens": 100, "completion_tokens": 10, "calls": 2})
+
+    monkeypatch.setitem(STRATEGIES, "recording", Recording())
+    gateway.responder = AnswerScript()
+    gw = Gateway(gateway.reader())
+    progress: list = []
+    out = ask(text_kb, gw, "widget dividend", None, progress, strategy="recording", max_sections=2, max_hops=3)
+    assert seen["llm"] is gw and seen["request"].limit == 2 and seen["request"].max_hops == 3
+    assert seen["request"].extra["max_hops"] == 3 and ("hop", 1, 2) in progress
+    assert out["strategy"] == "recording" and out["usage"]["calls"] == 2 + len(out["candidates"]) + 1
+    assert out["usage"]["prompt_tokens"] > 100

@@ -47,8 +47,8 @@ def test_chunks_prefer_page_breaks_and_never_split_a_character():
 def test_markdown_headings_build_tree():
     text = ("Preface line.\n\n# Guide\n\nIntro.\n\nSetup\n-----\nInstall it.\n\n```\n# not a heading\n```\n\n"
             "## Usage ##\nRun it.\n\nAppendix\n========\nMore.\n")
-    doc = parse_text(text, "fallback", "text/markdown")
-    assert doc.title == "Guide"
+    doc = parse_text(text, "Inline title", "text/markdown")
+    assert doc.title == "Inline title"  # inline text: the given title; a .md file: its first H1
     assert doc.media_type == "text/markdown"
     titles = [(s.depth, s.title) for s in doc.sections]
     assert titles == [(1, "Guide"), (2, "Setup"), (2, "Usage"), (1, "Appendix")]
@@ -58,6 +58,15 @@ def test_markdown_headings_build_tree():
     assert all(s.page_start == s.page_end == 1 for s in doc.sections)
     # every section's text is a verbatim slice of the stored page
     assert all(s.text in doc.pages[0] for s in doc.sections)
+
+
+def test_markdown_file_is_named_by_its_first_h1(tmp_path):
+    from jsonl_engine.ingest import parse_file
+
+    (tmp_path / "notes.md").write_text("intro\n\n# Real Title\n\nbody\n", encoding="utf-8")
+    (tmp_path / "plain.md").write_text("no headings here\n", encoding="utf-8")
+    assert parse_file(str(tmp_path / "notes.md")).title == "Real Title"
+    assert parse_file(str(tmp_path / "plain.md")).title == "plain"
 
 
 def test_plain_text_is_chunked_into_titled_parts():

@@ -153,3 +153,16 @@ def test_strategy_registry() -> None:
     with pytest.raises(InvalidParams) as err:
         get_strategy("telepathy")
     assert err.value.data["field"] == "strategy"
+
+
+def test_names_are_capitalised_runs_without_periods() -> None:
+    from jsonl_engine.retrieval.query import parse
+
+    q = parse("How much has the effective tax rate of American Express changed between FY2021 and FY2022?")
+    assert q.names == [("american", "express")] and q.years == ["2021", "2022"]
+    q = parse("What is 3M's FY2022 capex? See the AMCOR 8k dated July 1st, and Q3 results.")
+    assert ("3m",) in q.names and ("amcor",) in q.names
+    assert not any(n in q.names for n in [("fy2022",), ("q3",), ("8k",)])
+    assert "8 k" in q.years and "july" in q.years
+    assert parse("pepsico net sales").names == []  # no capitals: the prior falls back to rare words
+    assert "may" not in parse("what Pepsico may borrow").years and "may" in parse("as of May 26, 2023").years

@@ -235,3 +235,20 @@ def test_dev_kb_results_are_deterministic(dev_kb) -> None:
     a, b = retrieve(dev_kb, q, limit=10), retrieve(dev_kb, q, limit=10)
     assert [(p.section_id, p.score, p.text) for p in a.passages] == [(p.section_id, p.score, p.text)
                                                                     for p in b.passages]
+
+
+def test_caches_follow_the_kb_when_documents_come_and_go(tmp_path: Path) -> None:
+    from jsonl_engine.store import repo
+
+    store = Store(tmp_path / "kb")
+    try:
+        first = ingest_text(store, "# Alpha\n\n## Widgets\n\nAlpha sells widgets.\n", "alpha", "text/markdown")
+        assert retrieve(store, "gadgets").passages == []  # "gadgets" is now known to be absent
+        with store.write() as conn:
+            repo.remove_document(conn, first.document_id)
+        second = ingest_text(store, "# Beta\n\n## Gadgets\n\nBeta sells gadgets.\n", "beta", "text/markdown")
+        found = retrieve(store, "gadgets")
+        assert found.passages and found.passages[0].document_id == second.document_id
+        assert retrieve(store, "widgets").passages == []
+    finally:
+        store.close()

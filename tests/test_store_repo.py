@@ -114,7 +114,7 @@ def test_outline_read_and_pages(store):
     out = repo.ingest_text(store, text, "t", "text/markdown")
     reader = store.reader()
     doc, roots = repo.outline(reader, out.document_id)
-    assert doc.title == "Top" and [r.title for r in roots] == ["Top"]
+    assert doc.title == "t" and [r.title for r in roots] == ["Top"]
     assert [c.title for c in roots[0].children] == ["One", "Two"]
     assert roots[0].children[0].children[0].title == "Deep"
     _doc, shallow = repo.outline(reader, out.document_id, max_depth=1)
@@ -153,6 +153,6 @@ def test_reopening_keeps_data_and_schema_version(tmp_path):
     reopened = Store(copy)
     version = reopened.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
     assert version == MIGRATIONS[-1][0]
-    assert repo.get_document(reopened.reader(), out.document_id).title == "Kept"
+    assert repo.get_document(reopened.reader(), out.document_id).title == "t"
     assert fts_hits(reopened, "lemur") == 1
     reopened.close()

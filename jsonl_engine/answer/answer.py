@@ -59,6 +59,9 @@ class AnswerRequest:
     max_citations: int = 3
     max_answer_tokens: int = 1024
     stream: bool = True
+    reader: str | None = None  # passed to strategies (in `extra`, as kb.context does) with the two below
+    max_hops: int | None = None
+    max_tokens_per_call: int | None = None
 
 
 @dataclass
@@ -94,9 +97,12 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
     out = AnswerOutcome(strategy=strategy.name, reader=gateway.name, model=gateway.model, usage=usage)
 
     progress("retrieve", message=f"strategy {strategy.name}")
+    tuning = {"reader": request.reader, "max_hops": request.max_hops,
+              "max_tokens_per_call": request.max_tokens_per_call}
     retrieval = await strategy.run(store, StrategyRequest(
         query=request.query, document_ids=request.document_ids, statuses=tuple(request.statuses),
-        limit=request.max_sections), gateway, progress)
+        limit=request.max_sections, max_hops=request.max_hops, max_tokens_per_call=request.max_tokens_per_call,
+        extra=tuning), gateway, progress)
     _add_usage(usage, retrieval.usage)
     passages = retrieval.passages[: request.max_sections]
     spans: dict[str, Span] = {}
@@ -110,18 +116,7 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
                                         progress=lambda done, total: progress("spans", done, total))
             spans = {s.section_id: s for s in found}
             progress("answer")
-            messages = answer_messages(request.query, passages, spans, context_tokens=gateway.settings.context_tokens,
-                                       answer_tokens=request.max_answer_tokens)
-            if request.stream:
-                async with aclosing(gateway.stream(messages, usage=usage,
-                                                   max_tokens=request.max_answer_tokens)) as chunks:
-                    async for chunk in chunks:
-                        parts.append(chunk)
-                        if on_delta is not None:
-                            on_delta(chunk)
-            else:
-                completion = await gateway.chat(messages, usage=usage, max_tokens=request.max_answer_tokens)
-                parts.append(completion.text)
+            await _write(gateway, request, passages, spans, usage, parts, on_delta)
         except LLMError as exc:
             out.error = exc.to_wire()
             stage = "the answer" if spans else "span extraction"
@@ -131,6 +126,23 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
     cited = _cite(out, passages, spans, request.max_citations)
     out.candidates = [_candidate(p, spans.get(p.section_id), p.section_id in cited) for p in passages]
     return out
+
+
+async def _write(gateway: Gateway, request: AnswerRequest, passages: Sequence[Passage], spans: dict[str, Span],
+                 usage: Usage, parts: list[str], on_delta: Callable[[str], None] | None) -> None:
+    """The synthesis call; the text lands in `parts` as it comes, so a failure midway keeps what came.
+    Leaving the stream early (cancel) closes the upstream response."""
+    answer_tokens = min(request.max_answer_tokens, gateway.settings.max_tokens)
+    messages = answer_messages(request.query, passages, spans, context_tokens=gateway.settings.context_tokens,
+                               answer_tokens=answer_tokens)
+    if not request.stream:
+        parts.append((await gateway.chat(messages, usage=usage, max_tokens=answer_tokens)).text)
+        return
+    async with aclosing(gateway.stream(messages, usage=usage, max_tokens=answer_tokens)) as chunks:
+        async for chunk in chunks:
+            parts.append(chunk)
+            if on_delta is not None:
+                on_delta(chunk)
 
 
 def _add_usage(usage: Usage, extra: dict[str, Any] | None) -> None:

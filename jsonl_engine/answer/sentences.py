@@ -17,7 +17,7 @@ Kind = Literal["sentence", "row", "bullet", "header", "heading"]
 _BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
 _CELL = re.compile(r"^(?:\$|%|[-–—]+|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
 _NUMBER = re.compile(r"\d")
-_NOT_WORDS = re.compile(r"[\W\d_]*")  # page numbers, "(a)", "$ %": never part of a sentence
+_NOT_WORDS = re.compile(r"[\W\d_]*")  # page numbers, "$ %", "---": never part of a sentence
 _RULE = re.compile(r"[|:\-–—_=+\s]+")
 _YEAR = re.compile(r"^(?:FY|fy|Q[1-4])?'?(?:19|20)\d\d$")
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")

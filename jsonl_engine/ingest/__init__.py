@@ -39,10 +39,15 @@ def parse_file(path: str) -> ParsedDocument:
         return parse_pdf(path)
     if media_type is None:
         raise UnsupportedMedia(f"{Path(path).name}: unsupported file type", reason="unknown_type")
+    if media_type == MARKDOWN:
+        from jsonl_engine.ingest.text import parse_markdown
+
+        return parse_markdown(read_text_file(path), Path(path).stem, title_from_h1=True)
     return parse_text(read_text_file(path), Path(path).stem, media_type)
 
 
 def parse_text(text: str, title: str, media_type: str = PLAIN) -> ParsedDocument:
+    """Inline text: `title` names the document."""
     from jsonl_engine.ingest.text import parse_markdown, parse_plain
 
     if media_type == MARKDOWN:

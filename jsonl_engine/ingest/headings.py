@@ -17,13 +17,14 @@ from jsonl_engine.ingest.normalize import collapse_letterspacing, collapse_ws
 RANK_PART, RANK_ITEM, RANK_NOTE, RANK_TYPO = 1, 2, 3, 4
 
 _PART = re.compile(r"^PART\s+(IV|I{1,3}|V|[1-4])(?![A-Za-z0-9])\s*(?:[.:\-–—]\s*|\s+|$)(.*)$", re.I)
-_ITEM = re.compile(r"^ITEMS?\s+(\d{1,2})\s*([A-Ca-c])?(?![A-Za-z0-9])\s*[.:\-–—]?\s*(.*)$", re.I)
+_ITEM = re.compile(r"^ITEMS?\s+(\d{1,2})(?:\.(\d{2}))?\s*([A-Ca-c])?(?![A-Za-z0-9])\s*[.:\-–—]?\s*(.*)$", re.I)
 _NOTE = re.compile(r"^NOTE\s+(\d{1,2})(?![0-9])\s*(?:[.:\-–—]\s*|\s+(?=[A-Z])|$)(.*)$", re.I)
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+([A-Z].*)$")
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlc]{1,6})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 _TOC_LINE = re.compile(r"^(?:part|item|note)\b.*\s\d{1,3}$", re.I)
 _TOC_ENTRY = re.compile(r"(?:[A-Za-z)].*\s|^)\d{1,3}$|(?:\.\s?){4,}\s*\d{1,4}$")
+_TITLE_PAGE = re.compile(r"^(?:\d{1,2}[A-C]?\.?\s+)?[^\d$%]*[A-Za-z][^\d$%]*\s\d{1,3}$")
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{1,4}$")
 _NUMBERS = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(?:\.\d+)?\)?%?(?![\w])")
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "1": 1, "2": 2, "3": 3, "4": 4}
@@ -72,27 +73,30 @@ def boilerplate(pages: list[PageData]) -> tuple[set[str], dict[str, int]]:
 
 
 def is_toc_page(page: PageData) -> bool:
-    toc = leaders = 0
+    """A contents page: filing items with page numbers, dot leaders, or mostly "Title  12" lines."""
+    toc = leaders = entries = 0
     for line in page.lines:
         text = page.text[line.start:line.end]
         if text[:1] in "PpIiNn" and _TOC_LINE.match(text):
             toc += 1
         elif (". ." in text or ".." in text) and _LEADER.search(text):
             leaders += 1
-    return toc >= 3 or leaders >= 5
+        if text[-1:].isdigit() and _TITLE_PAGE.match(text):
+            entries += 1
+    return toc >= 3 or leaders >= 5 or (entries >= 6 and entries >= 0.3 * len(page.lines))
 
 
 def structural(title: str) -> tuple[str, tuple] | None:
-    """("part", (n,)) / ("item", (n, letter)) / ("note", (n,)) / ("numbered", parts) or None."""
+    """("part", (n,)) / ("item", (n, sub, letter)) / ("note", (n,)) / ("numbered", parts) or None."""
     if m := _PART.match(title):
         rest = m.group(2)
         if not rest or rest[:1].isupper() or rest[:1] in "—–-":
             return "part", (_ROMAN[m.group(1).upper()],)
         return None
-    if m := _ITEM.match(title):
-        rest = m.group(3)
+    if m := _ITEM.match(title):  # 10-K/10-Q "Item 7A", 8-K "Item 2.02"
+        rest = m.group(4)
         if not rest or not rest[:1].islower():
-            return "item", (int(m.group(1)), (m.group(2) or "").upper())
+            return "item", (int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").upper())
         return None
     if m := _NOTE.match(title):
         rest = m.group(2)
@@ -187,15 +191,23 @@ def _alone_on_row(tops: list[float], top: float) -> bool:
 def _continues(run: list[Line], line: Line) -> bool:
     last = run[-1]
     gap = line.top - last.top
-    return (len(run) < MAX_RUN_LINES and abs(last.size - line.size) < 0.3 and last.bold == line.bold
-            and 0 < gap <= 1.7 * max(line.size, 1.0))
+    return abs(last.size - line.size) < 0.3 and last.bold == line.bold and 0 < gap <= 1.7 * max(line.size, 1.0)
 
 
 def _from_run(page: PageData, run: list[Line], content: list[Line]) -> list[tuple[int, int, str, float, bool]]:
-    """A heading from consecutive emphasised lines; one that opens its page also takes the page's header."""
+    """A heading from consecutive emphasised lines; one that opens its page also takes the page's header.
+    More than MAX_RUN_LINES such lines are an emphasised paragraph or a table, not a heading."""
+    if len(run) > MAX_RUN_LINES:
+        first = page.text[run[0].start:run[0].end]
+        kind = structural(first)
+        if kind is None or kind[0] not in ("part", "item", "note"):
+            return []
+        run = run[:1]  # a filing heading followed by emphasised text: the heading alone
     title = collapse_ws(" ".join(ln.collapsed or collapse_letterspacing(page.text[ln.start:ln.end]) for ln in run))
     if not _looks_like_title(title) or _CONTINUATION_END.search(title):
         return []
+    if title.endswith(".") and len(title.split()) >= 7 and structural(title) is None:
+        return []  # an emphasised sentence (a note under a table), not a title
     return [(page.number, 0 if run[0] is content[0] else run[0].start, title, run[0].size, True)]
 
 

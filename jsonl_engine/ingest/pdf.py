@@ -235,7 +235,8 @@ _GENERIC_TITLE = re.compile(
 
 _GENERIC_PREFIX = re.compile(
     r"^(?:for the (?:fiscal|quarterly|transition)|(?:x|☒|☐|o)?\s*(?:annual|quarterly|transition|current) report|"
-    r"securities registered|commission file|\(exact name|indicate by check|(?:mark one))", re.I)
+    r"securities registered|commission file|\(exact name|indicate by check|(?:mark one)|"
+    r"(?:united states )?securities and exchange commission|table of contents)", re.I)
 
 
 def meaningful_title(title: str) -> bool:
@@ -334,4 +335,12 @@ def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDoc
 
 def parse_pdf(path: str) -> ParsedDocument:
     info = probe(path)
+    return build_document(path, info, extract_pages(path))
+
+
+def parse_small_pdf(path: str, max_pages: int) -> ParsedDocument | PdfInfo:
+    """One pool task for small PDFs: the whole document; for larger ones just the probe (to plan batches)."""
+    info = probe(path)
+    if info.page_count > max_pages:
+        return info
     return build_document(path, info, extract_pages(path))

@@ -46,13 +46,13 @@ class IngestJob:
     async def run_paths(self, paths: list[str]) -> int:
         entries = await asyncio.to_thread(lambda: list(repo.expand_paths(paths)))
         total = len(entries)
-        window = max(2, self.workers + 1)
-        tasks: dict[int, asyncio.Task[IngestOutcome]] = {}
+        # Files parse and write concurrently (bounded, so the pool always has queued work but memory stays
+        # small: a finished file holds only its outcome); outcomes are emitted in input order.
+        active = asyncio.Semaphore(self.workers + 2)
+        tasks = {i: asyncio.create_task(self._bounded(active, path))
+                 for i, (path, early) in enumerate(entries) if early is None}
         try:
             for index, (path, early) in enumerate(entries):
-                for ahead in range(index, min(index + window, total)):
-                    if ahead not in tasks and entries[ahead][1] is None:
-                        tasks[ahead] = asyncio.create_task(self._file(entries[ahead][0]))
                 outcome = early if early is not None else await tasks.pop(index)
                 self.check()
                 self.emit(outcome)
@@ -64,10 +64,14 @@ class IngestJob:
                 await asyncio.gather(*tasks.values(), return_exceptions=True)
         return total
 
+    async def _bounded(self, active: asyncio.Semaphore, path: str) -> IngestOutcome:
+        async with active:
+            return await self._file(path)
+
     async def run_text(self, text: str, title: str, media_type: str) -> None:
         sha256, document_id = repo.content_id(text.encode("utf-8"))
         try:
-            skip, _older = await asyncio.to_thread(repo.precheck, self.store.reader(), sha256, None)
+            skip, _older = await asyncio.to_thread(self._precheck, sha256, None)
             if skip is None:
                 parsed = await self.run_in_process(parse_text, text, title, media_type)
                 self.check()
@@ -86,7 +90,7 @@ class IngestJob:
                 raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: .pdf, .md, "
                                        ".markdown, .txt)", reason="unknown_type")
             sha256, document_id = await asyncio.to_thread(repo.file_digest, path)
-            skip, _older = await asyncio.to_thread(repo.precheck, self.store.reader(), sha256, path)
+            skip, _older = await asyncio.to_thread(self._precheck, sha256, path)
             if skip is not None:
                 return skip
             self.check()
@@ -112,14 +116,15 @@ class IngestJob:
             return await self.run_in_process(parse_file, path)
         from jsonl_engine.ingest import pdf
 
-        info = await self.run_in_process(pdf.probe, path)
-        count = info.page_count
         name = Path(path).name
-        self.progress("extract", 0, count, f"{name}: {count} pages")
-        if count <= SINGLE_TASK_PAGES:
-            parsed = await self.run_in_process(pdf.parse_pdf, path)
+        first = await self.run_in_process(pdf.parse_small_pdf, path, SINGLE_TASK_PAGES)
+        if isinstance(first, ParsedDocument):
+            count = len(first.pages)
             self.progress("extract", count, count, f"{name}: {count}/{count} pages")
-            return parsed
+            return first
+        info = first
+        count = info.page_count
+        self.progress("extract", 0, count, f"{name}: {count} pages")
         # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more.
         size = max(BATCH_PAGES, -(-count // (2 * self.workers)))
         batches = [(start, min(start + size, count)) for start in range(0, count, size)]
@@ -136,6 +141,9 @@ class IngestJob:
                 future.cancel()
         pages = [page for future in futures for page in future.result()]
         return await self.run_in_process(pdf.build_document, path, info, pages)
+
+    def _precheck(self, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
+        return repo.precheck(self.store.reader(), sha256, path)  # this thread's own read connection
 
     def _write(self, parsed: ParsedDocument, document_id: str, sha256: str, path: str | None) -> IngestOutcome:
         self.check()

@@ -49,12 +49,13 @@ def markdown_headings(text: str) -> list[Heading]:
     return headings
 
 
-def parse_markdown(text: str, title: str) -> ParsedDocument:
+def parse_markdown(text: str, title: str, *, title_from_h1: bool = False) -> ParsedDocument:
+    """`title_from_h1`: a file's first level-1 heading names it (else `title`, the file stem)."""
     text = normalize_text(text)
     if not text.strip():
         raise UnsupportedMedia("the document has no text", reason="no_text")
     heads = markdown_headings(text)
-    h1 = next((h.title for h in heads if h.rank == 1.0), None)
+    h1 = next((h.title for h in heads if h.rank == 1.0), None) if title_from_h1 else None
     doc_title = h1 or title
     return ParsedDocument(title=doc_title, media_type=MARKDOWN, pages=[text],
                           sections=build_tree([(1, text)], heads, doc_title))

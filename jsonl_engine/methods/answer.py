@@ -15,10 +15,7 @@ async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     from jsonl_engine.llm.readers import gateway_for
 
     gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / unknown reader before any work
-    request = AnswerRequest(query=params.query, document_ids=params.document_ids, statuses=tuple(params.statuses),
-                            strategy=params.strategy, max_sections=params.max_sections,
-                            max_citations=params.max_citations, max_answer_tokens=params.max_answer_tokens,
-                            stream=params.stream)
+    request = AnswerRequest(**{**params.model_dump(), "statuses": tuple(params.statuses)})
     store = await ctx.run_in_thread(lambda: ctx.app.store)  # the first use opens (and migrates) the KB
     out = await run(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
     return AnswerResult.model_validate(out.as_dict())

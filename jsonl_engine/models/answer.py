@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from jsonl_engine.models import Params, Result
 
@@ -21,6 +21,16 @@ class AnswerParams(Params):
     max_citations: int = Field(3, ge=1, le=50, description="citations listed, in order of first citation")
     max_answer_tokens: int = Field(1024, ge=16, le=32_768, description="limit on the answer's length")
     stream: bool = Field(True, description="stream the answer text as `delta` events")
+    max_hops: int | None = Field(None, ge=1, le=32, description="LLM strategies: most model turns of retrieval")
+    max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000,
+                                            description="LLM strategies: prompt tokens per retrieval call")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query is blank")
+        return value
 
 
 class Citation(Result):

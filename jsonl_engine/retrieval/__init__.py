@@ -1,6 +1,16 @@
-"""Lexical retrieval: FTS5 BM25 over leaf sections and pages, fused, deduplicated, deterministic.
+"""Lexical retrieval, no LLM: the passages (sections, or whole pages) a question needs, deterministically.
 
-`retrieve` is the shared entry point (kb.context's "lexical" strategy and the first stage of answers).
+`retrieve` is the shared entry point (kb.context's "lexical" strategy and the first stage of answers):
+1. query.parse: user text -> quoted phrases (never FTS syntax), fiscal forms, accounting vocabulary.
+2. Phrases found on most pages are left out (IDF near zero, yet most of the cost); a long question keeps
+   its rarest phrases.
+3. BM25 over whole pages (pages_fts): page evidence, and the candidate pages.
+4. Across documents, a document prior (prior.py): the issuer names and periods the question carries, found
+   on documents' first pages (else rare words there), then each document's best pages.
+5. Column-weighted BM25 over sections (title, ancestors' titles, text) of the documents in focus.
+6. Statement cues (cues.py): a metric question lifts the income statement, balance sheet or cash flow pages.
+7. rank.fuse: normalised section + page + document scores, rounded; ties break by id; near-duplicates
+   collapse to the best (dedupe.py).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ UNITS = ("section", "page")
 PAGE_CANDIDATES = 200
 SECTION_CANDIDATES = 200
 PAGES_TO_SECTIONS = 30  # top pages whose sections join the candidate set
+NAMED_DOCS = 4  # a question naming its issuer searches the pages of that issuer's best-matching documents
 SECTION_DOCS = 2  # across many documents, section BM25 runs on the documents the prior ranks first
 MAX_DF = 0.3  # phrases on more than this share of pages are left out (IDF near zero, cost high)
 KEEP_RAREST = 3  # ... unless every phrase is that common: then the rarest few are kept
@@ -83,15 +94,25 @@ def _retrieve(conn: sqlite3.Connection, q: Query, scope: lexical.Scope, limit: i
     if len(docs) == 1:
         spans = lexical.windows(conn, "pages", docs)
         page_window = spans[0] if spans else (0, -1)
-    page_phrases, section_phrases = _select_phrases(conn, q)
+    covers, named = prior_mod.cover_scores(conn, q, scope) if len(docs) > 1 else ({}, False)
+    # The issuer's name picks the document (the prior); inside its own filings it is on every page and
+    # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
+    issuer = prior_mod.issuer_names(conn, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
+    page_phrases, section_phrases = _select_phrases(conn, q, issuer)
     if not page_phrases:
         return Retrieval([], reason="no passage matches the query terms")
-    pages = lexical.search_pages(conn, render(page_phrases), scope, PAGE_CANDIDATES, page_window)
+    if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
+        pages = []
+        chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
+        for window in lexical.windows(conn, "pages", chosen):
+            pages += lexical.search_pages(conn, render(page_phrases), scope, PAGE_CANDIDATES, window)
+        pages.sort(key=lambda p: (-p[2], p[0], p[1]))
+    else:
+        pages = lexical.search_pages(conn, render(page_phrases), scope, PAGE_CANDIDATES, page_window)
     prior = None
     focus = docs
     if len(docs) > 1:
-        covers = prior_mod.cover_scores(conn, q, scope)
-        prior = rank.document_prior(pages, covers, _title_matches(q.words, scope))
+        prior = rank.document_prior(pages, covers, _title_matches(q.words, scope), named)
         if len(docs) > SECTION_DOCS:
             focus = sorted(prior, key=lambda d: (-prior[d], d))[:SECTION_DOCS]
     sections: list[tuple[int, float]] = []
@@ -99,9 +120,12 @@ def _retrieve(conn: sqlite3.Connection, q: Query, scope: lexical.Scope, limit: i
         sections += lexical.search_sections(conn, render(section_phrases), scope, SECTION_CANDIDATES, window)
     if not pages and not sections:
         return Retrieval([], reason="no passage matches the query terms")
-    page_score = rank.page_scores(pages, _statement_boost(conn, q, pages))
+    boost = _statement_boost(conn, q, pages, focus)
+    page_score = rank.page_scores(pages, boost)
     rows = lexical.load_sections(conn, [r for r, _ in sections])
-    rows += lexical.sections_on_pages(conn, [(d, n) for d, n, _ in pages[:PAGES_TO_SECTIONS]])
+    if unit == "section":  # sections on the best pages (pages themselves need only the section hits)
+        top = [(d, n) for d, n, _ in pages[:PAGES_TO_SECTIONS]]
+        rows += lexical.sections_on_pages(conn, top + sorted(set(boost) - set(top)))
     cands = {c.rowid: c for c in map(rank.candidate, rows) if c is not None}
     if unit == "page":
         passages = _pages(conn, q.words, scope, rank.fuse_pages(cands, sections, page_score, prior), limit)
@@ -129,9 +153,15 @@ def _sections(conn: sqlite3.Connection, words: list[str], scope: lexical.Scope, 
 def _pages(conn: sqlite3.Connection, words: list[str], scope: lexical.Scope, ranked: list[rank.PageCandidate],
            limit: int) -> list[Passage]:
     ranked = ranked[: limit * 4 + 8]
-    texts = lexical.load_pages(conn, [(p.document_id, p.number) for p in ranked])
-    ranked = [p for p in ranked if (p.document_id, p.number) in texts]
-    kept = dedupe.collapse(ranked, lambda p: texts[(p.document_id, p.number)], limit)
+    texts: dict[tuple[str, int], str] = {}
+    kept: list[rank.PageCandidate] = []
+    for start in range(0, len(ranked), limit + 4):  # pages are long: load them as dedupe needs them
+        batch = ranked[start: start + limit + 4]
+        texts.update(lexical.load_pages(conn, [(p.document_id, p.number) for p in batch]))
+        kept = dedupe.collapse([p for p in ranked[: start + len(batch)] if (p.document_id, p.number) in texts],
+                               lambda p: texts[(p.document_id, p.number)], limit)
+        if len(kept) >= limit:
+            break
     find = snippet.finder(words)
     out = []
     for p in kept:
@@ -152,30 +182,43 @@ def _page_map(raw: str) -> list[tuple[int, int]]:
         return []
 
 
+_TITLE_TOKENS: dict[str, frozenset[str]] = {}
+
+
 def _title_matches(words: list[str], scope: lexical.Scope) -> dict[str, float]:
-    """Share of the query's words found in each document title (titles are few; tokenised here)."""
+    """Share of the query's words found in each document title (tokenised once per title)."""
     if not words:
         return {}
+    if len(_TITLE_TOKENS) > 100_000:
+        _TITLE_TOKENS.clear()
     wanted = set(words)
     out = {}
     for doc, (title, _) in scope.documents.items():
-        hit = wanted.intersection(tokenize(title))
+        tokens = _TITLE_TOKENS.get(title)
+        if tokens is None:
+            tokens = _TITLE_TOKENS[title] = frozenset(tokenize(title))
+        hit = wanted.intersection(tokens)
         if hit:
             out[doc] = len(hit) / len(wanted)
     return out
 
 
-def _statement_boost(conn: sqlite3.Connection, q: Query, pages: list[tuple[str, int, float]]
-                     ) -> dict[tuple[str, int], float]:
-    """Lift the statement pages (income, balance sheet, cash flow) a metric question needs."""
+def _statement_boost(conn: sqlite3.Connection, q: Query, pages: list[tuple[str, int, float]],
+                     focus: list[str]) -> dict[tuple[str, int], float]:
+    """Lift the statement pages (income, balance sheet, cash flow) a metric question needs: among the pages
+    found, and every such page of the documents in focus (a statement page may share few query words)."""
     wanted = cues.wanted_statements(q.tokens)
     if not wanted:
         return {}
-    kinds = cues.page_kinds(conn, [(d, n) for d, n, _ in pages])
+    keys = {(d, n) for d, n, _ in pages}
+    for doc, count in lexical.page_counts(conn, focus[:SECTION_DOCS]).items():
+        keys.update((doc, n) for n in range(1, count + 1))
+    kinds = cues.page_kinds(conn, sorted(keys))
     return {key: rank.W_STATEMENT for key, kind in kinds.items() if kind in wanted}
 
 
-def _select_phrases(conn: sqlite3.Connection, q: Query) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+def _select_phrases(conn: sqlite3.Connection, q: Query, issuer: frozenset[str] = frozenset()
+                    ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """Phrases for the page and the section statements: absent and near-ubiquitous ones left out.
 
     Multi-word phrases with stopwords ("statement of cash flows") stay out of the section statement: their
@@ -185,6 +228,8 @@ def _select_phrases(conn: sqlite3.Connection, q: Query) -> tuple[list[tuple[str,
     limit = MAX_DF * lexical.page_count(conn, gen)
     df = lexical.page_frequencies(conn, gen, [quote(p) for p in q.phrases])
     present = [p for p in q.phrases if df[quote(p)] > 0]
+    if issuer and any(not issuer.issuperset(p) for p in present):
+        present = [p for p in present if not issuer.issuperset(p)]
     chosen = [p for p in present if df[quote(p)] <= limit]
     if not chosen:
         chosen = sorted(present, key=lambda p: (df[quote(p)], p))[:KEEP_RAREST]

@@ -80,7 +80,8 @@ _CACHE_MAX = 200_000
 
 def page_kinds(conn, pages: list[tuple[str, int]]) -> dict[tuple[str, int], str | None]:
     """Statement kind of each page, cached per process (a document id is a content hash: pages never change)."""
-    missing = [p for p in pages if p not in _KIND_CACHE]
+    out = {p: _KIND_CACHE[p] for p in pages if p in _KIND_CACHE}
+    missing = [p for p in pages if p not in out]
     if missing:
         if len(_KIND_CACHE) + len(missing) > _CACHE_MAX:
             _KIND_CACHE.clear()
@@ -89,12 +90,10 @@ def page_kinds(conn, pages: list[tuple[str, int]]) -> dict[tuple[str, int], str 
             by_doc.setdefault(doc, []).append(num)
         for doc, nums in by_doc.items():
             marks = ",".join("?" * len(nums))
-            found = set()
+            for num in nums:
+                out[(doc, num)] = None
             for num, head in conn.execute(f"SELECT number, substr(text, 1, 3000) FROM pages WHERE document_id = ? "
                                           f"AND number IN ({marks})", [doc, *nums]):
-                _KIND_CACHE[(doc, num)] = statement_kind(head)
-                found.add(num)
-            for num in nums:
-                if num not in found:
-                    _KIND_CACHE[(doc, num)] = None
-    return {p: _KIND_CACHE.get(p) for p in pages}
+                out[(doc, num)] = statement_kind(head)
+        _KIND_CACHE.update((p, out[p]) for p in missing)
+    return out

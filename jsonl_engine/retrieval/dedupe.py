@@ -20,8 +20,11 @@ T = TypeVar("T")
 Shingles = frozenset[tuple[str, ...]]
 
 
+SAMPLE_CHARS = 6000  # boilerplate shows in a passage's first pages' worth of text
+
+
 def shingles(text: str) -> Shingles:
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(text[:SAMPLE_CHARS].lower())
     if len(words) < SHINGLE:
         return frozenset([tuple(words)]) if words else frozenset()
     return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))

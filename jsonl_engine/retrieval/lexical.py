@@ -158,61 +158,76 @@ def load_texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tup
 
 
 def load_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    out: dict[tuple[str, int], str] = {}
+    by_doc: dict[str, list[int]] = {}
     for doc, num in pages:
-        row = conn.execute("SELECT text FROM pages WHERE document_id = ? AND number = ?", (doc, num)).fetchone()
-        if row is not None:
-            out[(doc, num)] = row[0]
+        by_doc.setdefault(doc, []).append(num)
+    out: dict[tuple[str, int], str] = {}
+    for doc, nums in by_doc.items():
+        for num, text in conn.execute(f"SELECT number, text FROM pages WHERE document_id = ? AND number IN "
+                                      f"({_marks(len(nums))})", [doc, *nums]):
+            out[(doc, num)] = text
     return out
 
 
 # Document frequencies of query phrases, cached per KB generation: a phrase found in a large share of the
 # pages carries almost no BM25 weight (its IDF is near zero) yet dominates the cost of a statement.
-_DF: dict[tuple[tuple[int, ...], str], int] = {}
+_DF: dict[tuple[tuple, str], int] = {}
 _DF_MAX = 100_000
 
 
-def generation(conn: sqlite3.Connection) -> tuple[int, ...]:
-    """Changes whenever a document is added or removed (rowids only grow; counts drop on removal)."""
+def generation(conn: sqlite3.Connection) -> tuple:
+    """Changes whenever a document is added or removed: the count, the newest rowids, and the ids of the
+    newest documents (SQLite reuses the top rowid after the newest row is deleted)."""
     row = conn.execute("SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(rowid) FROM pages), "
-                       "(SELECT MAX(rowid) FROM sections)").fetchone()
-    return tuple(int(v or 0) for v in row)
+                       "(SELECT MAX(rowid) FROM sections), (SELECT group_concat(id) FROM "
+                       "(SELECT id FROM documents ORDER BY rowid DESC LIMIT 3))").fetchone()
+    return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), row[3] or "")
 
 
-def page_frequencies(conn: sqlite3.Connection, gen: tuple[int, ...], phrases: Sequence[str]) -> dict[str, int]:
+def _cached(key: tuple, compute) -> int:
+    """A value of the per-process frequency cache (computed once per KB generation; thread-safe enough:
+    a racing thread computes the same value again)."""
+    value = _DF.get(key)
+    if value is None:
+        if len(_DF) > _DF_MAX:
+            _DF.clear()
+        value = _DF[key] = compute()
+    return value
+
+
+def page_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
     """phrase (an FTS5 phrase string) -> number of pages holding it."""
-    if len(_DF) > _DF_MAX:
-        _DF.clear()
-    out = {}
-    for phrase in phrases:
-        key = (gen, phrase)
-        if key not in _DF:
-            _DF[key] = conn.execute("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?", (phrase,)).fetchone()[0]
-        out[phrase] = _DF[key]
-    return out
+    sql = "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?"
+    return {p: _cached((gen, p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
 
 
-def page_count(conn: sqlite3.Connection, gen: tuple[int, ...]) -> int:
-    key = (gen, "")
-    if key not in _DF:
-        _DF[key] = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
-    return _DF[key]
+def page_count(conn: sqlite3.Connection, gen: tuple) -> int:
+    return _cached((gen, ""), lambda: conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 
 
-def cover_frequencies(conn: sqlite3.Connection, gen: tuple[int, ...], phrases: Sequence[str]) -> dict[str, int]:
+def cover_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
     """phrase -> number of cover pages (first pages of documents) holding it."""
-    out = {}
-    for phrase in phrases:
-        key = (gen, "covers:" + phrase)
-        if key not in _DF:
-            _DF[key] = conn.execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?",
-                                    (phrase,)).fetchone()[0]
-        out[phrase] = _DF[key]
-    return out
+    sql = "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?"
+    return {p: _cached((gen, "covers:" + p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
 
 
-def cover_count(conn: sqlite3.Connection, gen: tuple[int, ...]) -> int:
-    key = (gen, "covers:")
-    if key not in _DF:
-        _DF[key] = conn.execute("SELECT COUNT(*) FROM pages WHERE number <= 2").fetchone()[0]
-    return _DF[key]
+def cover_count(conn: sqlite3.Connection, gen: tuple) -> int:
+    return _cached((gen, "covers:"), lambda: conn.execute("SELECT COUNT(*) FROM pages WHERE number <= 2").fetchone()[0])
+
+
+def document_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
+    """phrase -> number of documents with a page holding it (an issuer's name: few; a financial term: most)."""
+    sql = ("SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+           "WHERE pages_fts MATCH ?")
+    return {p: _cached((gen, "docs:" + p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
+
+
+def document_count(conn: sqlite3.Connection, gen: tuple) -> int:
+    return gen[0]
+
+
+def page_counts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, int]:
+    if not document_ids:
+        return {}
+    return {r[0]: r[1] for r in conn.execute(
+        f"SELECT id, pages FROM documents WHERE id IN ({_marks(len(document_ids))})", list(document_ids))}

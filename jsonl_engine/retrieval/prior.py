@@ -9,6 +9,7 @@ fall back to BM25 over the first pages with the query words that few first pages
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 
 from jsonl_engine.retrieval import lexical
@@ -17,42 +18,67 @@ from jsonl_engine.retrieval.query import Query, normalise, quote, render
 COVER_PAGES = 2          # as indexed by covers_fts
 W_YEAR = 0.25            # a year counts this much of a name (covers also carry filing and share-count dates)
 COVER_MAX_DF = 0.2       # fallback: words on at most this share of first pages
-_TOKENS: dict[str, frozenset[str]] = {}  # document id (a content hash: its pages never change) -> tokens
-_TOKENS_MAX = 50_000
+NAME_MAX_DF = 0.5        # a capitalised word in more than this share of documents is a term, not a name
+_TEXTS: dict[str, str] = {}  # document id (a content hash: its pages never change) -> first pages' tokens
+_TEXTS_MAX = 20_000
+_WORD = re.compile(r"[^\W_]+")
 
 
-def _cover_tokens(conn: sqlite3.Connection, docs: list[str]) -> dict[str, frozenset[str]]:
-    missing = [d for d in docs if d not in _TOKENS]
+def _cover_text(conn: sqlite3.Connection, docs: list[str]) -> dict[str, str]:
+    """document id -> its first pages as " token token ... " (to test names and years by substring)."""
+    out = {d: _TEXTS[d] for d in docs if d in _TEXTS}
+    missing = [d for d in docs if d not in out]
     if missing:
-        if len(_TOKENS) + len(missing) > _TOKENS_MAX:
-            _TOKENS.clear()
-        from jsonl_engine.retrieval.query import _TOKEN
-
-        texts: dict[str, list[str]] = {d: [] for d in missing}
+        if len(_TEXTS) + len(missing) > _TEXTS_MAX:
+            _TEXTS.clear()
+        parts: dict[str, list[str]] = {d: [] for d in missing}
         marks = ",".join("?" * len(missing))
         for doc, text in conn.execute(f"SELECT document_id, text FROM pages WHERE number <= {COVER_PAGES} "
-                                      f"AND document_id IN ({marks})", missing):
-            texts[doc].append(text)
-        for doc, parts in texts.items():
-            _TOKENS[doc] = frozenset(_TOKEN.findall(normalise(" ".join(parts))))
-    return {d: _TOKENS[d] for d in docs}
+                                      f"AND document_id IN ({marks}) ORDER BY document_id, number", missing):
+            parts[doc].append(text)
+        for doc, texts in parts.items():
+            out[doc] = _TEXTS[doc] = " " + " ".join(_WORD.findall(normalise(" ".join(texts)))) + " "
+    return out
 
 
 def name_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dict[str, float]:
-    """document id -> how strongly its first pages carry the query's names (and years)."""
+    """document id -> how strongly its first pages carry the query's names (and years).
+
+    A capitalised word found in most documents of the KB ("Adjusted", "Interest Expense") is a financial
+    term, not a name: it is left out. The rest weigh log(1 + N / documents holding them).
+    """
     if not q.names:
         return {}
-    docs = sorted(lexical.search_covers(conn, render([(n,) for n in q.names]), scope))
+    gen = lexical.generation(conn)
+    total = lexical.document_count(conn, gen)
+    candidates = list(q.names)
+    for name in q.names:  # a run no filing spells that way ("Adjusted Non GAAP EBITDA"): try its words
+        if len(name) > 1 and not lexical.document_frequencies(conn, gen, [quote(name)])[quote(name)]:
+            candidates += [(w,) for w in name if (w,) not in candidates]
+    df = lexical.document_frequencies(conn, gen, [quote(n) for n in candidates])
+    names = {n: df[quote(n)] for n in candidates if 0 < df[quote(n)] <= max(2.0, NAME_MAX_DF * total)}
+    if not names:
+        return {}
+    docs = sorted(lexical.search_covers(conn, render(list(names)), scope))
     if not docs:
         return {}
-    tokens = _cover_tokens(conn, docs)
-    n = len(scope.documents)
-    weights: dict[str, float] = {}
-    for term, w in [*((name, 1.0) for name in q.names), *((year, W_YEAR) for year in q.years)]:
-        df = sum(1 for d in docs if term in tokens[d])
-        if df:
-            weights[term] = w * math.log(1 + n / df)
-    return {d: s for d in docs if (s := sum(w for t, w in weights.items() if t in tokens[d])) > 0}
+    texts = _cover_text(conn, docs)
+    weights = {" ".join(name): math.log(1 + total / n) for name, n in names.items()}
+    has_name = {d: [t for t in weights if f" {t} " in texts[d]] for d in docs}
+    for year in q.years:
+        holders = sum(1 for d in docs if f" {year} " in texts[d])
+        if holders:
+            weights[year] = W_YEAR * math.log(1 + len(docs) / holders)
+    return {d: sum(w for t, w in weights.items() if f" {t} " in texts[d]) for d in docs if has_name[d]}
+
+
+def issuer_names(conn: sqlite3.Connection, q: Query, docs: list[str]) -> frozenset[str]:
+    """The words of the query's names that the first pages of `docs` carry (their issuer, mostly)."""
+    if not q.names or not docs:
+        return frozenset()
+    texts = _cover_text(conn, docs)
+    return frozenset(w for name in q.names for w in name
+                     if any(f" {' '.join(name)} " in texts[d] for d in docs))
 
 
 def word_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dict[str, float]:
@@ -67,5 +93,7 @@ def word_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dic
     return lexical.search_covers(conn, render(rare), scope) if rare else {}
 
 
-def cover_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dict[str, float]:
-    return name_scores(conn, q, scope) or word_scores(conn, q, scope)
+def cover_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> tuple[dict[str, float], bool]:
+    """(document id -> score, whether the scores come from names the query carries)."""
+    named = name_scores(conn, q, scope)
+    return (named, True) if named else (word_scores(conn, q, scope), False)

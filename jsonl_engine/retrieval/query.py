@@ -4,7 +4,7 @@ A query is an OR of weighted-equal phrases (FTS5 ANDs by default, which starves 
 ranks the OR). Stopwords and question boilerplate are dropped; numbers, years and fiscal forms stay
 matchable ("FY2018" -> fy2018, 2018; "$1,577" -> the phrase "1 577", as the index splits on commas);
 generic accounting vocabulary adds the phrases filings use for the same line item (capex -> "purchases of
-property plant and equipment") plus the statement that carries it.
+property plant and equipment"); cues.py finds the statement pages that carry the figures.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 MAX_PHRASES = 64          # bounds the FTS work for any query length
-MAX_QUERY_CHARS = 4000    # a longer query is cut (at a word) before tokenising
+MAX_QUERY_CHARS = 4000    # only the first 4000 characters of a query are read
 
 _STOP_TEXT = """
 a about above across after again against all almost along also although am among an and another any are
@@ -72,7 +72,6 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("operating", "income"): _OPINC,
     ("operating", "profit"): _OPINC,
     ("ebitda",): _OPINC + _DA + _CASH_FLOW,
-    ("ebitdar",): ("ebitdar", "adjusted property ebitdar"),
     ("ebit",): _OPINC + ("interest expense",),
     ("d", "a"): _DA + _CASH_FLOW,
     ("depreciation",): _DA + _CASH_FLOW,
@@ -117,7 +116,7 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("restructuring",): ("restructuring charges", "restructuring costs", "restructuring and impairment"),
     ("acquisitions",): ("acquisitions", "business combinations", "acquired"),
     ("acquisition",): ("acquisitions", "business combinations", "acquired"),
-    ("m", "a"): ("acquisitions", "divestitures", "business combinations"),
+    ("m", "a"): ("acquisitions", "divestitures", "business combinations", "organic"),
     ("legal",): ("legal proceedings", "litigation", "contingencies", "lawsuits"),
     ("lawsuits",): ("legal proceedings", "litigation", "contingencies"),
     ("litigation",): ("legal proceedings", "litigation", "contingencies"),
@@ -146,6 +145,9 @@ _HALF = {"h1": "six months", "h2": "second half"}
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+", re.UNICODE)
 _FISCAL = re.compile(r"^fy(\d{2}|\d{4})$")
 _YEAR = re.compile(r"^(19|20)\d\d$")
+_MONTH_TEXT = "january february march april may june july august september october november december"
+_MONTHS = frozenset(_MONTH_TEXT.split())
+_FORMS = {"10k": "10 k", "10q": "10 q", "8k": "8 k", "20f": "20 f"}  # as a cover page spells "Form 10-K"
 _PERIOD = re.compile(r"^(q[1-4]|h[12]|10k|10q|8k|\d+(st|nd|rd|th))$")
 
 
@@ -157,8 +159,8 @@ class Query:
     words: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # every token of the query, stopwords included
-    names: list[str] = field(default_factory=list)  # capitalised words: likely issuer / product names
-    years: list[str] = field(default_factory=list)  # years named, fiscal forms resolved ("FY18" -> "2018")
+    names: list[tuple[str, ...]] = field(default_factory=list)  # capitalised runs: issuer / product names
+    years: list[str] = field(default_factory=list)  # periods: years ("FY18" -> "2018"), months, form types
     n_words: int = 0  # phrases[:n_words] come from the query's own words (and their fiscal forms)
 
     @property
@@ -185,9 +187,12 @@ def has_stopword(phrase: tuple[str, ...]) -> bool:
     return len(phrase) > 1 and any(t in STOPWORDS for t in phrase)
 
 
+_AMP_ABBREV = re.compile(r"(?<=\w)&(?=\w)")  # "M&A", "P&L", "PP&E", "D&A": one term, not "and"
+
+
 def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
-    return text.replace("\u2019", "'").replace("&", " and ")
+    return _AMP_ABBREV.sub(" ", text.replace("\u2019", "'")).replace("&", " and ")
 
 
 def tokenize(text: str) -> list[str]:
@@ -251,23 +256,29 @@ def parse(query: str) -> Query:
             for phrase in expansion:
                 add(tuple(phrase.split()))
     years = list(dict.fromkeys(y for w in words if (y := _fiscal_year(w) or (w if _YEAR.match(w) else None))))
+    years += [_FORMS.get(t, t) for t in dict.fromkeys(raw) if t in _MONTHS or t in _FORMS
+              if t != "may" or re.search(r"\bMay\b", query)]  # "may" is a month only when written "May"
     return Query(text=query, words=words, phrases=phrases, tokens=raw, n_words=n_words, names=names(query),
                  years=years)
 
 
-def names(query: str) -> list[str]:
-    """Words written with a capital (or mixing letters and digits, "3M"): the issuer, product or segment
-    names a question carries, whatever the size of the KB. Stopwords, years and fiscal forms excluded."""
-    out: list[str] = []
-    for surface in _TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])):
+def names(query: str) -> list[tuple[str, ...]]:
+    """Runs of words written with a capital (or mixing letters and digits, "3M"): the issuer, product or
+    segment names a question carries ("American Express", "AMCOR"), whatever the size of the KB.
+    Stopwords, years and fiscal forms end a run and are never part of one."""
+    out: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for surface in [*_TOKEN.findall(unicodedata.normalize("NFKC", query[:MAX_QUERY_CHARS])), ""]:
         token = surface.lower()
-        if not any(ch.isupper() for ch in surface) and not (any(ch.isdigit() for ch in surface)
-                                                           and any(ch.isalpha() for ch in surface)):
+        capital = any(ch.isupper() for ch in surface) or (any(ch.isdigit() for ch in surface)
+                                                         and any(ch.isalpha() for ch in surface))
+        if capital and not (token in STOPWORDS or _FISCAL.match(token) or _PERIOD.match(token)
+                            or _YEAR.match(token) or len(token) < 2):
+            run.append(token)
             continue
-        if token in STOPWORDS or _FISCAL.match(token) or _PERIOD.match(token) or len(token) < 2:
-            continue
-        if token not in out:
-            out.append(token)
+        if run and tuple(run) not in out:
+            out.append(tuple(run))
+        run = []
     return out
 
 

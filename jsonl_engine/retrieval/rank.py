@@ -69,17 +69,22 @@ def _scaled(values: dict[str, float]) -> dict[str, float]:
 
 
 def document_prior(pages: list[tuple[str, int, float]], covers: dict[str, float],
-                   titles: dict[str, float]) -> dict[str, float]:
+                   titles: dict[str, float], named: bool = False) -> dict[str, float]:
     """How much the query is about each document, in [0, 1].
 
-    Mixes the document's first pages (issuer name, form, period) matched by the query's own words, its
-    title, and the sum of its best page scores (a document with several strong pages).
+    When the query names an issuer found on documents' first pages (`named`), only those documents get a
+    prior, ordered by the name match and then by their best pages. Otherwise the prior mixes the first-page
+    match of rare query words, the title, and the sum of each document's best page scores.
     """
     per_doc: dict[str, list[float]] = {}
     for doc, _, score in pages:
         per_doc.setdefault(doc, []).append(score)
     sums = {doc: sum(sorted(s, reverse=True)[:DOC_TOP_PAGES]) for doc, s in per_doc.items()}
     sums_n, covers_n = _scaled(sums), _scaled(covers)
+    if named:
+        raw = {d: c * (1 - W_PAGES + W_PAGES * sums_n.get(d, 0.0)) + W_TITLE * titles.get(d, 0.0)
+               for d, c in covers_n.items()}
+        return _scaled(raw)
     raw = {d: W_COVER * covers_n.get(d, 0.0) + W_TITLE * titles.get(d, 0.0) + W_PAGES * sums_n.get(d, 0.0)
            for d in set(sums) | set(covers) | set(titles)}
     return _scaled(raw)

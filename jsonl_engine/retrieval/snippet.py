@@ -17,11 +17,11 @@ def finder(terms: list[str], width: int = SNIPPET_CHARS) -> Callable[[str], str]
 
 
 def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHARS) -> str:
-    flat = _SPACE.sub(" ", text).strip()
-    if len(flat) <= width:
-        return flat
+    """About `width` characters (whitespace collapsed) around the window with the most distinct terms."""
+    if len(text) <= width:
+        return _SPACE.sub(" ", text).strip()
     start = 0
-    hits = [(m.start(), m.group()) for m in pattern.finditer(flat.lower())] if pattern else []
+    hits = [(m.start(), m.group()) for m in pattern.finditer(text.lower())] if pattern else []
     if hits:
         best, best_n, j = 0, -1, 0
         for i in range(len(hits)):
@@ -31,12 +31,17 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHA
             if n > best_n:
                 best, best_n = hits[j][0], n
         start = max(0, best - width // 5)
-        if start:
-            space = flat.rfind(" ", 0, start + 1)
-            start = space + 1 if space >= 0 and start - space < 30 else start
-    end = min(len(flat), start + width)
-    if end < len(flat):
-        space = flat.rfind(" ", start, end)
-        if space > start + width // 2:
-            end = space
-    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+    # widen the raw slice so that, once whitespace runs collapse, about `width` characters remain
+    raw = text[start: start + width * 2]
+    flat = _SPACE.sub(" ", raw)
+    lead = 0
+    if start:
+        space = flat.find(" ")
+        lead = space + 1 if 0 <= space < 30 else 0
+    piece = flat[lead: lead + width]
+    more = start + len(raw) < len(text) or lead + width < len(flat)
+    if more:
+        space = piece.rfind(" ")
+        if space > width // 2:
+            piece = piece[:space]
+    return ("…" if start > 0 else "") + piece.strip() + ("…" if more else "")

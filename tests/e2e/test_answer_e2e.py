@@ -53,6 +53,7 @@ def test_answer_over_the_wire(kb_dir, gateway):
         assert d.error("kb.answer", {"query": "harbour", "reader": "nope"})["data"]["field"] == "reader"
         assert d.error("kb.answer", {"query": "harbour", "strategy": "nope"})["data"]["field"] == "strategy"
         assert d.error("kb.answer", {"query": "harbour", "max_sections": 0})["data"]["field"] == "max_sections"
+        assert d.error("kb.answer", {"query": " \n "})["data"]["field"] == "query"
         assert gateway.requests == []
 
         events = d.request("kb.answer", {"query": "harbour tonnage Tilbury", "max_sections": 2})
