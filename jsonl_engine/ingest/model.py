@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(slots=True)
@@ -36,13 +37,13 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class Line:
+class Line(NamedTuple):
     """One text line of a PDF page: offsets into the normalised page text and the look of its glyphs.
 
     `size` is the effective font size of the first glyph (font size times the text matrix scale), `bold`
     is true when both the first and the last glyph are bold, `top` is the first glyph's distance from the
-    top edge of the page in points.
+    top edge of the page in points. (A NamedTuple: pages of lines cross the process pool, and tuples pickle
+    several times faster than dataclasses.)
     """
 
     start: int
@@ -53,8 +54,7 @@ class Line:
     collapsed: str | None = None  # a letter-spaced line ("U N I T E D  S T A T E S") with its words rejoined
 
 
-@dataclass(slots=True)
-class PageData:
+class PageData(NamedTuple):
     number: int
     text: str
     lines: list[Line]

@@ -213,7 +213,7 @@ def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
                     if len(stripped) >= 7 and direct and _SPACED.match(stripped) and \
                             sum(ch.isalpha() for ch in stripped) >= 0.7 * (len(stripped) + 1) / 2:
                         collapsed = _join_spaced(tp, raw_pos + lead, stripped, fonts)
-                    lines.append(Line(norm_pos + lead, norm_pos + trail, size, bold, round(top, 1), collapsed))
+                    lines.append(Line(norm_pos + lead, norm_pos + trail, size, bold, top, collapsed))
                 raw_pos += len(line) + 2
                 norm_pos += len(line) + 1
             text = "\n".join(parts)

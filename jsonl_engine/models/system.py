@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-
-
 from pydantic import Field
 
 from jsonl_engine.models import Params, Result
