@@ -48,8 +48,10 @@ class Daemon:
         self._cond = threading.Condition()
         self.stderr_chunks: list[bytes] = []
         self._next_id = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._readers = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for reader in self._readers:
+            reader.start()
         self.ready = self.next_event(timeout)
         assert self.ready.get("event") == "ready", self.ready
 
@@ -177,6 +179,9 @@ class Daemon:
         if self.proc.poll() is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.close()
+        if self.proc.poll() is not None:
+            for reader in self._readers:  # they end at EOF; closing their pipes under them races
+                reader.join(timeout=5)
         for stream in (self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
