@@ -19,7 +19,6 @@ asked right after each kb.answer (the retrieval share of the overhead, through t
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -28,16 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import DEV, ROOT, load_questions, pct
 
-DEV = ROOT.parent / "shared" / "financebench-dev"
 FALLBACK_DOCS = ("3M_2022_10K", "AMCOR_2023_10K", "PEPSICO_2022_10K")
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def union_ms(intervals: list[tuple[float, float]]) -> float:
@@ -103,7 +95,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="list the slowest requests")
     args = parser.parse_args()
 
-    questions = [json.loads(line) for line in (DEV / "questions.jsonl").read_text().splitlines() if line.strip()]
+    questions = load_questions(DEV / "questions.jsonl")
     with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp:
         kb = prepare_kb(args.kb, Path(tmp))
         store = Store(kb)

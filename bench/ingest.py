@@ -21,10 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-DEV = ROOT.parent / "shared" / "financebench-dev"
+from _common import DEV, load_questions
 
 
 def raw_floor(pdfs: list[Path]) -> tuple[int, float, float]:
@@ -171,8 +168,7 @@ def main() -> int:
     if not pdfs:
         print(f"no PDFs in {args.pdfs}", file=sys.stderr)
         return 2
-    questions = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()] \
-        if args.questions.exists() else []
+    questions = load_questions(args.questions) if args.questions.exists() else []
     print(f"{len(pdfs)} PDFs from {args.pdfs}; {os.cpu_count()} cores; workers={args.workers or 'default'}")
 
     rows = []

@@ -9,13 +9,9 @@ Same-run baseline: plain `str.find` (pass 1 only). Also prints the per-call time
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DEV = ROOT.parent / "shared" / "financebench-dev"
+from _common import DEV
 
 
 def main() -> None:

@@ -21,50 +21,18 @@ import json
 import re
 import sqlite3
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, ensure_kb, find_dev, load_questions, on_evidence, pct
 
 KS = (1, 3, 5, 10)
 LIMIT = 10
 
 
-def find_dev(arg: str | None) -> Path:
-    for cand in ([Path(arg)] if arg else []) + [ROOT.parent / "shared" / "financebench-dev",
-                                                 Path("/work/shared/financebench-dev")]:
-        if (cand / "pdfs").is_dir():
-            return cand
-    sys.exit("financebench-dev not found (pass --dev)")
-
-
-def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
-    """Build the KB unless it already holds every PDF; returns doc name -> document id."""
-    from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import ingest_paths
-
-    store = Store(kb)
-    try:
-        have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
-        missing = [p for p in pdfs if p.stem not in have]
-        if missing:
-            t = time.perf_counter()
-            print(f"ingesting {len(missing)} PDFs into {kb} ...", file=sys.stderr)
-            for o in ingest_paths(store, [str(p) for p in missing]):
-                if o.error:
-                    sys.exit(f"ingest failed: {o.path}: {o.error}")
-            print(f"ingested in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-            have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
-        return have
-    finally:
-        store.close()
-
-
 def first_hit(items: list[tuple[str, int, int]], gold: set[tuple[str, int]]) -> int | None:
     for rank, (doc, start, end) in enumerate(items[:LIMIT], 1):
-        if end - start <= 1 and any(d == doc and start <= page <= end for d, page in gold):
+        if any(d == doc and on_evidence(start, end, page) for d, page in gold):
             return rank
     return None
 
@@ -85,13 +53,6 @@ def cpu_ns(pid: int) -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return total
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 class PageBM25:
@@ -126,7 +87,7 @@ def main() -> None:
 
     dev = find_dev(args.dev)
     pdfs = sorted((dev / "pdfs").glob("*.pdf"))
-    questions = [json.loads(line) for line in (dev / "questions.jsonl").read_text().splitlines() if line.strip()]
+    questions = load_questions(dev / "questions.jsonl")
     kb = Path(args.kb)
     if args.rebuild and kb.exists():
         import shutil

@@ -23,46 +23,15 @@ import asyncio
 import json
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, ensure_kb, find_dev, gold_pages, load_questions, on_evidence, pct
 
 STRATEGIES = ("lexical", "single-pass", "chunked-tree", "agentic", "pageindex")
 LINE = re.compile(r"^\s*(\S+) (.+?) \[p(\d+)(?:-(\d+))?\](?: \(\+(\d+)\))?(?:: (.*))?$")
 PAGE_HEAD = re.compile(r"^Document \d+, pages (\d+)-(\d+)")
 WORD = re.compile(r"[a-z0-9]+")
-
-
-def find_dev(arg: str | None) -> Path:
-    for cand in ([Path(arg)] if arg else []) + [ROOT.parent / "shared" / "financebench-dev",
-                                                 Path("/work/shared/financebench-dev")]:
-        if (cand / "pdfs").is_dir():
-            return cand
-    sys.exit("financebench-dev not found (pass --dev)")
-
-
-def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
-    from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import ingest_paths
-
-    store = Store(kb)
-    try:
-        have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
-        missing = [p for p in pdfs if p.stem not in have]
-        if missing:
-            t = time.perf_counter()
-            print(f"ingesting {len(missing)} PDFs into {kb} ...", file=sys.stderr)
-            for o in ingest_paths(store, [str(p) for p in missing]):
-                if o.error:
-                    sys.exit(f"ingest failed: {o.path}: {o.error}")
-            print(f"ingested in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-            have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
-        return have
-    finally:
-        store.close()
 
 
 # ---------------------------------------------------------------- the heuristic reader
@@ -152,11 +121,6 @@ class HeuristicReader:
 
 # ---------------------------------------------------------------- the run
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else 0.0
-
-
 async def run(store, questions: list[dict], doc_ids: dict[str, str], server, context: int) -> dict[str, list[dict]]:
     from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.llm.usage import estimate_tokens
@@ -168,7 +132,7 @@ async def run(store, questions: list[dict], doc_ids: dict[str, str], server, con
         for name in STRATEGIES:
             strategy = get_strategy(name)
             for q in questions:
-                gold = {int(e["evidence_page_num"]) + 1 for e in q["evidence"]}
+                gold = gold_pages(q)
                 request = StrategyRequest(query=q["question"], document_ids=[doc_ids[q["doc_name"]]], limit=5)
                 t = time.perf_counter()
                 found = await strategy.run(store, request, gateway if strategy.needs_llm else None, None)
@@ -179,8 +143,7 @@ async def run(store, questions: list[dict], doc_ids: dict[str, str], server, con
                     "completion": usage.get("completion_tokens", 0), "hops": found.hops_taken, "ms": ms,
                     "passages": len(found.passages),
                     "text_tokens": sum(estimate_tokens(p.text) for p in found.passages),
-                    "hit": any(p.page_start <= g <= p.page_end and p.page_end - p.page_start <= 1
-                               for p in found.passages for g in gold)})
+                    "hit": any(on_evidence(p.page_start, p.page_end, g) for p in found.passages for g in gold)})
     finally:
         await gateway.aclose()
     return out
@@ -199,7 +162,7 @@ def main() -> None:
     from tests.support.gateway import ScriptedLLM
 
     dev = find_dev(args.dev)
-    questions = [json.loads(x) for x in (dev / "questions.jsonl").read_text().splitlines() if x.strip()]
+    questions = load_questions(dev / "questions.jsonl")
     if args.limit:
         questions = questions[: args.limit]
     names = sorted({q["doc_name"] for q in questions})

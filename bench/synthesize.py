@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import DEV, ROOT, gold_pages, load_questions, pct
 
-DEV = ROOT.parent / "shared" / "financebench-dev"
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 
 
@@ -68,11 +65,6 @@ def overlaps(claim: str, gold: str) -> bool:
         return True
     m = difflib.SequenceMatcher(None, c, g, autojunk=False).find_longest_match(0, len(c), 0, len(g))
     return m.size >= 40
-
-
-def pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] * 1000
 
 
 def lead_baseline(kb: Path, questions: list[dict], doc_ids: dict[str, str], depth: int,
@@ -124,7 +116,7 @@ def main() -> None:
     if not (args.kb / "kb.sqlite3").exists():
         args.kb.parent.mkdir(parents=True, exist_ok=True)
         build_kb(args.kb, args.dev / "pdfs")
-    questions = [json.loads(line) for line in (args.dev / "questions.jsonl").read_text().splitlines() if line]
+    questions = load_questions(args.dev / "questions.jsonl")
 
     with Daemon(args.kb, timeout=300) as d:
         docs = d.result("kb.documents", {})
@@ -137,35 +129,35 @@ def main() -> None:
                       "max_chars": args.max_chars}
             t0 = time.perf_counter()
             results.append(d.result("kb.synthesize", params))
-            latency.append(time.perf_counter() - t0)
+            latency.append((time.perf_counter() - t0) * 1000)
             if has_context:
                 t0 = time.perf_counter()
                 d.request("kb.context", {"query": q["question"], "document_ids": params["document_ids"],
                                          "limit": args.depth})
-                ctx_latency.append(time.perf_counter() - t0)
+                ctx_latency.append((time.perf_counter() - t0) * 1000)
 
     base_pages, base_first, base_texts, spans = lead_baseline(args.kb, questions, doc_ids, args.depth, args.max_chars)
     page_hit = text_hit = base_page_hit = base_text_hit = ceiling = early = base_early = 0
     grades: dict[str, int] = {}
     for i, (q, r) in enumerate(zip(questions, results, strict=True)):
-        gold_pages = {e["evidence_page_num"] + 1 for e in q["evidence"]}
+        gold = gold_pages(q)
         golds = [e["evidence_text"] for e in q["evidence"]]
         cited = {c["page"] for c in r["claims"]}
-        hit = bool(cited & gold_pages)
+        hit = bool(cited & gold)
         thit = any(overlaps(c["text"], g) for c in r["claims"] for g in golds)
         page_hit += hit
-        early += bool({c["page"] for c in r["claims"][:3]} & gold_pages)
-        base_early += bool(base_first[i] & gold_pages)
+        early += bool({c["page"] for c in r["claims"][:3]} & gold)
+        base_early += bool(base_first[i] & gold)
         text_hit += thit
-        base_page_hit += bool(base_pages[i] & gold_pages)
+        base_page_hit += bool(base_pages[i] & gold)
         base_text_hit += any(overlaps(t, g) for t in base_texts[i] for g in golds)
-        ceiling += bool(spans[i] & gold_pages)
+        ceiling += bool(spans[i] & gold)
         grade = r["_meta"]["synthesis_confidence"]
         grades[grade] = grades.get(grade, 0) + 1
         if args.verbose:
-            print(f"{'HIT ' if hit else 'miss'} {'T' if thit else '-'} {'C' if spans[i] & gold_pages else '-'} "
+            print(f"{'HIT ' if hit else 'miss'} {'T' if thit else '-'} {'C' if spans[i] & gold else '-'} "
                   f"{grade:6} {q['doc_name']:32} "
-                  f"gold {sorted(gold_pages)} cited {sorted(cited)} | {q['question'][:70]}")
+                  f"gold {sorted(gold)} cited {sorted(cited)} | {q['question'][:70]}")
     n = len(questions)
     print(f"questions (document-scoped): {n}, depth {args.depth}, max_chars {args.max_chars}")
     print(f"{'':34} {'kb.synthesize':>14} {'lead baseline':>14}")

@@ -58,10 +58,6 @@ def method(name: str, *, params: type[BaseModel], result: type[BaseModel],
     return register
 
 
-def unregister(name: str) -> None:
-    HANDLERS.pop(name, None)
-
-
 def field_names(exc: ValidationError) -> list[str]:
     names: list[str] = []
     for err in exc.errors():

@@ -1,8 +1,6 @@
 """The gateway against a real scripted HTTP server on 127.0.0.1 (tests/support/gateway.py)."""
 
 import asyncio
-import threading
-import time
 from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -15,6 +13,7 @@ from jsonl_engine.llm.usage import Usage
 from tests.support.gateway import (
     API_KEY,
     MODEL,
+    InFlight,
     Reply,
     chat_reply,
     error,
@@ -266,16 +265,10 @@ def test_leaving_an_aclosing_stream_early_closes_the_upstream_response(gateway):
 
 
 def test_concurrency_is_bounded_per_reader(gateway):
-    lock = threading.Lock()
-    state = {"now": 0, "peak": 0}
+    inflight = InFlight()
 
     def responder(request):
-        with lock:
-            state["now"] += 1
-            state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.05)
-        with lock:
-            state["now"] -= 1
+        inflight.hold(0.05)
         return chat_reply("ok")
 
     gateway.responder = responder
@@ -284,5 +277,5 @@ def test_concurrency_is_bounded_per_reader(gateway):
         return await asyncio.gather(*(gw.chat(MESSAGES) for _ in range(8)))
 
     assert len(run_with(gateway, many, max_concurrency=2)) == 8
-    assert state["peak"] <= 2
+    assert inflight.peak <= 2
     assert gateway.unexpected == 0

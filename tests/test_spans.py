@@ -2,8 +2,6 @@
 
 import asyncio
 import json
-import threading
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -12,7 +10,7 @@ from jsonl_engine.answer.spans import Span, extract_spans, locate_quote
 from jsonl_engine.errors import LLMError
 from jsonl_engine.llm.gateway import Gateway
 from jsonl_engine.llm.usage import Usage, estimate_tokens
-from tests.support.gateway import chat_reply, error, json_reply
+from tests.support.gateway import InFlight, chat_reply, error, json_reply
 
 SECTION = ("Net sales were $5.2 billion in fiscal 2022,\ncompared with $4.9 billion in fiscal 2021. The\n"
            "increase reflects higher volumes in the Americas and  favourable pricing. Operat-\ning margin "
@@ -153,16 +151,10 @@ def test_default_budget_follows_the_reader_context_window(gateway):
 
 
 def test_calls_run_with_bounded_concurrency_and_usage_adds_up(gateway):
-    lock = threading.Lock()
-    state = {"now": 0, "peak": 0}
+    inflight = InFlight()
 
     def responder(request):
-        with lock:
-            state["now"] += 1
-            state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.03)
-        with lock:
-            state["now"] -= 1
+        inflight.hold(0.03)
         section = request.prompt.split("<section>\n", 1)[1].split("\n</section>")[0]
         return json_reply({"found": True, "quote": section[:12]}, prompt_tokens=100, completion_tokens=10)
 
@@ -174,7 +166,7 @@ def test_calls_run_with_bounded_concurrency_and_usage_adds_up(gateway):
     assert ticks == [(i, 7) for i in range(1, 8)]
     assert [s.section_id for s in spans] == [s.section_id for s in sections]
     assert all(s.verified and s.quote_start == 0 for s in spans)
-    assert state["peak"] <= 3
+    assert inflight.peak <= 3
     assert usage.to_dict() == {"prompt_tokens": 700, "completion_tokens": 70, "total_tokens": 770, "calls": 7}
 
 

@@ -1,36 +1,18 @@
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from jsonl_engine.models import Params, Result
+from jsonl_engine.models import Result
+from jsonl_engine.models.common import RetrievalParams
 
-Status = Literal["approved", "draft", "contested", "archived"]
 
-
-class AnswerParams(Params):
-    query: str = Field(min_length=1, max_length=4000, description="the question to answer from the KB")
-    document_ids: list[str] | None = Field(None, description="restrict to these documents")
-    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
-                                   description="review statuses that may be used and cited (the review gate)")
-    strategy: str = Field("lexical", min_length=1, max_length=64,
-                          description="retrieval strategy, one of capabilities.strategies")
-    reader: str | None = Field(None, description="named reader (capabilities.readers); default: the default one")
+class AnswerParams(RetrievalParams):
     max_sections: int = Field(5, ge=1, le=50, description="sections retrieved and offered to the model")
     max_citations: int = Field(3, ge=1, le=50, description="citations listed, in order of first citation")
     max_answer_tokens: int = Field(1024, ge=16, le=32_768, description="limit on the answer's length")
     stream: bool = Field(True, description="stream the answer text as `delta` events")
-    max_hops: int | None = Field(None, ge=1, le=32, description="LLM strategies: most model turns of retrieval")
-    max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000,
-                                            description="LLM strategies: prompt tokens per retrieval call")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query is blank")
-        return value
 
 
 class Citation(Result):

@@ -4,36 +4,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from jsonl_engine.models import Params, Result
+from jsonl_engine.models import Result
+from jsonl_engine.models.common import RetrievalParams
 
-Status = Literal["approved", "draft", "contested", "archived"]
 
-
-class ContextParams(Params):
+class ContextParams(RetrievalParams):
     query: str = Field(min_length=1, max_length=1_000_000,
                        description="free text; never parsed as search syntax (operators and quotes are plain text)")
-    document_ids: list[str] | None = Field(None, description="restrict to these documents (unknown id: not_found)")
     limit: int = Field(8, ge=1, le=100, description="most items returned")
     max_chars: int | None = Field(None, ge=1, description="budget for the returned text, in characters")
     max_tokens: int | None = Field(None, ge=1, description="budget in tokens (estimated as characters / 4)")
     include_text: bool = Field(True, description="false: items carry snippets only (text is null)")
-    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
-                                   description="review states to search")
-    strategy: str = Field("lexical", min_length=1, description="a name from capabilities.strategies")
     unit: Literal["section", "page"] = Field("section", description="page: whole pages, for clients citing pages")
-    reader: str | None = Field(None, min_length=1, description="LLM strategies: a named reader (capabilities.readers)")
-    max_hops: int | None = Field(None, ge=1, le=32, description="agentic, pageindex: most model turns (default 6)")
-    max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000, description=(
-        "LLM strategies: prompt tokens per model call (default: the reader's context window less the reply)"))
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query is blank")
-        return value
 
 
 class ContextItem(Result):

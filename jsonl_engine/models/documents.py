@@ -8,8 +8,8 @@ from pydantic import Field
 
 from jsonl_engine.errors import InvalidParams
 from jsonl_engine.models import Params, Result
+from jsonl_engine.models.common import Status
 
-Status = Literal["approved", "draft", "contested", "archived"]
 TextMediaType = Literal["text/plain", "text/markdown"]
 
 

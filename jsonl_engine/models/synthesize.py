@@ -4,24 +4,19 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from jsonl_engine.models import Params, Result
+from jsonl_engine.models import Result
+from jsonl_engine.models.common import QueryParams
 
-Status = Literal["approved", "draft", "contested", "archived"]
 Confidence = Literal["high", "medium", "low", "none"]
 
 
-class SynthesizeParams(Params):
-    query: str = Field(min_length=1, max_length=4000, description="the question to answer from the KB")
+class SynthesizeParams(QueryParams):
     depth: int = Field(5, ge=1, le=50, description="passages considered")
     max_chars: int = Field(4000, ge=1, le=100_000,
                            description="answer length limit; trailing sentences are dropped, never cut")
-    document_ids: list[str] | None = Field(None, description="restrict to these documents")
-    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
-                                   description="review statuses that may be cited (the review gate)")
     llm: bool = Field(False, description=(
         "true: the LLM rewrites the cited claims into fluent prose; each sentence keeps [claim_id] citations of "
         "offered claims only (others stripped, sentences without one dropped, both reported in _meta.llm)"))
-    reader: str | None = Field(None, min_length=1, description="with llm: a named reader (capabilities.readers)")
 
 
 class Claim(Result):

@@ -122,6 +122,23 @@ def error(status: int, message: str = "scripted error", *, retry_after: str | No
                  headers=hdrs, delay=delay)
 
 
+class InFlight:
+    """Counts the requests a responder is serving at once, and the most at a time (`peak`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+
+    def hold(self, seconds: float) -> None:
+        """Count this request as in flight for `seconds`."""
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        time.sleep(seconds)
+        with self.lock:
+            self.now -= 1
+
+
 class ScriptedLLM:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()

@@ -30,7 +30,7 @@ from jsonl_engine.retrieval.navigate.common import (
     result,
     setting,
 )
-from jsonl_engine.retrieval.navigate.loop import Conversation, arg, parse_action
+from jsonl_engine.retrieval.navigate.loop import Conversation, arg
 from jsonl_engine.retrieval.navigate.tree import Node, Tree, node_text
 
 if TYPE_CHECKING:
@@ -67,11 +67,8 @@ class Agent:
         bad_streak, hops = 0, 0
         for hop in range(1, self.max_hops + 1):
             note = prompts.AGENT_LAST_HOP if hop == self.max_hops else None
-            completion = await self.gateway.chat(self.chat.messages(note), usage=self.usage, json_mode=True,
-                                                 max_tokens=REPLY_TOKENS)
+            action = await self.chat.turn(self.gateway, self.usage, note, REPLY_TOKENS, ACTIONS)
             hops = hop
-            self.chat.add_reply(completion.text)
-            action = parse_action(completion.text, ACTIONS)
             if isinstance(action, str):
                 bad_streak += 1
                 emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid action ({action})")

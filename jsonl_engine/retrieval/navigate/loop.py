@@ -61,6 +61,13 @@ class Conversation:
             excess = messages_tokens(out) - self.budget
         return out
 
+    async def turn(self, gateway: Any, usage: Any, note: str | None, reply_tokens: int,
+                   aliases: Mapping[str, str]) -> tuple[str, dict[str, Any]] | str:
+        """One model turn: send the history (with `note`), keep the reply, parse it (see `parse_action`)."""
+        completion = await gateway.chat(self.messages(note), usage=usage, json_mode=True, max_tokens=reply_tokens)
+        self.add_reply(completion.text)
+        return parse_action(completion.text, aliases)
+
 
 def parse_action(text: str, aliases: Mapping[str, str]) -> tuple[str, dict[str, Any]] | str:
     """(canonical action name, its arguments) from a reply, or a short description of what is wrong.

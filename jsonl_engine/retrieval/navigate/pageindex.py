@@ -31,7 +31,7 @@ from jsonl_engine.retrieval.navigate.common import (
     result,
     setting,
 )
-from jsonl_engine.retrieval.navigate.loop import Conversation, arg, parse_action
+from jsonl_engine.retrieval.navigate.loop import Conversation, arg
 from jsonl_engine.retrieval.navigate.tree import Doc, Tree, page_texts
 
 if TYPE_CHECKING:
@@ -209,11 +209,8 @@ class PageAgent:
         bad_streak, hops = 0, 0
         for hop in range(1, self.max_hops + 1):
             note = prompts.PAGE_LAST_HOP if hop == self.max_hops else None
-            completion = await self.gateway.chat(self.chat.messages(note), usage=self.usage, json_mode=True,
-                                                 max_tokens=REPLY_TOKENS)
+            call = await self.chat.turn(self.gateway, self.usage, note, REPLY_TOKENS, TOOLS)
             hops = hop
-            self.chat.add_reply(completion.text)
-            call = parse_action(completion.text, TOOLS)
             if isinstance(call, str):
                 bad_streak += 1
                 emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid tool call ({call})")

@@ -1,0 +1,39 @@
+"""Params shared by the methods that answer a query from the KB (kb.context, kb.answer, kb.synthesize)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from jsonl_engine.models import Params
+
+Status = Literal["approved", "draft", "contested", "archived"]
+
+
+class QueryParams(Params):
+    """The question, the documents and review statuses it may use, and the reader for any LLM work."""
+
+    query: str = Field(min_length=1, max_length=4000, description="the question to answer from the KB")
+    document_ids: list[str] | None = Field(None, description="restrict to these documents (unknown id: not_found)")
+    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
+                                   description="review statuses that may be used and cited (the review gate)")
+    reader: str | None = Field(None, min_length=1, description=(
+        "a named reader (capabilities.readers) for the LLM work, if any; default: the default reader"))
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query is blank")
+        return value
+
+
+class RetrievalParams(QueryParams):
+    """QueryParams plus the retrieval strategy and the limits of the LLM strategies."""
+
+    strategy: str = Field("lexical", min_length=1, max_length=64,
+                          description="retrieval strategy, one of capabilities.strategies")
+    max_hops: int | None = Field(None, ge=1, le=32, description="agentic, pageindex: most model turns (default 6)")
+    max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000, description=(
+        "LLM strategies: prompt tokens per model call (default: the reader's context window less the reply)"))
