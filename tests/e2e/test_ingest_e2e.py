@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from pathlib import Path
 
 import pytest
 
@@ -122,6 +124,31 @@ def test_cancel_leaves_the_kb_as_before(tmp_path, dev_pdfs):
     store.close()
 
 
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parents[int(text.split()[0])] = int(text[text.rindex(")") + 2:].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] != "Z"
+
+
 def test_sigkill_during_a_write_leaves_no_partial_document(tmp_path, dev_pdfs):
     kb = tmp_path / "kb"
     with Daemon(kb) as d:
@@ -137,11 +164,17 @@ def test_sigkill_during_a_write_leaves_no_partial_document(tmp_path, dev_pdfs):
             if event.get("id") != ingest:
                 continue
             if event["event"] == "progress" and event["data"]["stage"] == "write":
+                helpers = _descendants(d.proc.pid)
                 os.kill(d.proc.pid, signal.SIGKILL)
                 break
             assert event["event"] == "progress", event
         d.proc.wait(10)
         assert d.proc.returncode == -signal.SIGKILL
+    assert helpers  # the forkserver and its pool workers
+    deadline = time.monotonic() + 5
+    while any(_running(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in helpers if _running(pid)], "the killed daemon left processes behind"
     store = Store(kb)
     counts = kb_integrity(store)
     docs = repo.list_documents(store.reader())
