@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 
 from jsonl_engine.errors import InvalidParams
-from jsonl_engine.retrieval import budget, cues, dedupe, salient_terms
+from jsonl_engine.retrieval import answer_terms, budget, cues, dedupe, salient_terms
 from jsonl_engine.retrieval.query import MAX_PHRASES, parse, tokenize
 from jsonl_engine.retrieval.snippet import finder
 from jsonl_engine.retrieval.strategies import STRATEGIES, get_strategy
@@ -65,6 +65,21 @@ def test_salient_terms_drop_stopwords_and_keep_order() -> None:
     assert salient_terms("the of and ???") == []
     assert salient_terms("Revenue revenue REVENUE") == ["revenue"]
     assert "1,577" in salient_terms("sales of $1,577 million")
+
+
+def test_question_framing_words_are_not_salient_and_content_words_stay() -> None:
+    query = ("What drove the operating margin change in FY2022? If operating margin is not a useful metric, "
+             "explicitly state that. Give a response relying on the details shown in the cash flow statement, "
+             "according to the data provided. Round your answer to two decimal places, in USD millions.")
+    terms = salient_terms(query)
+    assert terms == ["drove", "operating", "margin", "change", "fy2022", "cash", "flow", "statement", "data"]
+    # kept for retrieval (filings write "driven by", "data center") but not a term an answer must cover
+    assert answer_terms(query) == ["operating", "margin", "change", "fy2022", "cash", "flow", "statement"]
+    # a count is an instruction only before "decimal"; finance words that look like framing stay content
+    assert salient_terms("two segments, ratio and revenue measure") == ["two", "segments", "ratio", "revenue",
+                                                                       "measure"]
+    assert answer_terms("Has the quick ratio improved versus FY2021?") == ["quick", "ratio", "fy2021"]
+    assert ("useful", "metric") not in parse(query).phrases and ("operating", "margin") in parse(query).phrases
 
 
 def test_unicode_is_normalised() -> None:

@@ -9,7 +9,7 @@ import pytest
 from jsonl_engine.answer.citations import claim_id, locate, make_claim, normalize_space, page_at
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.synthesize import Synthesis, compose, keys, stem
-from jsonl_engine.retrieval import Passage, salient_terms
+from jsonl_engine.retrieval import Passage, answer_terms
 
 CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
 
@@ -37,7 +37,7 @@ def passage(text: str = FILING, *, sid: str = "d1:0.3", doc: str = "d1", title: 
 
 
 def run(query: str, passages: list[Passage], max_chars: int = 4000) -> Synthesis:
-    return compose(query, salient_terms(query), passages, max_chars=max_chars)
+    return compose(query, answer_terms(query), passages, max_chars=max_chars)
 
 
 def check_citations(out: Synthesis, passages: list[Passage]) -> None:
@@ -188,6 +188,17 @@ def test_gaps_name_uncovered_terms():
     out = run("capital expenditures for the zeppelin fleet", [passage()])
     assert out.gaps == ["zeppelin", "fleet"]
     assert out.claims
+
+
+def test_question_framing_is_no_gap():
+    framing = ("What drove capital expenditures in 2022? If capital expenditures is not a useful metric, "
+               "explicitly state that. Round your answer to two decimal places; answer in USD millions, "
+               "relying on the details shown, according to the data provided")
+    out = run(framing, [passage()])
+    assert out.gaps == [] and out.confidence == "high" and out.claims
+    assert out.salient_terms == ["capital", "expenditures", "2022"]
+    out = run(framing + " of the zeppelin fleet", [passage()])
+    assert out.gaps == ["zeppelin", "fleet"] and out.confidence == "medium"
 
 
 def test_nothing_found():

@@ -365,7 +365,7 @@ def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover:
 
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",)) -> Synthesis:
-    from jsonl_engine.retrieval import retrieve, salient_terms
+    from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    return compose(query, salient_terms(query), found.passages[:depth], max_chars=max_chars)
+    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
-__all__ = ["Passage", "Retrieval", "retrieve", "salient_terms", "UNITS"]
+__all__ = ["Passage", "Retrieval", "retrieve", "salient_terms", "answer_terms", "UNITS"]
 
 UNITS = ("section", "page")
 
@@ -69,5 +69,12 @@ def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
 def salient_terms(query: str) -> list[str]:
     """The query's content terms (stopwords dropped), in order."""
     from jsonl_engine.retrieval.query import salient_terms as terms
+
+    return terms(query)
+
+
+def answer_terms(query: str) -> list[str]:
+    """The salient terms an answer must cover (kb.synthesize gaps): framing words kept for retrieval dropped."""
+    from jsonl_engine.retrieval.query import answer_terms as terms
 
     return terms(query)

@@ -35,7 +35,30 @@ percents percentage usd dollars dollar millions million billions billion thousan
 respectively approximately roughly exactly extract number amount figure figures metric
 metrics company companies business firm fy
 """
-STOPWORDS = frozenset(_STOP_TEXT.split())
+# Question framing: words that ask HOW to answer (instructions, hedges, format, rounding), never WHAT about.
+# Words that can name a finance concept ("margin", "ratio", "measure", "significant", "notes") stay out.
+_FRAMING_TEXT = """
+useful usefulness helpful relevant relevance meaningful appropriate sensible important importance
+explicitly clearly briefly concisely specifically simply precisely reasonably
+provide providing according regarding concerning pertaining mention mentioned mentions outline outlined
+given detailed showing shows find look looking know ask asked asking something anything anyone thing things
+able answering answered responses brief concise sentence sentences paragraph expressed
+nearest digits quantity yes considering summarize summarise elaborate clarify compare numerator denominator
+"""
+FRAMING = frozenset(_FRAMING_TEXT.split())
+STOPWORDS = frozenset(_STOP_TEXT.split()) | FRAMING
+
+# Kept for retrieval (filings use them: "data center", "margin improved", "driven by") but not terms an
+# answer must contain: what drove, whether something improved or which is highest is stated by the figures,
+# and hedges ("key", "primary", "overall", "profile") qualify the question rather than name its subject.
+_ANSWER_NEUTRAL_TEXT = """
+data drove drive drives driven driver drivers driving improve improved improving improvement
+decline declined declining performed highest lowest largest smallest biggest worst
+key primary main major overall profile agenda exclude vs versus
+"""
+ANSWER_NEUTRAL = frozenset(_ANSWER_NEUTRAL_TEXT.split())
+_NUMBER_WORDS = frozenset(("zero", "one", "two", "three", "four", "five", "six"))
+_PRECISION = frozenset(("decimal", "decimals"))  # "two decimal places": the count is an instruction
 
 # Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
 # filings use for it. No document- or question-specific entries.
@@ -217,12 +240,21 @@ def _fiscal_year(token: str) -> str | None:
 def salient_terms(query: str) -> list[str]:
     """The query's content terms in order, stopwords dropped, duplicates removed."""
     out: list[str] = []
-    for tok in tokenize(query[:MAX_QUERY_CHARS]):
+    tokens = tokenize(query[:MAX_QUERY_CHARS])
+    for i, tok in enumerate(tokens):
         if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+            continue
+        if (tok in _NUMBER_WORDS or tok.isdigit()) and i + 1 < len(tokens) and tokens[i + 1] in _PRECISION:
             continue
         if tok not in out:
             out.append(tok)
     return out
+
+
+def answer_terms(query: str) -> list[str]:
+    """The salient terms an answer must cover (kb.synthesize gaps and confidence): without the
+    question words that are kept for retrieval but that evidence need not repeat."""
+    return [t for t in salient_terms(query) if t not in ANSWER_NEUTRAL]
 
 
 def parse(query: str) -> Query:
