@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.errors import Cancelled, EngineError, Internal, UnsupportedMedia
 from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text
 from jsonl_engine.ingest.model import ParsedDocument
 from jsonl_engine.store import repo
 from jsonl_engine.store.repo import IngestOutcome
+
+if TYPE_CHECKING:
+    from jsonl_engine.context import CancelFlag
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ class IngestJob:
     run_in_process: RunInProcess
     progress: Progress
     emit: Callable[[IngestOutcome], None]
-    cancel: threading.Event
+    cancel: CancelFlag
     workers: int = 2
     status: str = "approved"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_engine.context import RequestContext
-from jsonl_engine.errors import LLMUnavailable
 from jsonl_engine.models.context import ContextBudget, ContextItem, ContextParams, ContextResult
 from jsonl_engine.registry import method
 
@@ -61,8 +60,6 @@ def _reason(found: str | None, fitted: Any, total: int) -> str | None:
 
 def _llm(ctx: RequestContext, request: Any) -> Any:
     """The gateway an LLM strategy uses (the `reader` param names it); llm_unavailable before any work."""
-    try:
-        from jsonl_engine.llm.readers import gateway_for
-    except ImportError as exc:
-        raise LLMUnavailable("this strategy needs an LLM and the LLM gateway is not available") from exc
+    from jsonl_engine.llm.readers import gateway_for
+
     return gateway_for(ctx.app, request.extra.get("reader"))

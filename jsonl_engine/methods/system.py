@@ -23,23 +23,10 @@ EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 MEDIA_TYPES = ["application/pdf", "text/markdown", "text/plain"]
 
 
-def _reader_names(settings: Settings) -> list[str]:
-    try:
-        from jsonl_engine.llm.readers import reader_names
-    except ImportError:
-        return sorted(settings.readers) + (["default"] if settings.llm else [])
-    return reader_names(settings)
-
-
-def _strategy_names() -> list[str]:
-    try:
-        from jsonl_engine.retrieval.strategies import STRATEGIES
-    except ImportError:
-        return ["lexical"]
-    return sorted(STRATEGIES)
-
-
 def build_capabilities(settings: Settings) -> CapabilitiesResult:
+    from jsonl_engine.llm.readers import reader_names  # light modules: no httpx, no retrieval pipeline
+    from jsonl_engine.retrieval.strategies import STRATEGIES
+
     return CapabilitiesResult(
         name="jsonl-engine",
         version=__version__,
@@ -51,8 +38,8 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
         ],
         events=EVENT_KINDS,
         error_codes=list(ERROR_CODES),
-        readers=_reader_names(settings),
-        strategies=_strategy_names(),
+        readers=reader_names(settings),
+        strategies=sorted(STRATEGIES),
         media_types=MEDIA_TYPES,
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ import orjson
 from jsonl_engine.errors import Cancelled, EngineError, InvalidParams, NotFound
 
 if TYPE_CHECKING:
+    from jsonl_engine.context import CancelFlag
     from jsonl_engine.ingest.model import ParsedDocument
     from jsonl_engine.store.db import Store
 
@@ -339,7 +339,7 @@ def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
 
 
 def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-                 status: str, cancel: threading.Event | None = None) -> IngestOutcome:
+                 status: str, cancel: CancelFlag | None = None) -> IngestOutcome:
     """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert."""
 
     def check_cancel() -> None:
