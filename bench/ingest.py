@@ -1,6 +1,8 @@
 """kb.ingest throughput through the daemon, beside the same-run raw pdfium floor.
 
 Raw floor: one process, `PdfDocument` -> `get_textpage()` -> `get_text_range()` for every page of every PDF.
+Each round runs the floor just before and just after the daemon and compares against their mean: this
+machine's speed drifts by several percent within a minute, and bracketing cancels a steady drift.
 Daemon: a fresh KB, one `kb.ingest` request for the folder, timed from the request line to its `done`
 (extraction in the process pool, tree building, SQLite + FTS writes). Also reported: the daemon's peak RSS
 (VmHWM of the daemon process; pool workers listed apart), KB size on disk per 1,000 pages, sections per
@@ -90,6 +92,7 @@ def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
         d.request("capabilities")
         engine: dict[int, float] = {d.proc.pid: cpu_s(d.proc.pid)}
         base = dict(engine)
+        daemon_pid = d.proc.pid
         busy0 = busy_s()
         start = time.perf_counter()
         request = d.start("kb.ingest", {"paths": [str(folder)]})
@@ -106,7 +109,8 @@ def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
         assert events[-1]["status"] == "ok", events[-1]
     engine_cpu = sum(engine.values()) - sum(base.values())
     return {"elapsed": elapsed, "results": results, "daemon_hwm_kb": daemon_hwm, "worker_hwm_kb": worker_hwm,
-            "engine_cpu_s": engine_cpu, "other_cpu_s": max(busy - engine_cpu, 0.0)}
+            "engine_cpu_s": engine_cpu, "daemon_cpu_s": engine[daemon_pid] - base[daemon_pid],
+            "other_cpu_s": max(busy - engine_cpu, 0.0)}
 
 
 def kb_stats(kb: Path, questions: list[dict]) -> dict:
@@ -173,7 +177,7 @@ def main() -> int:
 
     rows = []
     for round_no in range(1, args.rounds + 1):
-        raw_pages, raw_s, raw_cpu = raw_floor(pdfs)
+        raw_pages, before_s, before_cpu = raw_floor(pdfs)
         with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
             kb = Path(tmp) / "kb"
             run = daemon_ingest(args.pdfs, kb, args.workers)
@@ -181,10 +185,14 @@ def main() -> int:
             errors = [r for r in run["results"] if r["error"]]
             size = kb_bytes(kb)
             stats = kb_stats(kb, questions)
+        _pages, after_s, after_cpu = raw_floor(pdfs)
+        raw_s, raw_cpu = (before_s + after_s) / 2, (before_cpu + after_cpu) / 2
         raw_rate, rate = raw_pages / raw_s, pages / run["elapsed"]
         rows.append({"round": round_no, "raw_pages": raw_pages, "raw_s": raw_s, "raw_pages_per_s": raw_rate,
+                     "raw_s_before": before_s, "raw_s_after": after_s,
                      "ingest_pages": pages, "ingest_s": run["elapsed"], "ingest_pages_per_s": rate,
                      "ratio": rate / raw_rate, "raw_cpu_s": raw_cpu, "engine_cpu_s": run["engine_cpu_s"],
+                     "daemon_cpu_s": run["daemon_cpu_s"],
                      "other_cpu_s": run["other_cpu_s"], "daemon_peak_rss_mb": run["daemon_hwm_kb"] / 1024,
                      "worker_peak_rss_mb": [round(k / 1024, 1) for k in run["worker_hwm_kb"]],
                      "kb_mb": size / 1e6, "kb_mb_per_1000_pages": size / 1e6 / pages * 1000,
@@ -192,11 +200,13 @@ def main() -> int:
         r = rows[-1]
         ev = r["evidence"]
         print(f"round {round_no}")
-        print(f"  raw floor (1 process)   {raw_pages:6d} pages in {raw_s:6.2f} s = {raw_rate:7.1f} pages/s")
+        print(f"  raw floor (1 process)   {raw_pages:6d} pages in {raw_s:6.2f} s = {raw_rate:7.1f} pages/s"
+              f"   (mean of {before_s:.2f} s before and {after_s:.2f} s after the daemon)")
         print(f"  kb.ingest via daemon    {pages:6d} pages in {run['elapsed']:6.2f} s = {rate:7.1f} pages/s"
               f"   ({r['ratio']:.2f}x the raw floor)")
         print(f"  CPU                     raw floor {raw_cpu:.1f} s of {raw_s:.1f} s wall; engine (daemon + pool) "
-              f"{r['engine_cpu_s']:.1f} s = {r['engine_cpu_s'] / run['elapsed']:.2f} cores over the run; other "
+              f"{r['engine_cpu_s']:.1f} s (daemon {r['daemon_cpu_s']:.1f} s) = {r['engine_cpu_s'] / run['elapsed']:.2f} "
+              f"cores over the run; other "
               f"processes {r['other_cpu_s'] / run['elapsed']:.2f} cores (when > 0.1, the machine was shared)")
         print(f"  daemon peak RSS         {r['daemon_peak_rss_mb']:.0f} MB (workers: {r['worker_peak_rss_mb']} MB)")
         print(f"  KB on disk              {r['kb_mb']:.1f} MB = {r['kb_mb_per_1000_pages']:.1f} MB per 1,000 pages")
@@ -212,6 +222,11 @@ def main() -> int:
                   f"all whitespace")
         if errors:
             print(f"  errors: {[(e['path'], e['error']) for e in errors]}")
+    if len(rows) > 1:
+        ratios = [r["ratio"] for r in rows]
+        print(f"ratio over {len(rows)} rounds: median {statistics.median(ratios):.2f}x "
+              f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x); engine CPU / floor CPU: median "
+              f"{statistics.median(r['engine_cpu_s'] / r['raw_cpu_s'] for r in rows):.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2))

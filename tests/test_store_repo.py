@@ -156,3 +156,35 @@ def test_reopening_keeps_data_and_schema_version(tmp_path):
     assert repo.get_document(reopened.reader(), out.document_id).title == "t"
     assert fts_hits(reopened, "lemur") == 1
     reopened.close()
+
+
+def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
+    """v1 indexed FTS rows from insert triggers; v2 drops them and indexes in save_document. A v1 KB opened now
+    keeps its documents searchable, and what is ingested after the migration is indexed exactly once."""
+    from jsonl_engine.store.migrations import _statements
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    conn = sqlite3.connect(kb / "kb.sqlite3", isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
+                 "applied_at TEXT NOT NULL)")
+    for statement in _statements(MIGRATIONS[0][2]):
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'v1', datetime('now'))")
+    conn.execute("INSERT INTO documents (id, title, path, media_type, sha256, pages, sections, status, ingested_at) "
+                 "VALUES ('old', 'Old', NULL, 'text/plain', 'x', 1, 1, 'approved', '2026-01-01T00:00:00Z')")
+    conn.execute("INSERT INTO pages (document_id, number, text) VALUES ('old', 1, 'an aardvark page')")
+    conn.execute("INSERT INTO sections (id, document_id, position, depth, ordinal, title, page_start, page_end, "
+                 "is_leaf, text) VALUES ('old:0', 'old', 0, 0, 0, 'Old', 1, 1, 1, 'an aardvark page')")
+    conn.close()
+
+    store = Store(kb)
+    assert store.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == MIGRATIONS[-1][0]
+    assert fts_hits(store, "aardvark") == 1
+    repo.ingest_text(store, "# New\n\nan aardvark and a lemur\n", "t", "text/markdown")
+    assert fts_hits(store, "aardvark") == 2
+    assert fts_hits(store, "lemur") == 1
+    assert store.reader().execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH 'lemur'").fetchone()[0] == 1
+    counts = integrity(store)
+    assert counts["documents"] == 2
+    store.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import pickle
 import re
 from pathlib import Path
 
@@ -102,30 +103,39 @@ class _FontReader:
         self.flags = ctypes.c_int()
         self.matrix = raw.FS_MATRIX()
         self.bold_names: dict[bytes, bool] = {}
+        self.trusted: dict[int, bool] = {}  # weight -> bold, once TRUST_AFTER checks agreed
         self.by_weight: dict[int, tuple[bool | None, int]] = {}  # weight -> (bold, agreeing checks) / None
         self.l, self.r, self.b, self.t = (ctypes.c_double() for _ in range(4))
+        self._box = (self.l, self.r, self.b, self.t)
 
-    def size(self, tp, i: int) -> float:
+    def features(self, tp, first: int, last: int) -> tuple[float, bool, float | None]:
+        """(effective size, bold, top edge in PDF units or None) of a line from its first and last glyph."""
         raw = self.raw
-        size = raw.FPDFText_GetFontSize(tp, i)
-        if raw.FPDFText_GetMatrix(tp, i, self.matrix):
+        size = raw.FPDFText_GetFontSize(tp, first)
+        if raw.FPDFText_GetMatrix(tp, first, self.matrix):
             m = self.matrix
             scale = math.sqrt(abs(m.a * m.d - m.b * m.c))
             if scale > 0:
                 size *= scale
-        return round(size, 1)
+        bold = self.bold(tp, first) and (last < 0 or last == first or self.bold(tp, last))
+        top = self.t.value if raw.FPDFText_GetCharBox(tp, first, *self._box) else None
+        return round(size, 1), bold, top
 
     def bold(self, tp, i: int) -> bool:
         weight = self.raw.FPDFText_GetFontWeight(tp, i)
+        trusted = self.trusted.get(weight)
+        if trusted is not None:
+            return trusted
         known = self.by_weight.get(weight)
-        if known is not None and known[0] is not None and known[1] >= self.TRUST_AFTER:
-            return known[0]
         bold = weight >= 600 or self._bold_name(tp, i)
         if weight > 0:
             if known is None:
                 self.by_weight[weight] = (bold, 1)
             elif known[0] is not None:
-                self.by_weight[weight] = (bold, known[1] + 1) if known[0] == bold else (None, 0)
+                checks = known[1] + 1 if known[0] == bold else 0
+                self.by_weight[weight] = (bold, checks) if checks else (None, 0)
+                if checks >= self.TRUST_AFTER:
+                    self.trusted[weight] = bold
         return bold
 
     def _bold_name(self, tp, i: int) -> bool:
@@ -137,13 +147,8 @@ class _FontReader:
             self.bold_names[name] = cached
         return cached
 
-    def top(self, tp, i: int) -> float | None:
-        if self.raw.FPDFText_GetCharBox(tp, i, self.l, self.r, self.b, self.t):
-            return self.t.value
-        return None
 
-
-_SPACED = re.compile(r"^(?:\S ){3,}\S$")
+_SPACED = re.compile(r"(?:\S ){3,}\S$")  # used with match(line, start, end)
 
 
 def _join_spaced(tp, first: int, text: str, fonts: _FontReader) -> str | None:
@@ -191,31 +196,32 @@ def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
             direct = len(raw_text) == textpage.count_chars()
             tp = textpage.raw
             lines: list[Line] = []
+            append = lines.append
+            features = fonts.features
             parts = normalize_line(raw_text).split("\r\n")  # same-length replacements: offsets carry over
             raw_pos = norm_pos = 0
             for line in parts:
-                stripped = line.strip()
-                if stripped:
-                    lead = len(line) - len(line.lstrip())
+                n = len(line)
+                if n and not line.isspace():
+                    lead = n - len(line.lstrip())
                     trail = len(line.rstrip())
                     first, last = raw_pos + lead, raw_pos + trail - 1
                     if not direct:
                         first = raw.FPDFText_GetCharIndexFromTextIndex(tp, first)
                         last = raw.FPDFText_GetCharIndexFromTextIndex(tp, last)
                     if first >= 0:
-                        size = fonts.size(tp, first)
-                        bold = fonts.bold(tp, first) and (last < 0 or last == first or fonts.bold(tp, last))
-                        top_abs = fonts.top(tp, first)
+                        size, bold, top_abs = features(tp, first, last)
                         top = height / 2 if top_abs is None else max(height - top_abs, 0.0)
                     else:
                         size, bold, top = 0.0, False, height / 2
                     collapsed = None
-                    if len(stripped) >= 7 and direct and _SPACED.match(stripped) and \
-                            sum(ch.isalpha() for ch in stripped) >= 0.7 * (len(stripped) + 1) / 2:
-                        collapsed = _join_spaced(tp, raw_pos + lead, stripped, fonts)
-                    lines.append(Line(norm_pos + lead, norm_pos + trail, size, bold, top, collapsed))
-                raw_pos += len(line) + 2
-                norm_pos += len(line) + 1
+                    if trail - lead >= 7 and direct and line[lead + 1] == " " and _SPACED.match(line, lead, trail):
+                        stripped = line[lead:trail]
+                        if sum(ch.isalpha() for ch in stripped) >= 0.7 * (len(stripped) + 1) / 2:
+                            collapsed = _join_spaced(tp, raw_pos + lead, stripped, fonts)
+                    append(Line(norm_pos + lead, norm_pos + trail, size, bold, top, collapsed))
+                raw_pos += n + 2
+                norm_pos += n + 1
             text = "\n".join(parts)
             if "\r" in text:
                 text = text.replace("\r", "\n")
@@ -331,6 +337,17 @@ def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDoc
     sections = build_tree([(p.number, p.text) for p in pages], heads, title)
     return ParsedDocument(title=title, media_type="application/pdf", pages=[p.text for p in pages],
                           sections=sections, warnings=warnings)
+
+
+def extract_batch(path: str, start: int, stop: int) -> tuple[int, bytes]:
+    """A page batch for the daemon to hand on to `build_from_batches`, pickled here: the daemon passes bytes
+    along instead of unpickling and re-pickling every line of every page."""
+    pages = extract_pages(path, start, stop)
+    return len(pages), pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def build_from_batches(path: str, info: PdfInfo, batches: list[bytes]) -> ParsedDocument:
+    return build_document(path, info, [page for blob in batches for page in pickle.loads(blob)])
 
 
 def parse_pdf(path: str) -> ParsedDocument:

@@ -131,18 +131,18 @@ class IngestJob:
         size = max(BATCH_PAGES, -(-count // (2 * self.workers)))
         batches = [(start, min(start + size, count)) for start in range(0, count, size)]
         done = 0
-        futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_pages, path, a, b)) for a, b in batches]
+        futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_batch, path, a, b)) for a, b in batches]
         try:
             for future in asyncio.as_completed(futures):
-                pages = await future
-                done += len(pages)
+                extracted, _blob = await future
+                done += extracted
                 self.check()
                 self.progress("extract", done, count, f"{name}: {done}/{count} pages")
         finally:
             for future in futures:
                 future.cancel()
-        pages = [page for future in futures for page in future.result()]
-        return await self.run_in_process(pdf.build_document, path, info, pages)
+        blobs = [future.result()[1] for future in futures]
+        return await self.run_in_process(pdf.build_from_batches, path, info, blobs)
 
     def _precheck(self, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
         return repo.precheck(self.store.reader(), sha256, path)  # this thread's own read connection

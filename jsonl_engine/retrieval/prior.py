@@ -14,8 +14,8 @@ import sqlite3
 
 from jsonl_engine.retrieval import lexical
 from jsonl_engine.retrieval.query import Query, normalise, quote, render
+from jsonl_engine.store.repo import COVER_PAGES
 
-COVER_PAGES = 2          # as indexed by covers_fts
 W_YEAR = 0.25            # a year counts this much of a name (covers also carry filing and share-count dates)
 COVER_MAX_DF = 0.2       # fallback: words on at most this share of first pages
 NAME_MAX_DF = 0.5        # a capitalised word in more than this share of documents is a term, not a name

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from jsonl_engine.store.db import Store
 
 STATUSES = ("approved", "draft", "contested", "archived")
+COVER_PAGES = 2  # a document's first pages, indexed apart in covers_fts (they name the issuer and period)
 
 
 @dataclass(slots=True)
@@ -181,9 +182,20 @@ def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_
         "INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors, page_start,"
         " page_end, is_leaf, text, page_map, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         _section_rows(parsed, document_id))
+    _index_document(conn, document_id)
     if before_commit is not None:
         before_commit()
     return info
+
+
+def _index_document(conn: sqlite3.Connection, document_id: str) -> None:
+    """FTS rows for a just-inserted document (schema v2: no insert triggers; one statement per index)."""
+    conn.execute("INSERT INTO sections_fts (rowid, title, ancestors, text) "
+                 "SELECT rowid, title, ancestors, text FROM sections WHERE document_id = ?", (document_id,))
+    conn.execute("INSERT INTO pages_fts (rowid, text) SELECT rowid, text FROM pages WHERE document_id = ?",
+                 (document_id,))
+    conn.execute("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
+                 f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
 
 
 def _section_rows(parsed: ParsedDocument, document_id: str) -> Iterator[tuple]:
