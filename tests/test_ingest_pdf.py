@@ -116,3 +116,17 @@ def test_unknown_extension_is_unsupported(tmp_path):
     with pytest.raises(UnsupportedMedia) as info:
         parse_file(str(path))
     assert info.value.reason == "unknown_type"
+
+
+@pytest.mark.parametrize("name", ["report", "scanned"])
+def test_page_batches_build_the_same_document_as_one_pass(sample_pdfs, name):
+    """The daemon's path for large PDFs (page batches pickled in workers, assembled in another) must give
+    exactly the document of a single pass, blank pages included."""
+    from jsonl_engine.ingest import pdf
+
+    path = str(sample_pdfs[name])
+    info = pdf.probe(path)
+    blobs = [pdf.extract_batch(path, start, min(start + 1, info.page_count))
+             for start in range(info.page_count)]
+    assert sum(count for count, _blob in blobs) == info.page_count
+    assert pdf.build_from_batches(path, info, [blob for _count, blob in blobs]) == pdf.parse_pdf(path)

@@ -24,7 +24,8 @@ _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlc]{1,6})\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 _TOC_LINE = re.compile(r"^(?:part|item|note)\b.*\s\d{1,3}$", re.I)
 _TOC_ENTRY = re.compile(r"(?:[A-Za-z)].*\s|^)\d{1,3}$|(?:\.\s?){4,}\s*\d{1,4}$")
-_TITLE_PAGE = re.compile(r"^(?:\d{1,2}[A-C]?\.?\s+)?[^\d$%]*[A-Za-z][^\d$%]*\s\d{1,3}$")
+# "Title  12": the letter is asserted by a lookahead, so a long line does not backtrack quadratically
+_TITLE_PAGE = re.compile(r"^(?:\d{1,2}[A-C]?\.?\s+)?(?=[^\d$%]*[A-Za-z])[^\d$%]*\s\d{1,3}$")
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{1,4}$")
 _NUMBERS = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(?:\.\d+)?\)?%?(?![\w])")
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "1": 1, "2": 2, "3": 3, "4": 4}
@@ -52,8 +53,11 @@ def body_size(pages: list[PageData]) -> float:
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def _key(text: str) -> str:
-    return re.sub(r"\d+", "#", collapse_ws(text).lower())
+    return _DIGITS.sub("#", " ".join(text.split()).lower())
 
 
 def _in_margin(page: PageData, line: Line) -> bool:
@@ -86,8 +90,14 @@ def is_toc_page(page: PageData) -> bool:
     return toc >= 3 or leaders >= 5 or (entries >= 6 and entries >= 0.3 * len(page.lines))
 
 
+_STRUCTURAL_FIRST = "PpIiNn\u0130\u0131"  # what the first letter of PART, ITEM, NOTE matches under re.I
+
+
 def structural(title: str) -> tuple[str, tuple] | None:
     """("part", (n,)) / ("item", (n, sub, letter)) / ("note", (n,)) / ("numbered", parts) or None."""
+    first = title[:1]
+    if not first or first not in _STRUCTURAL_FIRST and not first.isdigit():
+        return None
     if m := _PART.match(title):
         rest = m.group(2)
         if not rest or rest[:1].isupper() or rest[:1] in "—–-":
