@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -188,3 +189,34 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
     counts = integrity(store)
     assert counts["documents"] == 2
     store.close()
+
+
+def _open_store(kb: str, start: float) -> str:
+    import time as _time
+
+    _time.sleep(max(start - _time.time(), 0))
+    try:
+        Store(Path(kb)).close()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        return repr(exc)
+    return "ok"
+
+
+def test_daemons_opening_a_new_kb_at_once_all_migrate_it(tmp_path):
+    """Two clients may spawn daemons on one new KB at the same moment: each migration is applied once, and
+    every opener succeeds (the version is re-read inside the migration's write transaction)."""
+    import multiprocessing
+    import time as _time
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(6) as pool:
+        for attempt in range(3):
+            kb = tmp_path / f"kb{attempt}"
+            kb.mkdir()
+            start = _time.time() + 1.0
+            results = pool.starmap(_open_store, [(str(kb), start)] * 6)
+            assert results == ["ok"] * 6
+            conn = sqlite3.connect(kb / "kb.sqlite3")
+            versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+            conn.close()
+            assert versions == [number for number, _description, _sql in MIGRATIONS]

@@ -119,6 +119,10 @@ def migrate(conn: sqlite3.Connection) -> int:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if _applied(conn, number):  # another process (a second daemon on this KB) got there first
+                conn.execute("COMMIT")
+                version = number
+                continue
             for statement in _statements(sql):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
@@ -128,6 +132,10 @@ def migrate(conn: sqlite3.Connection) -> int:
             raise
         version = number
     return version
+
+
+def _applied(conn: sqlite3.Connection, number: int) -> bool:
+    return conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (number,)).fetchone() is not None
 
 
 def _statements(sql: str) -> list[str]:
