@@ -220,3 +220,19 @@ def test_daemons_opening_a_new_kb_at_once_all_migrate_it(tmp_path):
             versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
             conn.close()
             assert versions == [number for number, _description, _sql in MIGRATIONS]
+
+
+def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
+    from jsonl_engine.errors import Internal
+
+    kb = tmp_path / "kb"
+    Store(kb).close()
+    conn = sqlite3.connect(kb / "kb.sqlite3", isolation_level=None)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'from the future', datetime('now'))",
+                 (MIGRATIONS[-1][0] + 1,))
+    conn.close()
+    with pytest.raises(Internal, match="newer than this jsonl-engine"):
+        Store(kb)
+    conn = sqlite3.connect(kb / "kb.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS) + 1
+    conn.close()

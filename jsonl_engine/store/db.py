@@ -55,7 +55,11 @@ class Store:
             raise Internal(f"cannot create KB directory {self.kb_dir}: {exc.strerror}") from exc
         self.path = self.kb_dir / DB_FILENAME
         self._writer = connect(self.path)
-        migrate(self._writer)
+        try:
+            migrate(self._writer)
+        except BaseException:
+            self._writer.close()
+            raise
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from jsonl_engine.errors import Internal
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, sections, pages and their FTS5 indexes", """
 CREATE TABLE documents (
@@ -114,6 +116,10 @@ def current_version(conn: sqlite3.Connection) -> int:
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply pending migrations, each in its own transaction. Returns the resulting version."""
     version = current_version(conn)
+    known = MIGRATIONS[-1][0]
+    if version > known:  # an older engine would write rows the newer schema does not expect (e.g. FTS rows)
+        raise Internal(f"this KB has schema version {version}, newer than this jsonl-engine knows ({known}): "
+                       "upgrade jsonl-engine to use it")
     for number, description, sql in MIGRATIONS:
         if number <= version:
             continue
