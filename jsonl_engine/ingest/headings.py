@@ -57,7 +57,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _key(text: str) -> str:
-    return _DIGITS.sub("#", " ".join(text.split()).lower())
+    return _DIGITS.sub("#", collapse_ws(text).lower())
 
 
 def _in_margin(page: PageData, line: Line) -> bool:

@@ -14,7 +14,6 @@ _SAME_LENGTH.update({c: " " for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)}
 _SAME_LENGTH[0x7F] = " "
 _TABLE = str.maketrans(_SAME_LENGTH)
 
-_WS = re.compile(r"\s+")
 _LETTER_SPACED = re.compile(r"^(?:\S {1,2}){3,}\S$")
 
 
@@ -36,7 +35,7 @@ def normalize_text(text: str) -> str:
 
 
 def collapse_ws(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())  # str.split() and re's \s agree on what whitespace is; this is faster
 
 
 def collapse_letterspacing(line: str) -> str:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from jsonl_engine.store.db import Store
 
 STATUSES = ("approved", "draft", "contested", "archived")
-COVER_PAGES = 2  # a document's first pages, indexed apart in covers_fts (they name the issuer and period)
+# A document's first pages, indexed apart in covers_fts (they name the issuer and period). The covers_fts
+# delete trigger (migration 1) says `number <= 2` too: change both together.
+COVER_PAGES = 2
 
 
 @dataclass(slots=True)
