@@ -75,6 +75,10 @@ class RequestContext:
         if self.cancel_event.is_set():
             raise Cancelled("request cancelled")
 
+    async def store(self) -> Any:
+        """The app's Store, opened off the event loop: the first use creates, migrates (and may wait on) the KB."""
+        return await asyncio.to_thread(lambda: self.app.store)
+
     async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.to_thread(fn, *args)
 

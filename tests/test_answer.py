@@ -199,6 +199,7 @@ def test_excerpt_keeps_the_quote_when_the_section_is_cut():
 
 def test_the_prompt_fits_the_readers_context(dev_kb):
     passages = retrieve(dev_kb, "total revenue and net income", limit=8).passages
+    assert passages
     messages = answer_messages("total revenue and net income", passages, {}, context_tokens=2048,
                                answer_tokens=512)
     from jsonl_engine.llm.usage import estimate_tokens
@@ -326,6 +327,6 @@ def test_strategies_plug_in_with_the_gateway_and_their_usage_counts(text_kb, gat
     progress: list = []
     out = ask(text_kb, gw, "widget dividend", None, progress, strategy="recording", max_sections=2, max_hops=3)
     assert seen["llm"] is gw and seen["request"].limit == 2 and seen["request"].max_hops == 3
-    assert seen["request"].extra["max_hops"] == 3 and ("hop", 1, 2) in progress
+    assert seen["request"].max_tokens_per_call is None and ("hop", 1, 2) in progress
     assert out["strategy"] == "recording" and out["usage"]["calls"] == 2 + len(out["candidates"]) + 1
     assert out["usage"]["prompt_tokens"] > 100

@@ -59,7 +59,7 @@ class AnswerRequest:
     max_citations: int = 3
     max_answer_tokens: int = 1024
     stream: bool = True
-    reader: str | None = None  # passed to strategies (in `extra`, as kb.context does) with the two below
+    reader: str | None = None  # the reader asked for (the handler resolved `gateway` from it)
     max_hops: int | None = None
     max_tokens_per_call: int | None = None
 
@@ -97,12 +97,10 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
     out = AnswerOutcome(strategy=strategy.name, reader=gateway.name, model=gateway.model, usage=usage)
 
     progress("retrieve", message=f"strategy {strategy.name}")
-    tuning = {"reader": request.reader, "max_hops": request.max_hops,
-              "max_tokens_per_call": request.max_tokens_per_call}
     retrieval = await strategy.run(store, StrategyRequest(
         query=request.query, document_ids=request.document_ids, statuses=tuple(request.statuses),
-        limit=request.max_sections, max_hops=request.max_hops, max_tokens_per_call=request.max_tokens_per_call,
-        extra=tuning), gateway, progress)
+        limit=request.max_sections, max_hops=request.max_hops, max_tokens_per_call=request.max_tokens_per_call),
+        gateway, progress)
     _add_usage(usage, retrieval.usage)
     passages = retrieval.passages[: request.max_sections]
     spans: dict[str, Span] = {}

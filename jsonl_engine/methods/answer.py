@@ -16,6 +16,6 @@ async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
 
     gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / unknown reader before any work
     request = AnswerRequest(**{**params.model_dump(), "statuses": tuple(params.statuses)})
-    store = await ctx.run_in_thread(lambda: ctx.app.store)  # the first use opens (and migrates) the KB
+    store = await ctx.store()
     out = await run(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
     return AnswerResult.model_validate(out.as_dict())

@@ -8,9 +8,6 @@ from jsonl_engine.context import RequestContext
 from jsonl_engine.models.context import ContextBudget, ContextItem, ContextParams, ContextResult
 from jsonl_engine.registry import method
 
-_REQUEST_FIELDS = {"query", "document_ids", "statuses", "limit", "unit", "strategy", "max_chars", "max_tokens",
-                   "include_text"}
-
 
 @method("kb.context", params=ContextParams, result=ContextResult)
 async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
@@ -21,26 +18,31 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
     strategy = get_strategy(params.strategy)
     request = StrategyRequest(
         query=params.query, document_ids=params.document_ids, statuses=tuple(params.statuses),
-        limit=params.limit, unit=params.unit,
-        extra={k: v for k, v in params.model_dump().items() if k not in _REQUEST_FIELDS})
-    llm = _llm(ctx, request) if strategy.needs_llm else None
-    found = await strategy.run(ctx.app.store, request, llm, ctx.progress)
+        limit=params.limit, unit=params.unit, max_hops=params.max_hops,
+        max_tokens_per_call=params.max_tokens_per_call)
+    llm = None
+    if strategy.needs_llm:  # llm_unavailable before any work
+        from jsonl_engine.llm.readers import gateway_for
+
+        llm = gateway_for(ctx.app, params.reader)
+    found = await strategy.run(await ctx.store(), request, llm, ctx.progress)
     ctx.check_cancelled()
     passages = found.passages[: params.limit]
     limit = budget.char_limit(params.max_chars, params.max_tokens)
     texts = [p.text if params.include_text else p.snippet for p in passages]
     fitted = budget.fit(texts, limit)
+    kept = set(fitted.kept)
     items = [ContextItem(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                          title=p.title, path=list(p.path), page_start=p.page_start, page_end=p.page_end,
                          score=p.score, text=fitted.texts[i] if params.include_text else None,
                          snippet=p.snippet if params.include_text else fitted.texts[i] or "",
-                         confidence=getattr(p, "confidence", None))
-             for i, p in enumerate(passages) if i in set(fitted.kept)]
+                         confidence=p.confidence)
+             for i, p in enumerate(passages) if i in kept]
     return ContextResult(query=params.query, strategy=strategy.name, items=items,
                          budget=ContextBudget(max_chars=limit, used_chars=fitted.used_chars,
                                               truncated=fitted.truncated, omitted=fitted.omitted),
                          reason=_reason(found.reason, fitted, len(passages)), hops_taken=found.hops_taken,
-                         usage=found.usage or None, confidence=getattr(found, "confidence", None))
+                         usage=found.usage or None, confidence=found.confidence)
 
 
 def _reason(found: str | None, fitted: Any, total: int) -> str | None:
@@ -57,9 +59,3 @@ def _reason(found: str | None, fitted: Any, total: int) -> str | None:
         return " and ".join(parts) + f" to fit max_chars={fitted.max_chars}"
     return found
 
-
-def _llm(ctx: RequestContext, request: Any) -> Any:
-    """The gateway an LLM strategy uses (the `reader` param names it); llm_unavailable before any work."""
-    from jsonl_engine.llm.readers import gateway_for
-
-    return gateway_for(ctx.app, request.extra.get("reader"))

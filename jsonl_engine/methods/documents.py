@@ -29,7 +29,7 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     from jsonl_engine.ingest.pipeline import IngestJob
 
     gateway = _summary_gateway(ctx, params.reader) if params.summarize else None
-    store = await ctx.run_in_thread(lambda: ctx.app.store)
+    store = await ctx.store()
     written: list[str] = []
 
     def emit(outcome) -> None:

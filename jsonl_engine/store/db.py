@@ -94,11 +94,11 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")  # inside the try: a failed COMMIT must not leave the writer mid-transaction
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may already have rolled back (disk full, I/O error)
+                    conn.execute("ROLLBACK")
                 raise
-            else:
-                conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._readers_lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import stat
 import sys
 import threading
@@ -80,11 +81,23 @@ class Writer:
             view = memoryview(data)
             try:
                 while view:
-                    written = os.write(self._fd, view)
+                    try:
+                        written = os.write(self._fd, view)
+                    except BlockingIOError:
+                        # stdin and stdout can be one socket (socat, inetd): reading sets it non-blocking for
+                        # both, so a slow reader shows up here. Wait for room; only a closed peer is broken.
+                        _wait_writable(self._fd)
+                        continue
                     view = view[written:]
-            except (BrokenPipeError, ConnectionResetError, OSError):
+            except OSError:
                 self.broken = True
                 self._on_broken()
+
+
+def _wait_writable(fd: int) -> None:
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    poller.poll()
 
 
 class TooLong:

@@ -1,0 +1,23 @@
+"""The store's single writer survives a transaction that fails at COMMIT."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from jsonl_engine.store import Store, repo
+
+
+def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
+    store = Store(tmp_path / "kb")
+    try:
+        with pytest.raises(sqlite3.IntegrityError), store.write() as conn:
+            conn.execute("PRAGMA defer_foreign_keys=ON")  # the violation surfaces only at COMMIT
+            conn.execute("INSERT INTO pages (document_id, number, text) VALUES ('nobody', 1, 'orphan')")
+        assert not store._writer.in_transaction
+        assert store.reader().execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
+        out = repo.ingest_text(store, "# After\n\nstill writable\n", "t", "text/markdown")
+        assert out.error is None and out.document_id
+    finally:
+        store.close()
