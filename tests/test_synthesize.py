@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from jsonl_engine.answer.citations import claim_id, locate, make_claim, normalize_space, page_at
+from jsonl_engine.answer.citations import claim_id, make_claim, page_at
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.synthesize import Synthesis, compose, keys, stem
+from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import Passage, answer_terms
 
 CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
@@ -51,7 +52,7 @@ def check_citations(out: Synthesis, passages: list[Passage]) -> None:
     assert ids == [c.id for c in out.claims]
     for text, cid in zip(texts, ids, strict=False):
         claim = claims[cid]
-        assert text.strip() == normalize_space(claim.text)
+        assert text.strip() == collapse_ws(claim.text)
         p = by_section[claim.section_id]
         assert p.text[claim.quote_start:claim.quote_end] == claim.text
         assert claim.page == page_at(p.page_map, claim.quote_start, p.page_start)
@@ -112,17 +113,13 @@ def test_crlf_lines_and_offsets():
     assert spans == ["Revenue grew 5% in 2022.", "Margins fell.", "Net sales 100 200"]
 
 
-def test_claim_ids_pages_and_locate():
-    assert claim_id("d:1", 3, 9, "abcdef") == claim_id("d:1", 3, 9, "abcdef")
-    assert re.fullmatch(r"c[0-9a-f]{12}", claim_id("d:1", 3, 9, "abcdef"))
+def test_claim_ids_and_pages():
+    assert claim_id("d:1", 3, 9, "abcdef") == "c7fe81c27741a"  # stable across processes and releases
     assert claim_id("d:1", 3, 9, "abcdef") != claim_id("d:1", 4, 10, "abcdef")
     pm = [(0, 3), (100, 4), (250, 5)]
     assert [page_at(pm, o, 1) for o in (0, 99, 100, 249, 250, 10_000)] == [3, 3, 4, 4, 5, 5]
     assert page_at([], 50, 7) == 7
     text = "Net sales were\n$ 34,229 million."
-    assert locate(text, "Net sales were $ 34,229 million.") == (0, len(text))
-    assert locate(text, "sales were") == (4, 14)
-    assert locate(text, "not there") == (-1, -1)
     claim = make_claim(section_id="d:1", document_id="d", document_title="T", section_text=text,
                        page_map=[(0, 2), (15, 3)], page_start=2, start=15, end=len(text))
     assert claim.text == "$ 34,229 million." and claim.page == 3

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
-
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,24 +48,3 @@ def make_claim(*, section_id: str, document_id: str, document_title: str, sectio
     return Claim(id=claim_id(section_id, start, end, text), text=text, section_id=section_id,
                  document_id=document_id, document_title=document_title,
                  page=page_at(page_map, start, page_start), quote_start=start, quote_end=end)
-
-
-def normalize_space(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
-def locate(section_text: str, quote: str) -> tuple[int, int]:
-    """Offsets of `quote` in `section_text`, exact first, then ignoring differences in whitespace.
-
-    (-1, -1) when the quote is not in the text: such a quote must be flagged, never passed off as verified.
-    """
-    quote = quote.strip()
-    if not quote:
-        return -1, -1
-    at = section_text.find(quote)
-    if at >= 0:
-        return at, at + len(quote)
-    words = quote.split()
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    m = re.search(pattern, section_text)
-    return (m.start(), m.end()) if m else (-1, -1)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 
@@ -35,7 +36,6 @@ CLAIM_TOKENS = 300  # one claim's text shown, at most
 _BRACKET = re.compile(r"\s*\[([^\[\]]{1,80})\]")
 _ID_TOKEN = re.compile(r"^[A-Za-z0-9_:.\-]+$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9$])")
-_SPACE = re.compile(r"\s+")
 _TRAILING_CITES = re.compile(r"([.!?])\s*((?:\[[^\[\]]{1,80}\]\s*)+)")
 
 
@@ -43,7 +43,7 @@ def rewrite_messages(query: str, claims: Sequence[Claim], budget: int) -> list[d
     head = f"Question: {query}\n\nClaims:\n"
     per_claim = max(40, min(CLAIM_TOKENS, (budget - estimate_tokens(REWRITE_SYSTEM + head)) // max(1, len(claims))))
     lines = [f"[{c.id}] ({c.document_title}, page {c.page}) "
-             f"{truncate_to_tokens(_SPACE.sub(' ', c.text).strip(), per_claim)}" for c in claims]
+             f"{truncate_to_tokens(collapse_ws(c.text), per_claim)}" for c in claims]
     return [{"role": "system", "content": REWRITE_SYSTEM},
             {"role": "user", "content": head + "\n".join(lines) + "\n\nWrite the answer, citing claim ids."}]
 
@@ -85,7 +85,7 @@ def sentences_of(reply: str) -> list[tuple[str, list[str]]]:
 
 def _prose(text: str) -> list[tuple[str, list[str]]]:
     # a citation written after the full stop ("... 2023. [c1] Next") belongs to the sentence before it
-    text = _TRAILING_CITES.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", _SPACE.sub(" ", text).strip())
+    text = _TRAILING_CITES.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", collapse_ws(text))
     out = []
     for piece in _SENTENCE_END.split(text.strip()):
         if piece.strip():
@@ -104,7 +104,7 @@ def _strip_brackets(text: str) -> tuple[str, list[str]]:
         return m.group(0)
 
     cleaned = _BRACKET.sub(take, text)
-    return _SPACE.sub(" ", cleaned).strip(), ids
+    return collapse_ws(cleaned), ids
 
 
 def check_sentences(sentences: Sequence[tuple[str, list[str]]], offered: set[str]

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.answer.citations import Claim, make_claim, normalize_space
+from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
+from jsonl_engine.ingest.normalize import collapse_ws
 
 if TYPE_CHECKING:
     from jsonl_engine.retrieval import Passage
@@ -294,7 +295,7 @@ def _choose(units: list[_Unit]) -> list[_Unit]:
     for u in units:
         if u.score < floor or taken.get(u.rank, 0) >= PER_PASSAGE:
             continue
-        text = normalize_space(u.passage.text[u.seg.start:u.seg.end]).lower()
+        text = collapse_ws(u.passage.text[u.seg.start:u.seg.end]).lower()
         if text in seen:
             continue
         seen.add(text)
@@ -333,7 +334,7 @@ def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]
                            section_text=p.text, page_map=p.page_map, page_start=p.page_start,
                            start=u.seg.start, end=u.seg.end)
         sep = "" if not pieces else (" " if p.section_id == prev_section else "\n\n")
-        piece = f"{sep}{normalize_space(claim.text)} [{claim.id}]"
+        piece = f"{sep}{collapse_ws(claim.text)} [{claim.id}]"
         if length + len(piece) > max_chars:
             while claims and items[len(claims) - 1].seg.kind == "header":
                 claims.pop()

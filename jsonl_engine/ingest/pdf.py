@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 
 from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.ingest import PDF
 from jsonl_engine.ingest.model import Line, OutlineEntry, PageData, ParsedDocument, PdfInfo
-from jsonl_engine.ingest.normalize import normalize_line
+from jsonl_engine.ingest.normalize import collapse_ws, normalize_line
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold", re.I)
 
@@ -246,7 +247,7 @@ _GENERIC_PREFIX = re.compile(
 
 
 def meaningful_title(title: str) -> bool:
-    title = " ".join(title.split())
+    title = collapse_ws(title)
     letters = sum(ch.isalpha() for ch in title)
     visible = len(title.replace(" ", ""))
     return (letters >= 4 and letters >= 0.3 * visible and len(title) <= 200
@@ -255,7 +256,7 @@ def meaningful_title(title: str) -> bool:
 
 def choose_title(path: str, info: PdfInfo, pages: list[PageData]) -> str:
     """Metadata title if meaningful, else the most prominent line of the first pages, else the file stem."""
-    from jsonl_engine.ingest.normalize import collapse_letterspacing, collapse_ws
+    from jsonl_engine.ingest.normalize import collapse_letterspacing
 
     if meaningful_title(info.meta_title):
         return collapse_ws(info.meta_title)
@@ -277,7 +278,6 @@ def choose_title(path: str, info: PdfInfo, pages: list[PageData]) -> str:
 def outline_headings(info: PdfInfo, pages: list[PageData]) -> list:
     """Place each bookmark on its page: the line carrying its title, else the line at its y, else the top."""
     from jsonl_engine.ingest.headings import Heading
-    from jsonl_engine.ingest.normalize import collapse_ws
 
     by_number = {p.number: p for p in pages}
     folded: dict[int, list[str]] = {}  # page number -> its lines, whitespace collapsed and casefolded
@@ -338,7 +338,7 @@ def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDoc
     if not heads:
         heads = headings_mod.detect(pages)
     sections = build_tree([(p.number, p.text) for p in pages], heads, title)
-    return ParsedDocument(title=title, media_type="application/pdf", pages=[p.text for p in pages],
+    return ParsedDocument(title=title, media_type=PDF, pages=[p.text for p in pages],
                           sections=sections, warnings=warnings)
 
 

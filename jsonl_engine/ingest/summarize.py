@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jsonl_engine.ingest.normalize import collapse_ws
+
 if TYPE_CHECKING:
     from jsonl_engine.ingest.model import ParsedDocument
     from jsonl_engine.llm.gateway import Gateway
@@ -31,7 +33,6 @@ SUMMARY_CHARS = 180
 SENTENCE_CHARS = 110
 TERMS = 4
 HEADER_SLACK = 80  # a running header ("Table of Contents") may precede the heading in the section text
-_SPACE = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{3,}")
 _PART = re.compile(r"\s*\(part \d+\)$")
@@ -40,10 +41,10 @@ _STOP = frozenset(["about", "above", "after", "again", "against", "also", "altho
 
 def extractive_summary(title: str, text: str, max_chars: int = SUMMARY_CHARS) -> str:
     """The leading sentence of `text` (shortened) and its salient terms; "" for a section without text."""
-    flat = _SPACE.sub(" ", text or "").strip()
+    flat = collapse_ws(text or "")
     if not flat:
         return ""
-    title_flat = _PART.sub("", _SPACE.sub(" ", title or "").strip())
+    title_flat = _PART.sub("", collapse_ws(title or ""))
     if title_flat:
         at = flat.lower().find(title_flat.lower(), 0, len(title_flat) + HEADER_SLACK)
         if at != -1:
@@ -131,7 +132,7 @@ async def llm_summaries(gateway: Gateway, items: Sequence[SummaryItem], *, usage
     batches: list[list[tuple[str, SummaryItem, str]]] = [[]]
     used = 0
     for it in wanted:
-        shown = truncate_to_tokens(_SPACE.sub(" ", it.text), SECTION_TOKENS)
+        shown = truncate_to_tokens(collapse_ws(it.text), SECTION_TOKENS)
         cost = estimate_tokens(it.title + shown) + 12
         if batches[-1] and (used + cost > budget or len(batches[-1]) >= 16):
             batches.append([])
@@ -153,7 +154,7 @@ async def llm_summaries(gateway: Gateway, items: Sequence[SummaryItem], *, usage
                 it = by_local.get(str(entry.get("id", "")).strip())
                 text = entry.get("summary")
                 if it is not None and isinstance(text, str) and text.strip():
-                    out[it.section_id] = _cut(_SPACE.sub(" ", text).strip(), SUMMARY_CHARS)
+                    out[it.section_id] = _cut(collapse_ws(text), SUMMARY_CHARS)
         done[0] += len(batch)
         if progress is not None:
             progress(done[0], len(wanted))

@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 
 from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.ingest import MARKDOWN, PLAIN
 from jsonl_engine.ingest.headings import Heading
 from jsonl_engine.ingest.model import ParsedDocument
 from jsonl_engine.ingest.normalize import collapse_ws, normalize_text
 from jsonl_engine.ingest.tree import build_tree
-
-MARKDOWN = "text/markdown"
-PLAIN = "text/plain"
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")

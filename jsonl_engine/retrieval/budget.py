@@ -14,15 +14,12 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-CHARS_PER_TOKEN = 4
+from jsonl_engine.llm.usage import CHARS_PER_TOKEN
+
 MIN_USEFUL = 200
 
 _SENTENCE_END = re.compile(r"[.!?;:][)\]\"'’”]*(?=\s)|\n\s*\n")
 _SPACE = re.compile(r"\s")
-
-
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def char_limit(max_chars: int | None, max_tokens: int | None) -> int | None:

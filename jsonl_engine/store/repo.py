@@ -1,8 +1,8 @@
 """Typed queries over the KB: documents, sections, pages. Functions take a connection from the Store
 (`store.reader()`, `store.snapshot()` or `store.write()`), except the ingest conveniences that take the Store.
 
-A document goes in (or is replaced, or removed) in one transaction: every row of it, FTS rows included by the
-schema's triggers, commits together or not at all.
+A document goes in (or is replaced, or removed) in one transaction: every row of it, FTS rows included
+(written by `save_document` on insert, by the schema's triggers on delete), commits together or not at all.
 """
 
 from __future__ import annotations
@@ -216,11 +216,11 @@ def _section_rows(parsed: ParsedDocument, document_id: str) -> Iterator[tuple]:
                int(position not in has_children), s.text, orjson.dumps(s.page_map).decode(), s.summary)
 
 
-def _delete_rows(conn: sqlite3.Connection, document_id: str) -> bool:
+def _delete_rows(conn: sqlite3.Connection, document_id: str) -> None:
     # Children before parents is irrelevant here: all of the document's sections go in one statement.
     conn.execute("DELETE FROM sections WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
-    return conn.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
+    conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
 
 
 def remove_document(conn: sqlite3.Connection, document_id: str) -> DocumentInfo:
@@ -370,8 +370,7 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
     return outcome_for(info, reason=reason)
 
 
-def ingest_file(store: Store, path: str, status: str = "approved",
-                parse: Callable[[str], ParsedDocument] | None = None) -> IngestOutcome:
+def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutcome:
     from jsonl_engine.ingest import parse_file
 
     try:
@@ -379,7 +378,7 @@ def ingest_file(store: Store, path: str, status: str = "approved",
         skip, _older = precheck(store.reader(), sha256, path)
         if skip is not None:
             return skip
-        parsed = (parse or parse_file)(path)
+        parsed = parse_file(path)
         return write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status)
     except EngineError as exc:
         if isinstance(exc, Cancelled):
