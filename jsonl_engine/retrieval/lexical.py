@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jsonl_engine.errors import NotFound
+from jsonl_engine.store.repo import COVER_PAGES
 
 # bm25() column weights for sections_fts(title, ancestors, text).
 SECTION_WEIGHTS = (4.0, 1.5, 1.0)
@@ -27,7 +28,6 @@ class Scope:
     """The documents a search may touch: id -> (title, status)."""
 
     documents: dict[str, tuple[str, str]]
-    scoped: bool  # True when the caller named documents
     complete: bool  # True when every document in the KB is in scope (no filter needed)
 
     def sql(self, column: str) -> tuple[str, list[str]]:
@@ -57,7 +57,7 @@ def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
         rows = conn.execute("SELECT id, title, status FROM documents").fetchall()
         total = len(rows)
     docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
-    return Scope(documents=docs, scoped=document_ids is not None, complete=len(docs) == total)
+    return Scope(documents=docs, complete=len(docs) == total)
 
 
 def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
@@ -212,7 +212,8 @@ def cover_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[st
 
 
 def cover_count(conn: sqlite3.Connection, gen: tuple) -> int:
-    return _cached((gen, "covers:"), lambda: conn.execute("SELECT COUNT(*) FROM pages WHERE number <= 2").fetchone()[0])
+    sql = f"SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}"
+    return _cached((gen, "covers:"), lambda: conn.execute(sql).fetchone()[0])
 
 
 def document_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
@@ -220,10 +221,6 @@ def document_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence
     sql = ("SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
            "WHERE pages_fts MATCH ?")
     return {p: _cached((gen, "docs:" + p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
-
-
-def document_count(conn: sqlite3.Connection, gen: tuple) -> int:
-    return gen[0]
 
 
 def page_counts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, int]:

@@ -50,7 +50,7 @@ def name_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dic
     if not q.names:
         return {}
     gen = lexical.generation(conn)
-    total = lexical.document_count(conn, gen)
+    total = gen[0]  # the number of documents in the KB
     candidates = list(q.names)
     for name in q.names:  # a run no filing spells that way ("Adjusted Non GAAP EBITDA"): try its words
         if len(name) > 1 and not lexical.document_frequencies(conn, gen, [quote(name)])[quote(name)]:

@@ -178,7 +178,6 @@ _PERIOD = re.compile(r"^(q[1-4]|h[12]|10k|10q|8k|\d+(st|nd|rd|th))$")
 class Query:
     """A parsed query: `words` are the salient terms in order; `phrases` the FTS phrases (token tuples)."""
 
-    text: str
     words: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # every token of the query, stopwords included
@@ -290,7 +289,7 @@ def parse(query: str) -> Query:
     years = list(dict.fromkeys(y for w in words if (y := _fiscal_year(w) or (w if _YEAR.match(w) else None))))
     years += [_FORMS.get(t, t) for t in dict.fromkeys(raw) if t in _MONTHS or t in _FORMS
               if t != "may" or re.search(r"\bMay\b", query)]  # "may" is a month only when written "May"
-    return Query(text=query, words=words, phrases=phrases, tokens=raw, n_words=n_words, names=names(query),
+    return Query(words=words, phrases=phrases, tokens=raw, n_words=n_words, names=names(query),
                  years=years)
 
 

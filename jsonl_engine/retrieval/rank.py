@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 W_SECTION = 0.25    # the section's own column-weighted BM25 (title, ancestors, text)
 W_PAGE = 0.55       # the best page it lies on (whole-page BM25: tables split into small sections)
@@ -35,7 +35,6 @@ class Candidate:
     page: float = 0.0
     doc: float = 0.0
     score: float = 0.0
-    pages: list[int] = field(default_factory=list)
 
     @property
     def path(self) -> list[str]:

@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from jsonl_engine.errors import Internal, InvalidParams
-from jsonl_engine.retrieval import UNITS, Passage, Retrieval, cues, dedupe, lexical, rank, snippet
+from jsonl_engine.errors import Internal
+from jsonl_engine.retrieval import Passage, Retrieval, check_unit, cues, dedupe, lexical, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, quote, render, tokenize
 
@@ -28,8 +28,7 @@ MAX_STATEMENT_PHRASES = 20  # a long question keeps its rarest phrases (cost gro
 def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
              statuses: Sequence[str] = ("approved",), limit: int = 8, unit: str = "section") -> Retrieval:
     """Rank passages for `query`. Raises NotFound for unknown document ids; never raises for query text."""
-    if unit not in UNITS:
-        raise InvalidParams(f"unit must be one of {', '.join(UNITS)}", fields=["unit"])
+    check_unit(unit)
     q = parse(query)
     try:
         with store.snapshot() as conn:
@@ -123,10 +122,8 @@ def _pages(conn: sqlite3.Connection, words: list[str], scope: lexical.Scope, ran
         text = texts[(p.document_id, p.number)]
         title, status = scope.documents[p.document_id]
         path = [*p.section.path, p.section.title] if p.section is not None else []
-        out.append(Passage(section_id=f"{p.document_id}:p{p.number}", document_id=p.document_id,
-                           document_title=title, title=f"Page {p.number}", path=path, page_start=p.number,
-                           page_end=p.number, score=p.score, text=text, snippet=find(text), status=status,
-                           page_map=[(0, p.number)], unit="page"))
+        out.append(Passage.for_page(p.document_id, p.number, document_title=title, status=status, path=path,
+                                    score=p.score, text=text, snippet=find(text)))
     return out
 
 

@@ -8,79 +8,61 @@
 This module is light (capabilities lists strategy names at start-up): each strategy imports its
 implementation when it first runs. Settings come from the StrategyRequest fields, else from `extra`:
 max_tokens_per_call, max_hops (default 6), concurrency (chunked-tree), max_citations (pageindex, default 3),
-max_pages_per_call (pageindex, default 4), usage (a llm.usage.Usage to add this run's usage to).
+max_pages_per_call (pageindex, default 4).
 """
 
 from __future__ import annotations
 
 import asyncio
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from jsonl_engine.errors import InvalidParams, LLMUnavailable
+from jsonl_engine.errors import LLMUnavailable
+from jsonl_engine.retrieval import check_unit
 
 if TYPE_CHECKING:
     from jsonl_engine.retrieval import Retrieval
     from jsonl_engine.store import Store
 
-UNITS = ("section", "page")
-
 
 class NavigateStrategy:
     needs_llm = True
 
-    def __init__(self, name: str, module: str) -> None:
+    def __init__(self, name: str, module: str, navigates: Literal["pages", "sections"] = "sections") -> None:
         self.name = name
         self.module = module
+        self.navigates = navigates  # what the model moves through: the sections, or the pages (pageindex)
 
     def __repr__(self) -> str:
         return f"NavigateStrategy({self.name!r})"
 
     async def run(self, store: Store, request: Any, llm: Any | None, progress: Any) -> Retrieval:
+        """`llm` is the Gateway the run calls (None: LLMUnavailable before any work)."""
         from jsonl_engine.llm.usage import Usage
         from jsonl_engine.retrieval.navigate.common import result
         from jsonl_engine.retrieval.navigate.tree import load_tree
 
-        if request.unit not in UNITS:
-            raise InvalidParams(f"unit must be one of {', '.join(UNITS)}", fields=["unit"])
-        gateway, owned = _gateway(llm, self.name)
+        check_unit(request.unit)
+        if llm is None:
+            raise LLMUnavailable(f"strategy {self.name!r} needs an LLM: configure [llm] (or JSONL_ENGINE_LLM_BASE_URL "
+                                 "and JSONL_ENGINE_LLM_MODEL)")
         usage = Usage()
-        try:
-            tree = await asyncio.to_thread(load_tree, store, request.document_ids, tuple(request.statuses))
-            if not tree.docs:
-                return result([], usage=usage, hops=0, reason="no documents in scope with status "
-                                                               + ", ".join(sorted(request.statuses)))
-            if self.module == "pageindex" and not any(d.pages for d in tree.docs):
-                return result([], usage=usage, hops=0, reason="the documents in scope have no pages")
-            if self.module != "pageindex" and tree.empty:
-                return result([], usage=usage, hops=0, reason="the documents in scope have no sections")
-            impl = import_module(f"{__name__}.{self.module}")
-            found = await impl.run(store, tree, request, gateway, progress, usage)
-        finally:
-            shared = (getattr(request, "extra", None) or {}).get("usage")
-            if shared is not None and shared is not usage and hasattr(shared, "merge"):
-                shared.merge(usage)
-            if owned:
-                await gateway.aclose()
+        tree = await asyncio.to_thread(load_tree, store, request.document_ids, tuple(request.statuses))
+        if not tree.docs:
+            return result([], usage=usage, hops=0, reason="no documents in scope with status "
+                                                           + ", ".join(sorted(request.statuses)))
+        if self.navigates == "pages" and not any(d.pages for d in tree.docs):
+            return result([], usage=usage, hops=0, reason="the documents in scope have no pages")
+        if self.navigates == "sections" and tree.empty:
+            return result([], usage=usage, hops=0, reason="the documents in scope have no sections")
+        impl = import_module(f"{__name__}.{self.module}")
+        found = await impl.run(store, tree, request, llm, progress, usage)
         found.details.setdefault("strategy", self.name)
         return found
 
 
-def _gateway(llm: Any, name: str) -> tuple[Any, bool]:
-    """(gateway, whether this run owns it): a Gateway is used as is; a bare Reader gets a gateway of its own
-    for this run (closed after it)."""
-    if llm is None:
-        raise LLMUnavailable(f"strategy {name!r} needs an LLM: configure [llm] (or JSONL_ENGINE_LLM_BASE_URL and "
-                             "JSONL_ENGINE_LLM_MODEL)")
-    if hasattr(llm, "chat"):
-        return llm, False
-    from jsonl_engine.llm.gateway import Gateway
-
-    return Gateway(llm), True
-
-
 STRATEGIES = (NavigateStrategy("single-pass", "single_pass"), NavigateStrategy("chunked-tree", "chunked_tree"),
-              NavigateStrategy("agentic", "agentic"), NavigateStrategy("pageindex", "pageindex"))
+              NavigateStrategy("agentic", "agentic"), NavigateStrategy("pageindex", "pageindex", navigates="pages"))
 
 
 def register_all() -> None:

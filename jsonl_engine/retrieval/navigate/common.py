@@ -26,7 +26,7 @@ DEFAULT_MAX_HOPS = 6
 OWN_TEXT_CHARS = 200  # an internal node's own text counts as a passage from this size (less: a heading line)
 DEFAULT_CONFIDENCE = 0.5  # ranks a pick the model gave no confidence for
 MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
-BAD_REPLY_TOKENS = 200  # a malformed reply echoed back before the stricter instruction, at most
+REPLY_ECHO_TOKENS = 200  # a reply echoed back to the model (history, or before a stricter instruction), at most
 _WORDS = {"very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low": 0.3, "very low": 0.1,
           "none": 0.0}
 
@@ -82,7 +82,6 @@ def parse_confidence(value: Any) -> float | None:
 class Asked:
     value: Any  # what `validate` made of the reply; None when no attempt gave a usable reply
     turns: int
-    last_text: str = ""
 
 
 async def ask_json(gateway: Gateway, messages: list[dict[str, str]], *, usage: Usage, max_tokens: int,
@@ -91,7 +90,6 @@ async def ask_json(gateway: Gateway, messages: list[dict[str, str]], *, usage: U
     """One JSON turn; a reply that does not parse (or that `validate` rejects) is retried up to `retries`
     times, each time showing the bad reply and a stricter instruction. Upstream failures propagate."""
     attempt_messages = messages
-    text = ""
     for attempt in range(retries + 1):
         completion = await gateway.chat(attempt_messages, usage=usage, json_mode=True, max_tokens=max_tokens)
         text = completion.text
@@ -100,11 +98,11 @@ async def ask_json(gateway: Gateway, messages: list[dict[str, str]], *, usage: U
         except JSONParseError:
             value = None
         if value is not None:
-            return Asked(value, attempt + 1, text)
+            return Asked(value, attempt + 1)
         log.info("navigate: unusable reply (attempt %d): %.120r", attempt + 1, text)
-        attempt_messages = [*messages, {"role": "assistant", "content": truncate_to_tokens(text, BAD_REPLY_TOKENS)},
+        attempt_messages = [*messages, {"role": "assistant", "content": truncate_to_tokens(text, REPLY_ECHO_TOKENS)},
                             {"role": "user", "content": strict}]
-    return Asked(None, retries + 1, text)
+    return Asked(None, retries + 1)
 
 
 # ---------------------------------------------------------------- picks
@@ -240,23 +238,22 @@ def page_passages(store: Store, tree: Tree, items: Sequence[tuple[tuple[str, int
                   query: str) -> list[Passage]:
     """unit="page" passages for ((document_id, page), confidence, rank) items; missing pages are skipped."""
     from jsonl_engine.retrieval import Passage, salient_terms
+    from jsonl_engine.retrieval.lexical import load_pages
     from jsonl_engine.retrieval.snippet import finder
 
-    conn = store.reader()
+    texts = load_pages(store.reader(), [key for key, _, _ in items])
     find = finder(salient_terms(query))
     out = []
     for (document_id, number), confidence, rank in items:
-        row = conn.execute("SELECT text FROM pages WHERE document_id = ? AND number = ?",
-                           (document_id, number)).fetchone()
-        if row is None:
+        text = texts.get((document_id, number))
+        if text is None:
             continue
         doc = tree.doc(document_id)
         holder = deepest_at(tree, document_id, number)
         path = [*tree.path(holder), holder.title] if holder is not None else []
-        out.append(Passage(section_id=f"{document_id}:p{number}", document_id=document_id, document_title=doc.title,
-                           title=f"Page {number}", path=path, page_start=number, page_end=number,
-                           score=_score(confidence, rank), text=row[0], snippet=find(row[0]), status=doc.status,
-                           page_map=[(0, number)], unit="page", confidence=confidence))
+        out.append(Passage.for_page(document_id, number, document_title=doc.title, status=doc.status, path=path,
+                                    score=_score(confidence, rank), text=text, snippet=find(text),
+                                    confidence=confidence))
     return out
 
 

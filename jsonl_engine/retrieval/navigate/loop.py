@@ -8,10 +8,9 @@ from typing import Any
 
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.usage import estimate_tokens, truncate_to_tokens
-from jsonl_engine.retrieval.navigate.common import MESSAGE_OVERHEAD, messages_tokens
+from jsonl_engine.retrieval.navigate.common import MESSAGE_OVERHEAD, REPLY_ECHO_TOKENS, messages_tokens
 
 ELIDED = "[earlier observation removed to stay within the token budget]"
-REPLY_ECHO_TOKENS = 200  # a reply kept in the history, at most
 NAME_KEYS = ("action", "tool", "name", "type", "function", "command")
 ARG_KEYS = ("args", "arguments", "input", "parameters", "params")
 

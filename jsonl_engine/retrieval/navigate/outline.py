@@ -104,10 +104,7 @@ def fit(tree: Tree, budget: int) -> tuple[str, str | None]:
 
 @dataclass(slots=True)
 class Slice:
-    document: Doc
-    crumbs: list[Node]  # the parent chain, outermost first
-    nodes: list[Node]  # roots of the sibling subtrees in this slice
-    text: str
+    text: str  # the breadcrumb (document header, parent chain) and the lines of a run of sibling subtrees
 
     @property
     def tokens(self) -> int:
@@ -134,11 +131,11 @@ def slice_outline(tree: Tree, budget: int, *, summaries: bool = True) -> list[Sl
 
     slices: list[Slice] = []
 
-    def flush(doc: Doc, crumbs: list[Node], group: list[Node], head: str) -> None:
+    def flush(group: list[Node], head: str) -> None:
         if group:
             base = group[0].depth
             body = [line(tree, n, base_depth=base, summaries=summaries, hidden=h) for n, h in _walk(tree, group, None)]
-            slices.append(Slice(doc, list(crumbs), list(group), head + "\n" + "\n".join(body)))
+            slices.append(Slice(head + "\n" + "\n".join(body)))
 
     def pack(doc: Doc, siblings: list[Node], crumbs: list[Node]) -> bool:
         head = breadcrumb(tree, doc, crumbs)
@@ -152,19 +149,19 @@ def slice_outline(tree: Tree, budget: int, *, summaries: bool = True) -> list[Sl
             c = cost(node, node.depth)
             if c <= room:
                 if used + c > room:
-                    flush(doc, crumbs, group, head)
+                    flush(group, head)
                     group, used = [], 0
                 group.append(node)
                 used += c
                 continue
-            flush(doc, crumbs, group, head)
+            flush(group, head)
             group, used = [], 0
             children = tree.shown_children(node)
             if not children or not pack(doc, children, [*crumbs, node]):
                 text = line(tree, node, base_depth=node.depth, summaries=False)[: room * 4]
-                slices.append(Slice(doc, list(crumbs), [node], head + "\n" + text))
+                slices.append(Slice(head + "\n" + text))
             costs.clear()
-        flush(doc, crumbs, group, head)
+        flush(group, head)
         return True
 
     for doc in tree.docs:
@@ -179,8 +176,7 @@ def _merge_small(slices: list[Slice], budget: int) -> list[Slice]:
     out: list[Slice] = []
     for piece in slices:
         if out and out[-1].tokens + piece.tokens + 1 <= budget:
-            last = out[-1]
-            out[-1] = Slice(last.document, last.crumbs, last.nodes + piece.nodes, last.text + "\n\n" + piece.text)
+            out[-1] = Slice(out[-1].text + "\n\n" + piece.text)
         else:
             out.append(piece)
     return out

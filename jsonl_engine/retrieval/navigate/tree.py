@@ -108,15 +108,6 @@ class Tree:
         out.reverse()
         return out
 
-    def ancestors(self, node: Node) -> list[Node]:
-        out: list[Node] = []
-        parent = self.nodes.get(node.parent_id) if node.parent_id else None
-        while parent is not None:
-            out.append(parent)
-            parent = self.nodes.get(parent.parent_id) if parent.parent_id else None
-        out.reverse()
-        return out
-
     def shown_children(self, node: Node) -> list[Node]:
         return [] if node.parts else node.children
 
@@ -133,18 +124,15 @@ def load_tree(store: Store, document_ids: Sequence[str] | None, statuses: Sequen
             if not ids:
                 return Tree([], {}, {})
             marks = ",".join("?" * len(ids))
-            pages = dict(conn.execute(f"SELECT id, pages FROM documents WHERE id IN ({marks})", ids).fetchall())
-            order = {d: i for i, d in enumerate(
-                r[0] for r in conn.execute(f"SELECT id FROM documents WHERE id IN ({marks}) "
-                                           "ORDER BY ingested_at, id", ids))}
+            pages = dict(conn.execute(f"SELECT id, pages FROM documents WHERE id IN ({marks}) "
+                                      "ORDER BY ingested_at, id", ids).fetchall())
             rows = conn.execute(
                 "SELECT id, document_id, parent_id, depth, title, page_start, page_end, is_leaf, summary,"
                 f" length(text) AS text_len, CASE WHEN summary = '' THEN substr(text, 1, {HEAD_CHARS}) END AS head"
                 f" FROM sections WHERE document_id IN ({marks}) ORDER BY document_id, position", ids).fetchall()
     except sqlite3.Error as exc:
         raise Internal(f"cannot load the section tree: {exc}") from exc
-    docs = [Doc(d, scope.documents[d][0], scope.documents[d][1], int(pages.get(d) or 0), 0)
-            for d in sorted(ids, key=lambda d: order.get(d, 0))]
+    docs = [Doc(d, scope.documents[d][0], scope.documents[d][1], int(n or 0), 0) for d, n in pages.items()]
     for i, doc in enumerate(docs, start=1):
         doc.index = i
     tree = Tree(docs, {d.document_id: [] for d in docs}, {})
