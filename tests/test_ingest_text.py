@@ -28,9 +28,8 @@ def test_chunks_cover_text_and_respect_limit():
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     assert all(0 < end - start <= 1000 for start, end in spans)
-    # paragraph boundaries win over word boundaries
-    assert all(text[start:end].startswith("Paragraph") for start, end in spans[1:]) or \
-        all(text[end - 1] in " \n" for _s, end in spans[:-1])
+    # paragraph boundaries win over word boundaries: one paragraph (~770 chars) per chunk
+    assert [text[start:end].split(".", 1)[0] for start, end in spans] == [f"Paragraph {i}" for i in range(12)]
 
 
 def test_chunks_prefer_page_breaks_and_never_split_a_character():

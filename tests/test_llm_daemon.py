@@ -6,12 +6,20 @@ from tests.support.gateway import API_KEY, MODEL, Reply, error, stream_chunks, t
 PLUGIN = ["--plugin", "tests.support.llm_methods"]
 
 
-def test_no_llm_configured_is_llm_unavailable_before_any_call(tmp_path, gateway):
+def test_no_llm_configured_is_llm_unavailable(tmp_path):
     with Daemon(tmp_path / "kb", args=PLUGIN) as d:
         assert d.result("capabilities")["readers"] == []
         err = d.error("test.llm", {"prompt": "hi"})
         assert err["code"] == "llm_unavailable" and "JSONL_ENGINE_LLM_BASE_URL" in err["message"]
-    assert gateway.requests == []
+
+
+def test_llm_without_a_model_is_llm_unavailable_before_any_call(tmp_path, gateway):
+    no_model = {k: v for k, v in gateway.env().items() if k != "JSONL_ENGINE_LLM_MODEL"}
+    with Daemon(tmp_path / "kb", env=no_model, args=PLUGIN) as d:
+        assert d.result("capabilities")["readers"] == ["default"]
+        err = d.error("test.llm", {"prompt": "hi"})
+        assert err["code"] == "llm_unavailable" and "JSONL_ENGINE_LLM_MODEL" in err["message"]
+    assert gateway.requests == [] and gateway.unexpected == 0  # the daemon knew the URL but never called it
 
 
 def test_env_configured_reader_streams_deltas_and_never_leaks_the_key(tmp_path, gateway):

@@ -4,14 +4,12 @@ parallel (bounded), merged keeping each id's highest confidence in relevance ord
 from __future__ import annotations
 
 import re
-import threading
-import time
 
 from jsonl_engine.retrieval.navigate.chunked_tree import merge
 from jsonl_engine.retrieval.navigate.common import Pick, messages_tokens
 from jsonl_engine.retrieval.navigate.tree import load_tree
 from tests.support import navkb
-from tests.support.gateway import Reply, chat_reply, json_reply
+from tests.support.gateway import InFlight, Reply, chat_reply, json_reply
 from tests.support.navkb import run_strategy
 
 nav_kb = navkb.nav_kb  # the module's small KB (fixture)
@@ -33,18 +31,14 @@ def test_slices_are_asked_in_parallel_and_merged(dev_kb, gateway) -> None:
     tree = load_tree(dev_kb, [doc], ("approved",))
     statement = next(n for n in tree.nodes.values() if "statement of income" in n.title.lower())
     other = next(n for n in tree.nodes.values() if n.title.startswith("Item 1A"))
-    lock = threading.Lock()
-    state = {"now": 0, "max": 0, "parts": []}
+    inflight = InFlight()
+    asked: list[tuple[int, int]] = []
 
     def respond(request) -> Reply:
-        with lock:
-            state["now"] += 1
-            state["max"] = max(state["max"], state["now"])
-        time.sleep(0.05)
+        inflight.hold(0.05)
         part, parts = map(int, PART.search(request.prompt).groups())
-        with lock:
-            state["now"] -= 1
-            state["parts"].append((part, parts))
+        with inflight.lock:
+            asked.append((part, parts))
         text = request.messages[-1]["content"]
         picks = []
         if f"\n{statement.key} " in text or f" {statement.key} " in text:
@@ -62,8 +56,8 @@ def test_slices_are_asked_in_parallel_and_merged(dev_kb, gateway) -> None:
                          max_tokens_per_call=3000, extra={"concurrency": 2}, progress=progress)
     n = found.details["slices"]
     assert n > 3 and len(gateway.requests) == n == found.hops_taken
-    assert sorted(state["parts"]) == [(i, n) for i in range(1, n + 1)]
-    assert 1 <= state["max"] <= 2  # bounded concurrency
+    assert sorted(asked) == [(i, n) for i in range(1, n + 1)]
+    assert inflight.peak == 2  # asked in parallel, up to the configured concurrency and never beyond
     assert all(messages_tokens(r.messages) <= 3000 for r in gateway.requests)
     assert found.passages[0].section_id.startswith(statement.id) or found.passages[0].path[-1] == statement.title
     assert found.passages[0].confidence == 0.9 and found.confidence == 0.9

@@ -92,7 +92,7 @@ def test_pageindex_over_the_wire(daemon) -> None:
 def test_lexical_results_carry_no_llm_figures(daemon) -> None:
     data = daemon.result("kb.context", {"query": "net sales 2023"})
     assert data["hops_taken"] == 0 and data["usage"] is None and data["confidence"] is None
-    assert all(i["confidence"] is None for i in data["items"])
+    assert data["items"] and all(i["confidence"] is None for i in data["items"])
 
 
 def test_llm_synthesis_keeps_only_cited_sentences(daemon) -> None:
@@ -126,7 +126,7 @@ def test_llm_strategies_without_an_llm(tmp_path) -> None:
                                      "summarize": True})  # no LLM: extractive summaries, no error
         assert out["error"] is None
         err = d.error("kb.ingest", {"text": "x y z", "title": "t", "summarize": True, "reader": "nope"})
-        assert err["code"] in ("llm_unavailable", "invalid_params")
+        assert err["code"] == "llm_unavailable", err  # no LLM at all: nothing to look the reader up in
 
 
 def test_answer_with_page_citations(daemon) -> None:

@@ -174,10 +174,10 @@ def test_passage_fields(text_kb: Store) -> None:
     ids = text_kb.ids  # type: ignore[attr-defined]
     p = retrieve(text_kb, "patent lawsuit").passages[0]
     assert p.section_id.startswith(ids["acme"] + ":") and p.document_id == ids["acme"]
-    assert p.document_title == "Acme Widgets Annual Report 2018" or p.document_title.startswith("acme")
+    assert p.document_title == "acme report"  # the title given at ingest, not the document's H1
     assert p.path == ["Acme Widgets Annual Report 2018"] and p.unit == "section"
     assert p.page_map and p.page_map[0][0] == 0 and "lawsuit" in p.snippet
-    assert p.text.startswith("## Legal Proceedings") or "patent lawsuit" in p.text
+    assert p.text == "## Legal Proceedings\n\nAcme is defending a patent lawsuit filed in 2018 by a competitor."
 
 
 # ---------------------------------------------------------------- real filings (session dev_kb)

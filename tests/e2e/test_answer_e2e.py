@@ -38,12 +38,21 @@ def kinds(events: list[dict]) -> list[str]:
     return [e["event"] for e in events]
 
 
-def test_no_llm_configured_is_llm_unavailable_before_any_work(kb_dir, gateway):
+def test_no_llm_configured_is_llm_unavailable_before_any_work(kb_dir):
     with Daemon(kb_dir) as d:
         events = d.request("kb.answer", {"query": "harbour tonnage"})
     assert kinds(events) == ["error", "done"]  # no progress: nothing was retrieved
     assert events[0]["error"]["code"] == "llm_unavailable" and events[-1]["status"] == "error"
-    assert gateway.requests == []
+
+
+def test_llm_without_a_model_is_llm_unavailable_before_any_call(kb_dir, gateway):
+    no_model = {k: v for k, v in gateway.env().items() if k != "JSONL_ENGINE_LLM_MODEL"}
+    with Daemon(kb_dir, env=no_model) as d:
+        events = d.request("kb.answer", {"query": "harbour tonnage"})
+    assert kinds(events) == ["error", "done"]  # no progress: nothing was retrieved
+    assert events[0]["error"]["code"] == "llm_unavailable" and events[-1]["status"] == "error"
+    assert "JSONL_ENGINE_LLM_MODEL" in events[0]["error"]["message"]
+    assert gateway.requests == [] and gateway.unexpected == 0  # the daemon knew the URL but never called it
 
 
 def test_answer_over_the_wire(kb_dir, gateway):

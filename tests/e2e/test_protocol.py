@@ -148,10 +148,8 @@ def test_duplicate_in_flight_id_is_invalid_request(daemon: Daemon) -> None:
 def test_capabilities_answers_while_slow_requests_are_in_flight(daemon: Daemon) -> None:
     slow = daemon.start("test.sleep", {"seconds": 3})
     blocking = daemon.start("test.block", {"seconds": 3})
-    t0 = time.monotonic()
     assert daemon.result("capabilities")["name"] == "jsonl-engine"
-    assert time.monotonic() - t0 < 2.5
-    assert not daemon.events_for(slow) and not daemon.events_for(blocking)
+    assert not daemon.events_for(slow) and not daemon.events_for(blocking)  # answered before either finished
     daemon.result("cancel", {"target": slow})
     daemon.result("cancel", {"target": blocking})
     daemon.wait_done(slow)
