@@ -118,15 +118,22 @@ def test_unknown_extension_is_unsupported(tmp_path):
     assert info.value.reason == "unknown_type"
 
 
-@pytest.mark.parametrize("name", ["report", "scanned"])
-def test_page_batches_build_the_same_document_as_one_pass(sample_pdfs, name):
+@pytest.mark.parametrize("batch", [1, 2, 3, None], ids=["batch1", "batch2", "batch3", "one_batch"])
+@pytest.mark.parametrize("name", ["report", "outline", "scanned"])
+def test_page_batches_build_the_same_document_as_one_pass(sample_pdfs, name, batch):
     """The daemon's path for large PDFs (page batches pickled in workers, assembled in another) must give
-    exactly the document of a single pass, blank pages included."""
+    exactly the document of a single pass, blank pages included, whatever the batch size (None: all pages)."""
     from jsonl_engine.ingest import pdf
 
     path = str(sample_pdfs[name])
     info = pdf.probe(path)
-    blobs = [pdf.extract_batch(path, start, min(start + 1, info.page_count))
-             for start in range(info.page_count)]
-    assert sum(count for count, _blob in blobs) == info.page_count
-    assert pdf.build_from_batches(path, info, [blob for _count, blob in blobs]) == pdf.parse_pdf(path)
+    size = batch or info.page_count
+    assert info.page_count >= 3  # so batches of 2 hold a page that is not the first of its batch
+    blobs = [pdf.extract_batch(path, start, min(start + size, info.page_count))
+             for start in range(0, info.page_count, size)]
+    assert [count for count, _blob in blobs] == [min(size, info.page_count - start)
+                                                 for start in range(0, info.page_count, size)]
+    built = pdf.build_from_batches(path, info, [blob for _count, blob in blobs])
+    whole = pdf.parse_pdf(path)
+    assert len(built.pages) == info.page_count
+    assert built == whole

@@ -181,6 +181,9 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
 
     store = Store(kb)
     assert store.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == MIGRATIONS[-1][0]
+    triggers = {r[0] for r in store.reader().execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert not triggers & {"sections_fts_insert", "pages_fts_insert", "covers_fts_insert"}, triggers
+    assert {"sections_fts_delete", "pages_fts_delete", "covers_fts_delete", "sections_fts_update"} <= triggers
     assert fts_hits(store, "aardvark") == 1
     repo.ingest_text(store, "# New\n\nan aardvark and a lemur\n", "t", "text/markdown")
     assert fts_hits(store, "aardvark") == 2
@@ -188,14 +191,17 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
     assert store.reader().execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH 'lemur'").fetchone()[0] == 1
     counts = integrity(store)
     assert counts["documents"] == 2
+    # the v1 rows were indexed by the old triggers: removing them now must take exactly their FTS rows out
+    with store.write() as conn:
+        repo.remove_document(conn, "old")
+    assert fts_hits(store, "aardvark") == 1
+    assert integrity(store)["documents"] == 1
     store.close()
 
 
-def _open_store(kb: str, start: float) -> str:
-    import time as _time
-
-    _time.sleep(max(start - _time.time(), 0))
+def _open_store(kb: str, barrier) -> str:
     try:
+        barrier.wait(timeout=20)  # all six workers call Store() together, released the same instant
         Store(Path(kb)).close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         return repr(exc)
@@ -203,36 +209,70 @@ def _open_store(kb: str, start: float) -> str:
 
 
 def test_daemons_opening_a_new_kb_at_once_all_migrate_it(tmp_path):
-    """Two clients may spawn daemons on one new KB at the same moment: each migration is applied once, and
-    every opener succeeds (the version is re-read inside the migration's write transaction)."""
+    """Several clients may spawn daemons on one new KB at the same moment: each migration is applied once, and
+    every opener succeeds (the WAL switch is retried; the version is re-read inside the migration's write
+    transaction)."""
     import multiprocessing
-    import time as _time
 
+    workers, rounds = 6, 16  # plain `journal_mode=WAL` (no retry) fails ~20-40% of rounds on a loaded 2-CPU box
     context = multiprocessing.get_context("spawn")
-    with context.Pool(6) as pool:
-        for attempt in range(3):
+    with context.Manager() as manager, context.Pool(workers) as pool:
+        barrier = manager.Barrier(workers)
+        for attempt in range(rounds):
             kb = tmp_path / f"kb{attempt}"
             kb.mkdir()
-            start = _time.time() + 1.0
-            results = pool.starmap(_open_store, [(str(kb), start)] * 6)
-            assert results == ["ok"] * 6
+            # chunksize 1 and a barrier of `workers`: each task holds its own worker until all have arrived
+            results = pool.starmap(_open_store, [(str(kb), barrier)] * workers, chunksize=1)
+            assert results == ["ok"] * workers, (attempt, results)
             conn = sqlite3.connect(kb / "kb.sqlite3")
             versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
             conn.close()
-            assert versions == [number for number, _description, _sql in MIGRATIONS]
+            assert versions == [number for number, _description, _sql in MIGRATIONS], attempt
 
 
 def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
+    """Opening must refuse before writing anything. The KB is built without Store (as the newer engine would
+    have built it), so that a write this engine's migrate() makes first cannot already be in the "before"."""
     from jsonl_engine.errors import Internal
+    from jsonl_engine.store.migrations import _statements
 
     kb = tmp_path / "kb"
-    Store(kb).close()
-    conn = sqlite3.connect(kb / "kb.sqlite3", isolation_level=None)
-    conn.execute("INSERT INTO schema_migrations VALUES (?, 'from the future', datetime('now'))",
-                 (MIGRATIONS[-1][0] + 1,))
+    kb.mkdir()
+    path = kb / "kb.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
+                 "applied_at TEXT NOT NULL)")
+    future = MIGRATIONS[-1][0] + 1
+    for number, description, sql in [*MIGRATIONS, (future, "from the future", "CREATE TABLE novelty (x TEXT);")]:
+        for statement in _statements(sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
+    conn.execute("BEGIN IMMEDIATE")
+    repo.save_document(conn, parse_text("# Future\n\nokapi words\n", "t", "text/markdown"),
+                       document_id="f" * 16, sha256="f" * 64, path=None)
+    conn.execute("COMMIT")
     conn.close()
-    with pytest.raises(Internal, match="newer than this jsonl-engine"):
+
+    def dump() -> str:
+        conn = sqlite3.connect(path)
+        try:
+            return "\n".join(conn.iterdump())
+        finally:
+            conn.close()
+
+    before = dump()
+    assert "okapi" in before and "from the future" in before
+    with pytest.raises(Internal, match="newer than this jsonl-engine") as refused:
         Store(kb)
-    conn = sqlite3.connect(kb / "kb.sqlite3")
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS) + 1
-    conn.close()
+    assert dump() == before
+    # The refused Store closed its writer itself (`refused` keeps the traceback, and so the half-built Store,
+    # alive: garbage collection cannot have closed it): nothing holds the file, and the last close removed the WAL.
+    assert not (kb / "kb.sqlite3-wal").exists()
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0.5)
+    try:
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+    assert refused.value.code == "internal"  # (and `refused` stayed referenced through the checks above)
