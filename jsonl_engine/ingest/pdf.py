@@ -49,16 +49,20 @@ def open_pdf(path: str):
 def probe(path: str) -> PdfInfo:
     doc = open_pdf(path)
     try:
-        count = len(doc)
-        if count == 0:
-            raise UnsupportedMedia(f"{Path(path).name} has no pages", reason="corrupt")
-        try:
-            meta_title = (doc.get_metadata_value("Title") or "").strip()
-        except Exception:  # noqa: BLE001 - metadata is optional; a broken info dict must not fail ingest
-            meta_title = ""
-        return PdfInfo(count, meta_title, read_outline(doc, count))
+        return _info(doc, path)
     finally:
         doc.close()
+
+
+def _info(doc, path: str) -> PdfInfo:
+    count = len(doc)
+    if count == 0:
+        raise UnsupportedMedia(f"{Path(path).name} has no pages", reason="corrupt")
+    try:
+        meta_title = (doc.get_metadata_value("Title") or "").strip()
+    except Exception:  # noqa: BLE001 - metadata is optional; a broken info dict must not fail ingest
+        meta_title = ""
+    return PdfInfo(count, meta_title, read_outline(doc, count))
 
 
 def read_outline(doc, page_count: int) -> list[OutlineEntry]:
@@ -177,14 +181,18 @@ def _join_spaced(tp, first: int, text: str, fonts: _FontReader) -> str | None:
 
 def extract_pages(path: str, start: int = 0, stop: int | None = None) -> list[PageData]:
     """Pages [start, stop) (0-based indexes) with their normalised text and line features."""
-    _pdfium_mod, raw = _pdfium()
     doc = open_pdf(path)
     try:
-        stop = len(doc) if stop is None else min(stop, len(doc))
-        fonts = _FontReader(raw)
-        return [_extract_page(doc, i, fonts, raw) for i in range(start, stop)]
+        return _pages(doc, start, stop)
     finally:
         doc.close()
+
+
+def _pages(doc, start: int = 0, stop: int | None = None) -> list[PageData]:
+    _pdfium_mod, raw = _pdfium()
+    stop = len(doc) if stop is None else min(stop, len(doc))
+    fonts = _FontReader(raw)
+    return [_extract_page(doc, i, fonts, raw) for i in range(start, stop)]
 
 
 def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
@@ -358,13 +366,20 @@ def build_from_batches(path: str, info: PdfInfo, batches: list[bytes]) -> Parsed
 
 
 def parse_pdf(path: str) -> ParsedDocument:
-    info = probe(path)
-    return build_document(path, info, extract_pages(path))
+    parsed = parse_small_pdf(path, None)
+    assert isinstance(parsed, ParsedDocument)
+    return parsed
 
 
-def parse_small_pdf(path: str, max_pages: int) -> ParsedDocument | PdfInfo:
-    """One pool task for small PDFs: the whole document; for larger ones just the probe (to plan batches)."""
-    info = probe(path)
-    if info.page_count > max_pages:
-        return info
-    return build_document(path, info, extract_pages(path))
+def parse_small_pdf(path: str, max_pages: int | None) -> ParsedDocument | PdfInfo:
+    """One pool task, one open of the file: the whole document, or for a PDF over `max_pages` just its PdfInfo
+    (the daemon then extracts it in page batches across the pool)."""
+    doc = open_pdf(path)
+    try:
+        info = _info(doc, path)
+        if max_pages is not None and info.page_count > max_pages:
+            return info
+        pages = _pages(doc)
+    finally:
+        doc.close()
+    return build_document(path, info, pages)
