@@ -67,9 +67,9 @@ def _worker_init(daemon_pid: int) -> None:
 
 
 class App:
-    def __init__(self, settings: Settings, control: Control | None = None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.control = control or Control()
+        self.control = Control()
         self._store: Store | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()

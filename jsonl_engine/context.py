@@ -37,11 +37,10 @@ class CancelFlag:
 
 
 class RequestContext:
-    __slots__ = ("id", "method", "app", "_emit", "cancel_event", "results_sent")
+    __slots__ = ("id", "app", "_emit", "cancel_event", "results_sent")
 
-    def __init__(self, request_id: Any, method: str, app: App, emit: Emit) -> None:
+    def __init__(self, request_id: Any, app: App, emit: Emit) -> None:
         self.id = request_id
-        self.method = method
         self.app = app
         self._emit = emit
         self.cancel_event = CancelFlag()
@@ -66,10 +65,6 @@ class RequestContext:
         """Emit one `result` now (methods that stream one result per item, such as kb.ingest)."""
         self.results_sent += 1
         self._emit("result", model.model_dump(mode="json", by_alias=True))
-
-    @property
-    def cancelled(self) -> bool:
-        return self.cancel_event.is_set()
 
     def check_cancelled(self) -> None:
         if self.cancel_event.is_set():

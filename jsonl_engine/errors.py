@@ -110,8 +110,4 @@ class Internal(EngineError):
     code = "internal"
 
 
-ERROR_CODES: tuple[str, ...] = (
-    "parse_error", "invalid_request", "method_not_found", "invalid_params", "payload_too_large",
-    "not_found", "unsupported_media", "llm_unavailable", "llm_error", "timeout", "cancelled",
-    "overloaded", "shutting_down", "internal",
-)
+ERROR_CODES: tuple[str, ...] = tuple(cls.code for cls in EngineError.__subclasses__())  # in declaration order

@@ -68,7 +68,6 @@ class Server(Control):
         self.writer = writer
         self.jobs: dict[tuple[bool, Any], Job] = {}
         self.accepting = True
-        self.eof = False
         self.exit_code: int | None = None
         self.threads = ThreadPoolExecutor(max_workers=16, thread_name_prefix="jsonl-engine-handler")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -204,7 +203,7 @@ class Server(Control):
             return
         job = Job(request_id, key, None)  # type: ignore[arg-type]
         job.started = started
-        job.ctx = RequestContext(request_id, name, self.app, self._emitter(job))
+        job.ctx = RequestContext(request_id, self.app, self._emitter(job))
         if method.inline:
             self._run_inline(job, method, parsed)
             return
@@ -298,7 +297,6 @@ class Server(Control):
             await asyncio.wait(others)
 
     def _on_eof(self) -> None:
-        self.eof = True
         self.accepting = False
         self._maybe_stop()
 
