@@ -10,12 +10,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from jsonl_engine.errors import InvalidParams
+from jsonl_engine.models import Params
 
 
 @dataclass(frozen=True, slots=True)
 class Method:
     name: str
-    params: type[BaseModel]
+    params: type[Params]
     result: type[BaseModel]
     handler: Callable[..., Any]
     summary: str
@@ -35,7 +36,7 @@ class DuplicateMethod(RuntimeError):
     pass
 
 
-def method(name: str, *, params: type[BaseModel], result: type[BaseModel],
+def method(name: str, *, params: type[Params], result: type[BaseModel],
            events: tuple[str, ...] = ("result",), summary: str | None = None,
            inline: bool = False) -> Callable[[Callable], Callable]:
     """Register `fn(params, ctx)` as `name`. Async handlers run on the loop; plain functions in a thread,
@@ -47,6 +48,8 @@ def method(name: str, *, params: type[BaseModel], result: type[BaseModel],
     def register(fn: Callable) -> Callable:
         if name in HANDLERS:
             raise DuplicateMethod(f"method {name!r} is registered twice")
+        if not (isinstance(params, type) and issubclass(params, Params)):
+            raise TypeError(f"method {name!r}: params must subclass jsonl_engine.models.Params")
         if inline and inspect.iscoroutinefunction(fn):
             raise TypeError(f"inline method {name!r} must be a plain function")
         doc = summary or (inspect.getdoc(fn) or "").split("\n", 1)[0].strip()

@@ -8,6 +8,7 @@ import sys
 import pytest
 from pydantic import BaseModel
 
+from jsonl_engine.models import Params
 from jsonl_engine.registry import HANDLERS, DuplicateMethod, load_methods, method
 from tests.support.daemon import ROOT
 
@@ -41,8 +42,28 @@ def test_every_method_has_both_schema_files() -> None:
 def test_duplicate_method_names_are_rejected() -> None:
     load_methods()
 
-    class P(BaseModel):
+    class P(Params):
         pass
 
     with pytest.raises(DuplicateMethod):
         method("capabilities", params=P, result=P)(lambda params, ctx: None)
+
+
+def test_params_must_be_params_models_so_cross_field_checks_run() -> None:
+    class Plain(BaseModel):
+        pass
+
+    with pytest.raises(TypeError, match="must subclass"):
+        method("test.plain_params", params=Plain, result=Plain)(lambda params, ctx: None)
+    assert "test.plain_params" not in HANDLERS
+
+
+def test_cross_field_rules_are_invalid_params_with_fields(tmp_path) -> None:
+    from tests.support.daemon import Daemon
+
+    with Daemon(tmp_path / "kb") as d:
+        ingest = d.request("kb.ingest", {"paths": ["a.md"], "title": "t"})
+        read = d.request("kb.read", {"section_id": "x:0", "page": 2})
+    for events, field in ((ingest, "title"), (read, "section_id")):
+        assert [e["event"] for e in events] == ["error", "done"]
+        assert events[0]["error"]["code"] == "invalid_params" and events[0]["error"]["data"]["fields"] == [field]

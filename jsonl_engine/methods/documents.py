@@ -25,7 +25,6 @@ from jsonl_engine.registry import method
 @method("kb.ingest", params=IngestParams, result=IngestResult, events=("progress", "result"))
 async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     """Ingest PDFs, Markdown and text (files, directories or inline text); one result per document."""
-    params.check()
     from jsonl_engine.ingest.pipeline import IngestJob
 
     gateway = _summary_gateway(ctx, params.reader) if params.summarize else None
@@ -92,7 +91,6 @@ def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
 @method("kb.read", params=ReadParams, result=ReadResult)
 def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
     """The stored text of a section, or of one page, with where it sits (document, pages)."""
-    params.check()
     from jsonl_engine.store import repo
 
     with ctx.app.store.snapshot() as conn:

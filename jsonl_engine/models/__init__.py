@@ -8,6 +8,10 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
+    def check(self) -> None:
+        """Cross-field rules, run by the server right after validation. Raise InvalidParams naming the fields
+        (a pydantic model validator could not say which fields are at fault)."""
+
 
 class Result(BaseModel):
     """Base of every result model. Schemas build on first use (defer_build) to keep start-up fast."""

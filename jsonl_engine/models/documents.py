@@ -26,7 +26,6 @@ class IngestParams(Params):
     reader: str | None = Field(None, min_length=1, description="with summarize: a named reader (capabilities.readers)")
 
     def check(self) -> None:
-        """Cross-field rules (raised by the handler, so the error names the fields)."""
         if (self.paths is None) == (self.text is None):
             raise InvalidParams("give either paths or text (with title)", fields=["paths", "text"])
         if self.text is not None and not self.title:

@@ -198,8 +198,12 @@ class Server(Control):
             return
         try:
             parsed = method.params.model_validate(params)
+            parsed.check()
         except ValidationError as exc:
             self._error(request_id, invalid_params_from(exc), started)
+            return
+        except EngineError as exc:
+            self._error(request_id, exc, started)
             return
         job = Job(request_id, key, None)  # type: ignore[arg-type]
         job.started = started
