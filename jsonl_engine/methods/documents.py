@@ -72,12 +72,6 @@ def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
     return DocumentsResult(documents=[DocumentItem.model_validate(d, from_attributes=True) for d in docs])
 
 
-def _outline_model(node) -> OutlineSection:
-    return OutlineSection(section_id=node.section_id, title=node.title, depth=node.depth,
-                          page_start=node.page_start, page_end=node.page_end,
-                          children=[_outline_model(c) for c in node.children])
-
-
 @method("kb.outline", params=OutlineParams, result=OutlineResult)
 def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
     """A document's section tree: titles, ids and page ranges."""
@@ -85,7 +79,8 @@ def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
 
     with ctx.app.store.snapshot() as conn:
         doc, roots = get_outline(conn, params.document_id, params.max_depth)
-    return OutlineResult(document_id=doc.document_id, title=doc.title, sections=[_outline_model(n) for n in roots])
+    sections = [OutlineSection.model_validate(n, from_attributes=True) for n in roots]
+    return OutlineResult(document_id=doc.document_id, title=doc.title, sections=sections)
 
 
 @method("kb.read", params=ReadParams, result=ReadResult)
@@ -96,8 +91,7 @@ def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
     with ctx.app.store.snapshot() as conn:
         if params.section_id is not None:
             s = repo.get_section(conn, params.section_id)
-            children = [r[0] for r in conn.execute("SELECT id FROM sections WHERE parent_id = ? ORDER BY position",
-                                                   (s.section_id,))]
+            children = [] if s.is_leaf else repo.child_ids(conn, s.section_id)
             return ReadResult(document_id=s.document_id, document_title=s.document_title, status=s.status,
                               section_id=s.section_id, title=s.title, path=s.ancestors, page_start=s.page_start,
                               page_end=s.page_end, text=s.text, page_map=s.page_map, children=children)

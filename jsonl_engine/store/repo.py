@@ -1,5 +1,5 @@
 """Typed queries over the KB: documents, sections, pages. Functions take a connection from the Store
-(`store.reader()`, `store.snapshot()` or `store.write()`), except the ingest conveniences that take the Store.
+(`store.reader()`, `store.snapshot()` or `store.write()`), except `write_parsed`, which takes the Store.
 
 A document goes in (or is replaced, or removed) in one transaction: every row of it, FTS rows included
 (written by `save_document` on insert, by the schema's triggers on delete), commits together or not at all.
@@ -8,12 +8,10 @@ A document goes in (or is replaced, or removed) in one transaction: every row of
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -258,6 +256,12 @@ def _section(row: sqlite3.Row) -> SectionRow:
                       summary=row["summary"], status=row["status"])
 
 
+def child_ids(conn: sqlite3.Connection, section_id: str) -> list[str]:
+    """A section's children, in document order."""
+    return [r[0] for r in conn.execute("SELECT id FROM sections WHERE parent_id = ? ORDER BY position",
+                                       (section_id,))]
+
+
 def get_section(conn: sqlite3.Connection, section_id: str) -> SectionRow:
     row = conn.execute(_SECTION_SQL + " WHERE s.id = ?", (section_id,)).fetchone()
     if row is None:
@@ -298,34 +302,7 @@ def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = 
     return doc, roots
 
 
-# ---------------------------------------------------------------- ingest (shared by the daemon and ingest_paths)
-
-SKIP_DIRS = {"__pycache__", "node_modules"}
-
-
-def expand_paths(paths: Iterable[str]) -> Iterator[tuple[str, IngestOutcome | None]]:
-    """Each entry as (absolute path, None) per supported file (directories recursively, sorted), or
-    (entry, outcome) when the entry itself is an error or yields nothing."""
-    from jsonl_engine.ingest import media_type_for
-
-    for entry in paths:
-        path = Path(os.path.expanduser(entry))
-        if not path.exists():
-            yield entry, IngestOutcome(path=entry, error={"code": "not_found", "message": f"no such file: {entry}"})
-        elif path.is_dir():
-            found = False
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-                for name in sorted(files):
-                    if not name.startswith(".") and media_type_for(name):
-                        found = True
-                        yield str((Path(root) / name).resolve()), None
-            if not found:
-                yield entry, IngestOutcome(path=str(path.resolve()), skipped=True,
-                                           reason="no supported files (.pdf, .md, .markdown, .txt) in directory")
-        else:
-            yield str(path.resolve()), None
-
+# ---------------------------------------------------------------- ingest writes (the flows are in jsonl_engine.ingest)
 
 def precheck(conn: sqlite3.Connection, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
     """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace)."""
@@ -368,46 +345,3 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
                              replace=older, before_commit=check_cancel)
     reason = f"replaced previous version {', '.join(older)}" if older else None
     return outcome_for(info, reason=reason)
-
-
-def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutcome:
-    from jsonl_engine.ingest import parse_file
-
-    try:
-        sha256, document_id = file_digest(path)
-        skip, _older = precheck(store.reader(), sha256, path)
-        if skip is not None:
-            return skip
-        parsed = parse_file(path)
-        return write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status)
-    except EngineError as exc:
-        if isinstance(exc, Cancelled):
-            raise
-        return error_outcome(path, exc)
-    except OSError as exc:
-        return IngestOutcome(path=path, error={"code": "not_found", "message": f"cannot read {path}: {exc.strerror}"})
-
-
-def ingest_text(store: Store, text: str, title: str, media_type: str = "text/plain",
-                status: str = "approved") -> IngestOutcome:
-    from jsonl_engine.ingest import parse_text
-
-    sha256, document_id = content_id(text.encode("utf-8"))
-    try:
-        skip, _older = precheck(store.reader(), sha256, None)
-        if skip is not None:
-            return skip
-        parsed = parse_text(text, title, media_type)
-        return write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=None, status=status)
-    except EngineError as exc:
-        if isinstance(exc, Cancelled):
-            raise
-        return error_outcome(None, exc)
-
-
-def ingest_paths(store: Store, paths: Iterable[str], status: str = "approved") -> list[IngestOutcome]:
-    """Synchronous, in-process ingest of files and directories (tests, benches, tools): one outcome per file."""
-    outcomes: list[IngestOutcome] = []
-    for path, early in expand_paths([str(p) for p in paths]):
-        outcomes.append(early if early is not None else ingest_file(store, path, status))
-    return outcomes

@@ -62,7 +62,10 @@ def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs):
         item7_deep = next(s for s in deep["sections"] if s["title"] == "PART I")["children"][1]
         assert item7_deep["children"] and item7_deep["section_id"] == item7["section_id"]
 
+        parent = d.result("kb.read", {"section_id": item7_deep["section_id"]})
+        assert parent["children"] == [c["section_id"] for c in item7_deep["children"]]
         chunk = d.result("kb.read", {"section_id": item7_deep["children"][0]["section_id"]})
+        assert chunk["children"] == []
         assert item7["title"].startswith("Item 7.") and item7["title"] in chunk["text"]  # after the page header
         assert chunk["path"] == ["PART I", item7["title"]] and chunk["page_map"][0] == [0, chunk["page_start"]]
         page = d.result("kb.read", {"document_id": report["document_id"], "page": 1})
