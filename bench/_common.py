@@ -32,8 +32,8 @@ def load_questions(path: Path) -> list[dict]:
 
 def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
     """Build the KB (in-process ingest) unless it already holds every PDF; returns doc name -> document id."""
+    from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import ingest_paths
 
     store = Store(kb)
     try:

@@ -71,8 +71,8 @@ def prepare_kb(kb: Path | None, work: Path) -> Path:
         target.mkdir()
         shutil.copy2(kb / "kb.sqlite3", target / "kb.sqlite3")
         return target
+    from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import ingest_paths
 
     t0 = time.perf_counter()
     store = Store(target)

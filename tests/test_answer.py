@@ -10,11 +10,12 @@ import pytest
 from jsonl_engine.answer.answer import AnswerRequest, answer, answer_messages, cited_ids, excerpt
 from jsonl_engine.answer.spans import Span
 from jsonl_engine.errors import InvalidParams, NotFound
+from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.llm.gateway import Gateway
 from jsonl_engine.models.answer import AnswerResult
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.store import Store
-from jsonl_engine.store.repo import get_page, get_section, ingest_text
+from jsonl_engine.store.repo import get_page, get_section
 from tests.support.answer_script import AnswerScript, offered_ids
 from tests.support.gateway import Reply, chat_reply, error, stream_reply
 

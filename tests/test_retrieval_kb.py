@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from jsonl_engine.errors import NotFound
+from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.store import Store
-from jsonl_engine.store.repo import ingest_text
 
 from .test_retrieval import HOSTILE
 

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from jsonl_engine.store import Store, repo
+from jsonl_engine.ingest import sync
+from jsonl_engine.store import Store
 
 
 def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
@@ -17,7 +18,7 @@ def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
             conn.execute("INSERT INTO pages (document_id, number, text) VALUES ('nobody', 1, 'orphan')")
         assert not store._writer.in_transaction
         assert store.reader().execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
-        out = repo.ingest_text(store, "# After\n\nstill writable\n", "t", "text/markdown")
+        out = sync.ingest_text(store, "# After\n\nstill writable\n", "t", "text/markdown")
         assert out.error is None and out.document_id
     finally:
         store.close()

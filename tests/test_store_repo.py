@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jsonl_engine.errors import Cancelled, NotFound
-from jsonl_engine.ingest import parse_text
+from jsonl_engine.ingest import parse_text, sync
 from jsonl_engine.store import Store, repo
 from jsonl_engine.store.migrations import MIGRATIONS
 from tests.conftest import kb_integrity as integrity
@@ -35,17 +35,17 @@ def write_md(tmp_path, name: str, body: str):
 
 def test_ingest_skip_replace_remove(store, tmp_path):
     path = write_md(tmp_path, "guide.md", "# Guide\n\nThe zebra crossing rule.\n\n## Part\n\nMore words.\n")
-    first = repo.ingest_paths(store, [str(tmp_path)])
+    first = sync.ingest_paths(store, [str(tmp_path)])
     assert len(first) == 1 and first[0].error is None and not first[0].skipped
     doc_id = first[0].document_id
     assert doc_id and len(doc_id) == 16 and first[0].title == "Guide" and first[0].sections == 2
     assert fts_hits(store, "zebra") == 1
 
-    again = repo.ingest_paths(store, [str(path)])
+    again = sync.ingest_paths(store, [str(path)])
     assert again[0].skipped and again[0].document_id == doc_id and "same content" in again[0].reason
 
     path.write_text("# Guide\n\nThe yak crossing rule.\n", encoding="utf-8")
-    changed = repo.ingest_paths(store, [str(path)])[0]
+    changed = sync.ingest_paths(store, [str(path)])[0]
     assert not changed.skipped and changed.document_id != doc_id and doc_id in changed.reason
     assert [d.document_id for d in repo.list_documents(store.reader())] == [changed.document_id]
     assert fts_hits(store, "zebra") == 0 and fts_hits(store, "yak") == 1
@@ -62,11 +62,11 @@ def test_ingest_skip_replace_remove(store, tmp_path):
 
 def test_section_ids_are_stable_across_remove_and_reingest(store):
     text = "# A\n\n" + "Alpha words. " * 500 + "\n\n## B\n\nBeta words.\n"
-    first = repo.ingest_text(store, text, "t", "text/markdown")
+    first = sync.ingest_text(store, text, "t", "text/markdown")
     ids = [s.section_id for s in repo.document_sections(store.reader(), first.document_id)]
     with store.write() as conn:
         repo.remove_document(conn, first.document_id)
-    second = repo.ingest_text(store, text, "t", "text/markdown")
+    second = sync.ingest_text(store, text, "t", "text/markdown")
     assert second.document_id == first.document_id
     assert [s.section_id for s in repo.document_sections(store.reader(), second.document_id)] == ids
     assert ids[0] == f"{first.document_id}:0"
@@ -84,7 +84,7 @@ def test_a_failed_transaction_leaves_nothing(store):
 
 def test_replacement_is_atomic(store, tmp_path):
     path = write_md(tmp_path, "a.md", "# Old\n\nold marmot text\n")
-    old = repo.ingest_paths(store, [str(path)])[0]
+    old = sync.ingest_paths(store, [str(path)])[0]
     path.write_text("# New\n\nnew marmot text\n", encoding="utf-8")
     parsed = parse_text(path.read_text(), "a", "text/markdown")
     sha, new_id = repo.file_digest(str(path))
@@ -99,7 +99,7 @@ def test_replacement_is_atomic(store, tmp_path):
 
 
 def test_review_status_and_filtering(store):
-    out = repo.ingest_text(store, "plain words", "Memo", status="draft")
+    out = sync.ingest_text(store, "plain words", "Memo", status="draft")
     assert out.status == "draft"
     with store.write() as conn:
         info, previous = repo.set_status(conn, out.document_id, "contested")
@@ -112,7 +112,7 @@ def test_review_status_and_filtering(store):
 
 def test_outline_read_and_pages(store):
     text = "# Top\n\nintro\n\n## One\n\nfirst\n\n### Deep\n\ndeeper\n\n## Two\n\nsecond\n"
-    out = repo.ingest_text(store, text, "t", "text/markdown")
+    out = sync.ingest_text(store, text, "t", "text/markdown")
     reader = store.reader()
     doc, roots = repo.outline(reader, out.document_id)
     assert doc.title == "t" and [r.title for r in roots] == ["Top"]
@@ -138,7 +138,7 @@ def test_expand_paths_reports_missing_and_empty(tmp_path):
     (tmp_path / "docs" / "a.md").write_text("a")
     (tmp_path / "docs" / "skip.csv").write_text("c")
     (tmp_path / "docs" / ".hidden" / "h.md").write_text("h")
-    out = list(repo.expand_paths([str(tmp_path / "missing.pdf"), str(tmp_path / "empty"), str(tmp_path / "docs")]))
+    out = list(sync.expand_paths([str(tmp_path / "missing.pdf"), str(tmp_path / "empty"), str(tmp_path / "docs")]))
     assert out[0][1].error["code"] == "not_found"
     assert out[1][1].skipped and "no supported files" in out[1][1].reason
     assert [p.rsplit("/", 1)[-1] for p, early in out[2:]] == ["a.md", "b.txt"]
@@ -147,7 +147,7 @@ def test_expand_paths_reports_missing_and_empty(tmp_path):
 def test_reopening_keeps_data_and_schema_version(tmp_path):
     kb = tmp_path / "kb"
     store = Store(kb)
-    out = repo.ingest_text(store, "# Kept\n\nlemur\n", "t", "text/markdown")
+    out = sync.ingest_text(store, "# Kept\n\nlemur\n", "t", "text/markdown")
     store.close()
     copy = tmp_path / "copy"
     shutil.copytree(kb, copy)
@@ -185,7 +185,7 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
     assert not triggers & {"sections_fts_insert", "pages_fts_insert", "covers_fts_insert"}, triggers
     assert {"sections_fts_delete", "pages_fts_delete", "covers_fts_delete", "sections_fts_update"} <= triggers
     assert fts_hits(store, "aardvark") == 1
-    repo.ingest_text(store, "# New\n\nan aardvark and a lemur\n", "t", "text/markdown")
+    sync.ingest_text(store, "# New\n\nan aardvark and a lemur\n", "t", "text/markdown")
     assert fts_hits(store, "aardvark") == 2
     assert fts_hits(store, "lemur") == 1
     assert store.reader().execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH 'lemur'").fetchone()[0] == 1

@@ -9,8 +9,9 @@ import pytest
 from jsonl_engine.answer.citations import page_at
 from jsonl_engine.answer.synthesize import synthesize
 from jsonl_engine.ingest.normalize import collapse_ws
+from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.store import Store
-from jsonl_engine.store.repo import get_page, get_section, ingest_text, set_status
+from jsonl_engine.store.repo import get_page, get_section, set_status
 
 CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
 GENERIC = ["revenue 2022", "total assets", "dividends per share", "capital expenditures", "goodwill impairment",

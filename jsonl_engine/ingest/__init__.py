@@ -11,12 +11,23 @@ PDF = "application/pdf"
 MARKDOWN = "text/markdown"
 PLAIN = "text/plain"
 MEDIA_TYPES: dict[str, str] = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".txt": PLAIN, ".text": PLAIN}
+SUPPORTED = ", ".join(sorted(MEDIA_TYPES))  # for messages: ".markdown, .md, .pdf, .text, .txt"
 
-__all__ = ["MEDIA_TYPES", "ParsedDocument", "ParsedSection", "media_type_for", "parse_file", "parse_text"]
+__all__ = ["MEDIA_TYPES", "SUPPORTED", "ParsedDocument", "ParsedSection", "media_type_for", "parse_file",
+           "parse_text", "require_media_type"]
 
 
 def media_type_for(path: str | Path) -> str | None:
     return MEDIA_TYPES.get(Path(path).suffix.lower())
+
+
+def require_media_type(path: str | Path) -> str:
+    """The file's media type by its extension, or UnsupportedMedia(unknown_type): check before reading it."""
+    media_type = media_type_for(path)
+    if media_type is None:
+        raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: {SUPPORTED})",
+                               reason="unknown_type")
+    return media_type
 
 
 def read_text_file(path: str) -> str:
@@ -32,13 +43,11 @@ def read_text_file(path: str) -> str:
 
 def parse_file(path: str) -> ParsedDocument:
     """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type)."""
-    media_type = media_type_for(path)
+    media_type = require_media_type(path)
     if media_type == PDF:
         from jsonl_engine.ingest.pdf import parse_pdf
 
         return parse_pdf(path)
-    if media_type is None:
-        raise UnsupportedMedia(f"{Path(path).name}: unsupported file type", reason="unknown_type")
     if media_type == MARKDOWN:
         from jsonl_engine.ingest.text import parse_markdown
 

@@ -7,22 +7,20 @@ Results come out in input order; several files are in flight at once so the pool
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.errors import Cancelled, EngineError, Internal, UnsupportedMedia
-from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text
+from jsonl_engine.errors import Cancelled, EngineError
+from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text, require_media_type
 from jsonl_engine.ingest.model import ParsedDocument
+from jsonl_engine.ingest.sync import expand_paths, failed
 from jsonl_engine.store import repo
 from jsonl_engine.store.repo import IngestOutcome
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
-
-log = logging.getLogger(__name__)
 
 BATCH_PAGES = 64
 SINGLE_TASK_PAGES = 96
@@ -46,7 +44,7 @@ class IngestJob:
             raise Cancelled("ingest cancelled")
 
     async def run_paths(self, paths: list[str]) -> int:
-        entries = await asyncio.to_thread(lambda: list(repo.expand_paths(paths)))
+        entries = await asyncio.to_thread(lambda: list(expand_paths(paths)))
         total = len(entries)
         # Files parse and write concurrently (bounded, so the pool always has queued work but memory stays
         # small: a finished file holds only its outcome); outcomes are emitted in input order.
@@ -88,9 +86,7 @@ class IngestJob:
 
     async def _file(self, path: str) -> IngestOutcome:
         try:
-            if media_type_for(path) is None:
-                raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: .pdf, .md, "
-                                       ".markdown, .txt)", reason="unknown_type")
+            require_media_type(path)
             sha256, document_id = await asyncio.to_thread(repo.file_digest, path)
             skip, _older = await asyncio.to_thread(self._precheck, sha256, path)
             if skip is not None:
@@ -103,15 +99,8 @@ class IngestJob:
             return await asyncio.to_thread(self._write, parsed, document_id, sha256, path)
         except Cancelled:
             raise
-        except EngineError as exc:
-            return repo.error_outcome(path, exc)
-        except OSError as exc:
-            return IngestOutcome(path=path, error={"code": "not_found", "message": f"cannot read {path}: {exc}"})
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a crashed worker: that document fails, the batch goes on
-            log.exception("ingest of %s failed", path)
-            return repo.error_outcome(path, Internal(f"internal error while ingesting {Path(path).name}: {exc!r}"))
+        except Exception as exc:  # that document fails (a crashed worker too), the batch goes on
+            return failed(path, exc)
 
     async def _parse(self, path: str) -> ParsedDocument:
         if media_type_for(path) != PDF:

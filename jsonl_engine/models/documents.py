@@ -15,7 +15,7 @@ TextMediaType = Literal["text/plain", "text/markdown"]
 
 class IngestParams(Params):
     paths: list[str] | None = Field(None, min_length=1, description=(
-        "files and/or directories (searched recursively for .pdf, .md, .markdown, .txt)"))
+        "files and/or directories (searched recursively for .pdf, .md, .markdown, .txt, .text)"))
     text: str | None = Field(None, min_length=1, description="inline document text (instead of paths)")
     title: str | None = Field(None, min_length=1, max_length=500, description="title of the inline text")
     media_type: TextMediaType = Field("text/plain", description="how to read the inline text")

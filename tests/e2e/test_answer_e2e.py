@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.models.answer import AnswerResult
 from jsonl_engine.store import Store
-from jsonl_engine.store.repo import ingest_text
 from tests.support.answer_script import AnswerScript
 from tests.support.daemon import Daemon
 from tests.support.gateway import MODEL, Reply, error, stream_chunks

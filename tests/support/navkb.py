@@ -53,8 +53,8 @@ class NavKB:
 def build(tmp: Path) -> NavKB:
     from fpdf import FPDF
 
+    from jsonl_engine.ingest.sync import ingest_paths, ingest_text
     from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import ingest_paths, ingest_text
 
     store = Store(tmp / "kb")
     md = ingest_text(store, REPORT_MD, "Acme Annual Report", media_type="text/markdown")
