@@ -13,24 +13,21 @@ each observation fed back, for at most `max_hops` turns.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.llm.usage import Usage, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
 from jsonl_engine.retrieval.navigate.common import (
-    DEFAULT_MAX_HOPS,
+    ONLY_INVENTED,
     PICK_KEYS,
     Pick,
     by_relevance,
-    emit,
-    materialize,
-    prompt_budget,
+    picks_result,
     raw_picks,
     resolve_picks,
-    result,
-    setting,
 )
-from jsonl_engine.retrieval.navigate.loop import Conversation, arg
+from jsonl_engine.retrieval.navigate.loop import Navigator, arg
 from jsonl_engine.retrieval.navigate.tree import Node, Tree, node_text
 
 if TYPE_CHECKING:
@@ -39,7 +36,6 @@ if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 384
-MAX_BAD_STREAK = 3
 ACTIONS = {"outline": "outline", "structure": "outline", "toc": "outline",
            "expand": "expand", "children": "expand", "open": "expand", "list": "expand",
            "read": "read", "view": "read", "text": "read",
@@ -47,50 +43,26 @@ ACTIONS = {"outline": "outline", "structure": "outline", "toc": "outline",
 ID_ARGS = ("section_id", "id", "section", "target", "node")
 
 
-class Agent:
+class Agent(Navigator):
+    kind = "action"
+    aliases = ACTIONS
+    last_hop_note = prompts.AGENT_LAST_HOP
+    bad_reply = prompts.AGENT_BAD_ACTION
+
     def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
-        self.store, self.tree, self.request, self.gateway, self.usage = store, tree, request, gateway, usage
         self.limit = int(request.limit)
-        self.max_hops = max(1, int(setting(request, "max_hops", DEFAULT_MAX_HOPS)))
-        budget = prompt_budget(request, gateway, REPLY_TOKENS)
-        system = prompts.AGENT_SYSTEM.format(limit=self.limit, max_hops=self.max_hops)
-        frame = estimate_tokens(system + prompts.AGENT_USER + request.query) + 16
-        self.outline_text, _ = outline.fit(tree, max(64, (budget - frame) // 2))
-        self.chat = Conversation(system, prompts.AGENT_USER.format(query=request.query, outline=self.outline_text),
-                                 budget)
+        super().__init__(store, tree, request, gateway, usage)
+        self.start(prompts.AGENT_SYSTEM.format(limit=self.limit, max_hops=self.max_hops), prompts.AGENT_USER,
+                   REPLY_TOKENS)
         self.shortlist: list[Pick] = []
         self.read: list[Node] = []
-        self.invented: list[str] = []
         self.seen: set[tuple[str, str]] = set()
 
-    async def run(self, progress: Any) -> Retrieval:
-        bad_streak, hops = 0, 0
-        for hop in range(1, self.max_hops + 1):
-            note = prompts.AGENT_LAST_HOP if hop == self.max_hops else None
-            action = await self.chat.turn(self.gateway, self.usage, note, REPLY_TOKENS, ACTIONS)
-            hops = hop
-            if isinstance(action, str):
-                bad_streak += 1
-                emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid action ({action})")
-                if bad_streak >= MAX_BAD_STREAK:
-                    return await self.finish(None, hops, f"the model sent {bad_streak} replies in a row that were "
-                                                         "not valid JSON actions")
-                self.chat.add_observation(prompts.AGENT_BAD_ACTION.format(problem=action))
-                continue
-            bad_streak = 0
-            name, args = action
-            target = arg(args, *ID_ARGS)
-            emit(progress, "navigate", hop, self.max_hops,
-                 f"hop {hop}: {name}" + (f" {str(target)[:40]}" if target is not None and name != "done" else ""))
-            if name == "done":
-                return await self.finish(raw_picks(args, (*PICK_KEYS, "_value")) or [], hops, None)
-            self.note_shortlist(args)
-            observation = await self.observe(name, target)
-            left = self.max_hops - hop
-            self.chat.add_observation(f"{observation}\n\n(actions left: {left})")
-        return await self.finish(None, hops, f"the model did not call done within max_hops={self.max_hops}")
+    def describe(self, name: str, args: Mapping[str, Any]) -> str:
+        target = arg(args, *ID_ARGS)
+        return name + (f" {str(target)[:40]}" if target is not None and name != "done" else "")
 
-    def note_shortlist(self, args: dict[str, Any]) -> None:
+    def note_shortlist(self, args: Mapping[str, Any]) -> None:
         raw = raw_picks(args, ("picks", "candidates", "shortlist"))
         if raw:
             picks, invented = resolve_picks(self.tree, raw)
@@ -98,7 +70,9 @@ class Agent:
             if picks:
                 self.shortlist = picks
 
-    async def observe(self, name: str, target: Any) -> str:
+    async def observe(self, name: str, args: Mapping[str, Any]) -> str:
+        self.note_shortlist(args)
+        target = arg(args, *ID_ARGS)
         cap = self.chat.observation_cap()
         if name == "outline":
             return "Top-level outline:\n" + truncate_to_tokens(self.outline_text, cap)
@@ -126,28 +100,25 @@ class Agent:
         text = (await asyncio.to_thread(node_text, self.store, node)).strip() or node.summary or "(this section has no text)"
         return f"{repeat}Text of {label}:\n" + truncate_to_tokens(text, cap)
 
-    async def finish(self, raw: list[tuple[Any, float | None]] | None, hops: int, reason: str | None) -> Retrieval:
-        details: dict[str, Any] = {}
-        if raw is not None:
-            picks, invented = resolve_picks(self.tree, raw)
-            picks = by_relevance(picks)
-            self.invented.extend(invented)
-            if not picks and invented:
-                reason = "the model picked only ids that are not in the outline"
-            elif not picks:
-                reason = "the model found no section that answers the query"
-        else:
-            details["fallback"] = True
-            picks = list(self.shortlist) or [Pick(n, None, i) for i, n in enumerate(reversed(self.read))]
-            reason = (f"{reason}; returning " + (f"the {len(picks)} best pick(s) so far" if picks else "nothing (no "
-                                                 "section was read or shortlisted)"))
-        if self.invented:
-            details["invented_ids"] = list(dict.fromkeys(self.invented))
-        passages = await asyncio.to_thread(materialize, self.store, self.tree, picks, query=self.request.query,
-                                           unit=self.request.unit, limit=self.limit)
-        confidence = max((p.confidence for p in picks if p.confidence is not None), default=None)
-        return result(passages, usage=self.usage, hops=hops, reason=reason, confidence=confidence, details=details)
+    async def done(self, args: Mapping[str, Any], hops: int) -> Retrieval:
+        picks, invented = resolve_picks(self.tree, raw_picks(args, (*PICK_KEYS, "_value")) or [])
+        self.invented.extend(invented)
+        reason = None
+        if not picks:
+            reason = ONLY_INVENTED if invented else "the model found no section that answers the query"
+        return await self.finish(by_relevance(picks), hops, reason, {})
+
+    async def fallback(self, hops: int, why: str) -> Retrieval:
+        """The best picks so far: the last shortlist, else the sections read, latest first."""
+        picks = list(self.shortlist) or [Pick(n, None, i) for i, n in enumerate(reversed(self.read))]
+        reason = (f"{why}; returning " + (f"the {len(picks)} best pick(s) so far" if picks else "nothing (no "
+                                          "section was read or shortlisted)"))
+        return await self.finish(picks, hops, reason, {"fallback": True})
+
+    async def finish(self, picks: list[Pick], hops: int, reason: str | None, details: dict[str, Any]) -> Retrieval:
+        return await picks_result(self.store, self.tree, self.request, picks, usage=self.usage, hops=hops,
+                                  reason=reason, details=self.with_invented(details))
 
 
 async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
-    return await Agent(store, tree, request, gateway, usage).run(progress)
+    return await Agent(store, tree, request, gateway, usage).drive(progress)

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, single_pass
-from jsonl_engine.retrieval.navigate.common import Pick, emit, materialize, prompt_budget, result, setting
+from jsonl_engine.retrieval.navigate.common import (
+    NO_SECTION,
+    Pick,
+    emit,
+    picks_result,
+    prompt_budget,
+    result,
+    setting,
+)
 from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
@@ -82,8 +90,5 @@ async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress
     if failed == len(slices):
         return result([], usage=usage, hops=turns, details=details,
                       reason="the model did not return a usable JSON selection for any outline slice")
-    passages = await asyncio.to_thread(materialize, store, tree, picks, query=request.query, unit=request.unit,
-                                       limit=limit)
-    reason = None if passages else "the model found no section in the outline that answers the query"
-    confidence = max((p.confidence for p in picks if p.confidence is not None), default=None)
-    return result(passages, usage=usage, hops=turns, reason=reason, confidence=confidence, details=details)
+    return await picks_result(store, tree, request, picks, usage=usage, hops=turns, nothing=NO_SECTION,
+                              details=details)

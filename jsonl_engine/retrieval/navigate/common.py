@@ -3,9 +3,10 @@ parsing, and turning picked nodes into Passages."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +28,8 @@ OWN_TEXT_CHARS = 200  # an internal node's own text counts as a passage from thi
 DEFAULT_CONFIDENCE = 0.5  # ranks a pick the model gave no confidence for
 MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
 REPLY_ECHO_TOKENS = 200  # a reply echoed back to the model (history, or before a stricter instruction), at most
+NO_SECTION = "the model found no section in the outline that answers the query"
+ONLY_INVENTED = "the model picked only ids that are not in the outline"
 _WORDS = {"very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low": 0.3, "very low": 0.1,
           "none": 0.0}
 
@@ -123,7 +126,7 @@ ID_KEYS = ("id", "section_id", "section", "sectionId")
 CONF_KEYS = ("confidence", "score", "relevance", "probability")
 
 
-def raw_picks(obj: dict[str, Any], keys: Sequence[str] = PICK_KEYS) -> list[tuple[Any, float | None]] | None:
+def raw_picks(obj: Mapping[str, Any], keys: Sequence[str] = PICK_KEYS) -> list[tuple[Any, float | None]] | None:
     """[(raw id, confidence)] from a reply; None when the reply carries no list of picks at all."""
     for key in keys:
         if key in obj:
@@ -276,3 +279,16 @@ def result(passages: list[Passage], *, usage: Usage, hops: int, reason: str | No
 
     return Retrieval(passages, reason=reason, usage=usage.to_dict(), hops_taken=hops, confidence=confidence,
                      details=details or {})
+
+
+async def picks_result(store: Store, tree: Tree, request: Any, picks: Sequence[Pick], *, usage: Usage, hops: int,
+                       reason: str | None = None, nothing: str | None = None,
+                       details: dict[str, Any] | None = None) -> Retrieval:
+    """The end of a strategy that picks sections: their passages (in the order of `picks`, at most
+    `request.limit`), the highest confidence given, and `reason`, else `nothing` when no passage came of them."""
+    passages = await asyncio.to_thread(materialize, store, tree, picks, query=request.query, unit=request.unit,
+                                       limit=int(request.limit))
+    if reason is None and not passages:
+        reason = nothing
+    confidence = max((p.confidence for p in picks if p.confidence is not None), default=None)
+    return result(passages, usage=usage, hops=hops, reason=reason, confidence=confidence, details=details)

@@ -1,15 +1,31 @@
-"""The turn loop shared by agentic and pageindex: a conversation kept within the per-call token budget, and
-tolerant parsing of one JSON action per reply."""
+"""The turn loop shared by agentic and pageindex (`Navigator`): a conversation kept within the per-call token
+budget, and tolerant parsing of one JSON action per reply."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
-from jsonl_engine.llm.usage import estimate_tokens, truncate_to_tokens
-from jsonl_engine.retrieval.navigate.common import MESSAGE_OVERHEAD, REPLY_ECHO_TOKENS, messages_tokens
+from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.retrieval.navigate import outline
+from jsonl_engine.retrieval.navigate.common import (
+    DEFAULT_MAX_HOPS,
+    MESSAGE_OVERHEAD,
+    REPLY_ECHO_TOKENS,
+    emit,
+    messages_tokens,
+    prompt_budget,
+    setting,
+)
+from jsonl_engine.retrieval.navigate.tree import Tree
 
+if TYPE_CHECKING:
+    from jsonl_engine.llm.gateway import Gateway
+    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.store import Store
+
+MAX_BAD_STREAK = 3  # replies in a row that are not a valid action, ending the loop
 ELIDED = "[earlier observation removed to stay within the token budget]"
 NAME_KEYS = ("action", "tool", "name", "type", "function", "command")
 ARG_KEYS = ("args", "arguments", "input", "parameters", "params")
@@ -66,6 +82,77 @@ class Conversation:
         completion = await gateway.chat(self.messages(note), usage=usage, json_mode=True, max_tokens=reply_tokens)
         self.add_reply(completion.text)
         return parse_action(completion.text, aliases)
+
+
+class Navigator:
+    """One JSON action per turn, for at most `max_hops` turns. A subclass sets the class attributes, calls
+    `start` (the opening and the reply size) from its __init__, and implements the hooks: `describe` (the
+    progress text of an action), `observe` (an action's observation), `done` and `fallback` (the Retrieval,
+    on done or when the loop ends without it: hop cap, or MAX_BAD_STREAK invalid replies in a row).
+
+    Each hop is reported as "hop N: <describe>" or "hop N: invalid <kind> (<problem>)"; an observation ends
+    with "(<kind>s left: N)"; the last turn carries `last_hop_note`."""
+
+    kind: str  # what one reply is, in progress messages and reasons: "action", "tool call"
+    aliases: Mapping[str, str]  # action names as the model may write them -> canonical names
+    last_hop_note: str
+    bad_reply: str  # the observation for an invalid reply, with {problem}
+
+    def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
+        self.store, self.tree, self.request, self.gateway, self.usage = store, tree, request, gateway, usage
+        self.max_hops = max(1, int(setting(request, "max_hops", DEFAULT_MAX_HOPS)))
+        self.invented: list[str] = []
+
+    def start(self, system: str, user: str, reply_tokens: int, **fields: str) -> None:
+        """The conversation, for replies of at most `reply_tokens`: `system`, then `user` filled with the query,
+        `fields` and the outline as deep as fits half of what the budget leaves (`outline_text`)."""
+        self.reply_tokens = reply_tokens
+        budget = prompt_budget(self.request, self.gateway, reply_tokens)
+        frame = estimate_tokens(system + user + self.request.query + "".join(fields.values())) + 16
+        self.outline_text, _ = outline.fit(self.tree, max(64, (budget - frame) // 2))
+        self.chat = Conversation(system, user.format(query=self.request.query, outline=self.outline_text, **fields),
+                                 budget)
+
+    async def drive(self, progress: Any) -> Retrieval:
+        bad_streak, hops = 0, 0
+        for hop in range(1, self.max_hops + 1):
+            note = self.last_hop_note if hop == self.max_hops else None
+            action = await self.chat.turn(self.gateway, self.usage, note, self.reply_tokens, self.aliases)
+            hops = hop
+            if isinstance(action, str):
+                bad_streak += 1
+                emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid {self.kind} ({action})")
+                if bad_streak >= MAX_BAD_STREAK:
+                    return await self.fallback(hops, f"the model sent {bad_streak} replies in a row that were not "
+                                                     f"valid JSON {self.kind}s")
+                self.chat.add_observation(self.bad_reply.format(problem=action))
+                continue
+            bad_streak = 0
+            name, args = action
+            emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
+            if name == "done":
+                return await self.done(args, hops)
+            observation = await self.observe(name, args)
+            self.chat.add_observation(f"{observation}\n\n({self.kind}s left: {self.max_hops - hop})")
+        return await self.fallback(hops, f"the model did not call done within max_hops={self.max_hops}")
+
+    def with_invented(self, details: dict[str, Any]) -> dict[str, Any]:
+        """`details` with the ids the model invented (deduplicated), when there are any."""
+        if self.invented:
+            details["invented_ids"] = list(dict.fromkeys(self.invented))
+        return details
+
+    def describe(self, name: str, args: Mapping[str, Any]) -> str:
+        return name
+
+    async def observe(self, name: str, args: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    async def done(self, args: Mapping[str, Any], hops: int) -> Retrieval:
+        raise NotImplementedError
+
+    async def fallback(self, hops: int, why: str) -> Retrieval:
+        raise NotImplementedError
 
 
 def parse_action(text: str, aliases: Mapping[str, str]) -> tuple[str, dict[str, Any]] | str:

@@ -22,16 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import (
-    DEFAULT_MAX_HOPS,
-    emit,
-    page_passages,
-    parse_confidence,
-    prompt_budget,
-    result,
-    setting,
-)
-from jsonl_engine.retrieval.navigate.loop import Conversation, arg
+from jsonl_engine.retrieval.navigate.common import page_passages, parse_confidence, result, setting
+from jsonl_engine.retrieval.navigate.loop import Navigator, arg
 from jsonl_engine.retrieval.navigate.tree import Doc, Tree, page_texts
 
 if TYPE_CHECKING:
@@ -40,7 +32,6 @@ if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 768
-MAX_BAD_STREAK = 3
 DEFAULT_MAX_CITATIONS = 3
 DEFAULT_MAX_PAGES = 4  # pages one `pages` call shows, at most
 TOOLS = {"structure": "structure", "outline": "structure", "toc": "structure",
@@ -171,25 +162,24 @@ def is_refusal(reply: Mapping[str, Any], answer: str) -> bool:
     return (not answer.strip() and not reply.get("cited_pages")) or bool(_REFUSAL.match(answer))
 
 
-class PageAgent:
+class PageAgent(Navigator):
+    kind = "tool call"
+    aliases = TOOLS
+    last_hop_note = prompts.PAGE_LAST_HOP
+    bad_reply = prompts.PAGE_BAD_CALL
+
     def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
-        self.store, self.tree, self.request, self.gateway, self.usage = store, tree, request, gateway, usage
-        self.max_hops = max(1, int(setting(request, "max_hops", DEFAULT_MAX_HOPS)))
+        super().__init__(store, tree, request, gateway, usage)
         self.max_citations = max(1, int(setting(request, "max_citations", DEFAULT_MAX_CITATIONS)))
         self.max_pages = max(1, int(setting(request, "max_pages_per_call", DEFAULT_MAX_PAGES)))
         self.docs = [d for d in tree.docs if d.pages > 0]
         self.page_counts = {d.document_id: d.pages for d in self.docs}
-        budget = prompt_budget(request, gateway, REPLY_TOKENS)
         system = prompts.PAGE_SYSTEM.format(max_hops=self.max_hops, max_pages=self.max_pages,
                                             doc_arg="" if len(self.docs) == 1 else ', "document": 1')
         documents = "" if len(self.docs) == 1 else "Documents:\n" + "\n".join(
             outline.doc_header(d) for d in self.docs) + "\n\n"
-        frame = estimate_tokens(system + prompts.PAGE_USER + request.query + documents) + 16
-        self.outline_text, _ = outline.fit(tree, max(64, (budget - frame) // 2))
-        self.chat = Conversation(system, prompts.PAGE_USER.format(query=request.query, documents=documents,
-                                                                  outline=self.outline_text), budget)
+        self.start(system, prompts.PAGE_USER, REPLY_TOKENS, documents=documents)
         self.read: list[PageRange] = []  # ranges shown, in order
-        self.invented: list[str] = []
 
     def doc_of(self, hint: Any) -> Doc | None:
         """A document named by its 1-based index, id or title; the focus document when no hint is given."""
@@ -205,33 +195,13 @@ class PageAgent:
         m = _NUMBER.fullmatch(text)
         return self.docs[int(text) - 1] if m and 1 <= int(text) <= len(self.docs) else None
 
-    async def run(self, progress: Any) -> Retrieval:
-        bad_streak, hops = 0, 0
-        for hop in range(1, self.max_hops + 1):
-            note = prompts.PAGE_LAST_HOP if hop == self.max_hops else None
-            call = await self.chat.turn(self.gateway, self.usage, note, REPLY_TOKENS, TOOLS)
-            hops = hop
-            if isinstance(call, str):
-                bad_streak += 1
-                emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid tool call ({call})")
-                if bad_streak >= MAX_BAD_STREAK:
-                    return await self.fallback(hops, f"the model sent {bad_streak} replies in a row that were not "
-                                                     "valid JSON tool calls")
-                self.chat.add_observation(prompts.PAGE_BAD_CALL.format(problem=call))
-                continue
-            bad_streak = 0
-            name, args = call
-            emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
-            if name == "done":
-                return await self.done(args, hops)
-            observation = await (self.pages(args) if name == "pages" else self.structure(args))
-            self.chat.add_observation(f"{observation}\n\n(tool calls left: {self.max_hops - hop})")
-        return await self.fallback(hops, f"the model did not call done within max_hops={self.max_hops}")
-
     def describe(self, name: str, args: Mapping[str, Any]) -> str:
         if name == "pages":
             return f"pages {arg(args, *START_KEYS, 'page')}-{arg(args, *END_KEYS)}"
         return name
+
+    async def observe(self, name: str, args: Mapping[str, Any]) -> str:
+        return await (self.pages(args) if name == "pages" else self.structure(args))
 
     async def structure(self, args: Mapping[str, Any]) -> str:
         cap = self.chat.observation_cap()
@@ -322,11 +292,10 @@ class PageAgent:
 
     async def finish(self, citations: list[PageRange], hops: int, reason: str | None, confidence: float | None,
                      details: dict[str, Any]) -> Retrieval:
-        if self.invented:
-            details["invented_ids"] = list(dict.fromkeys(self.invented))
         items = pages_for(citations, int(self.request.limit))
         passages = await asyncio.to_thread(page_passages, self.store, self.tree, items, self.request.query)
-        return result(passages, usage=self.usage, hops=hops, reason=reason, confidence=confidence, details=details)
+        return result(passages, usage=self.usage, hops=hops, reason=reason, confidence=confidence,
+                      details=self.with_invented(details))
 
 
 def pages_for(citations: Sequence[PageRange], limit: int) -> list[tuple[tuple[str, int], float | None, int]]:
@@ -349,4 +318,4 @@ def pages_for(citations: Sequence[PageRange], limit: int) -> list[tuple[tuple[st
 
 
 async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
-    return await PageAgent(store, tree, request, gateway, usage).run(progress)
+    return await PageAgent(store, tree, request, gateway, usage).drive(progress)

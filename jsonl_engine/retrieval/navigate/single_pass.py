@@ -4,18 +4,19 @@ instruction, then the selection is empty with a reason."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
 from jsonl_engine.retrieval.navigate.common import (
+    NO_SECTION,
+    ONLY_INVENTED,
     Asked,
     Pick,
     ask_json,
     by_relevance,
     emit,
-    materialize,
+    picks_result,
     prompt_budget,
     raw_picks,
     resolve_picks,
@@ -67,12 +68,5 @@ async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress
     if asked.value is None:
         return result([], usage=usage, hops=asked.turns, details=details,
                       reason=f"the model did not return a usable JSON selection after {asked.turns} attempts")
-    picks = by_relevance(picks)
-    passages = await asyncio.to_thread(materialize, store, tree, picks, query=request.query, unit=request.unit,
-                                       limit=limit)
-    reason = None
-    if not passages:
-        reason = ("the model picked only ids that are not in the outline" if invented else
-                  "the model found no section in the outline that answers the query")
-    confidence = max((p.confidence for p in picks if p.confidence is not None), default=None)
-    return result(passages, usage=usage, hops=asked.turns, reason=reason, confidence=confidence, details=details)
+    return await picks_result(store, tree, request, by_relevance(picks), usage=usage, hops=asked.turns,
+                              nothing=ONLY_INVENTED if invented else NO_SECTION, details=details)
