@@ -5,7 +5,7 @@ import pytest
 from jsonl_engine.app import App
 from jsonl_engine.config import ReaderSettings, Settings, load_settings
 from jsonl_engine.errors import InvalidParams, LLMUnavailable
-from jsonl_engine.llm.readers import close_gateways, gateway_for, reader_names, resolve_reader
+from jsonl_engine.llm.readers import gateway_for, reader_names, resolve_reader
 
 KEY = "sk-secret-abcdef123456"
 
@@ -104,5 +104,5 @@ def test_gateway_registry_in_app_extras_is_lazy_cached_and_closed():
     assert KEY not in repr(gw)
     with pytest.raises(InvalidParams):
         gateway_for(app, "other")
-    asyncio.run(close_gateways(app))
+    asyncio.run(app.aclose())  # what the server awaits at shutdown
     assert "llm" not in app.extras

@@ -2,7 +2,7 @@ import unicodedata
 
 import pytest
 
-from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.llm.usage import Usage, estimate_messages, estimate_tokens, truncate_to_tokens
 
 
 def test_estimate_is_about_four_ascii_chars_per_token():
@@ -15,6 +15,14 @@ def test_estimate_is_about_four_ascii_chars_per_token():
 def test_non_ascii_characters_count_a_token_each():
     assert estimate_tokens("日本語") == 3
     assert estimate_tokens("abcd日") == 2
+
+
+def test_messages_estimate_is_their_text_plus_four_tokens_each():
+    assert estimate_messages([]) == 0
+    assert estimate_messages([{"role": "system", "content": "abcd"}, {"role": "user", "content": "abcde"}]) == 11
+    parts = [{"type": "text", "text": "abcd"}, {"type": "image_url", "image_url": {"url": "x"}}, {"text": "efgh"}]
+    assert estimate_messages([{"role": "user", "content": parts}]) == 2 + 4
+    assert estimate_messages([{"role": "assistant", "content": None}, {"role": "user"}]) == 8
 
 
 def test_truncate_keeps_short_text_and_cuts_long_text_at_a_word_boundary():

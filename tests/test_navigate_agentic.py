@@ -3,7 +3,7 @@ malformed actions, loops that never finish, invented ids and the per-call budget
 
 from __future__ import annotations
 
-from jsonl_engine.retrieval.navigate.common import messages_tokens
+from jsonl_engine.llm.usage import estimate_messages
 from tests.support import navkb
 from tests.support.gateway import chat_reply, json_reply
 from tests.support.navkb import run_strategy
@@ -119,7 +119,7 @@ def test_every_hop_stays_within_max_tokens_per_call(dev_kb, gateway) -> None:
     found = run_strategy("agentic", dev_kb, gateway, document_ids=[doc], max_tokens_per_call=budget)
     assert len(gateway.requests) == 6 and found.hops_taken == 6
     for request in gateway.requests:
-        assert messages_tokens(request.messages) <= budget
+        assert estimate_messages(request.messages) <= budget
         assert request.body["max_tokens"] <= 384
     assert any("earlier observation removed" in m["content"] for m in gateway.requests[-1].messages)
     assert found.passages and found.passages[0].confidence == 0.5

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
+from jsonl_engine.llm.usage import estimate_messages
 from jsonl_engine.retrieval.navigate.chunked_tree import merge
-from jsonl_engine.retrieval.navigate.common import Pick, messages_tokens
+from jsonl_engine.retrieval.navigate.common import Pick
 from jsonl_engine.retrieval.navigate.tree import load_tree
 from tests.support import navkb
 from tests.support.gateway import InFlight, Reply, chat_reply, json_reply
@@ -58,7 +59,7 @@ def test_slices_are_asked_in_parallel_and_merged(dev_kb, gateway) -> None:
     assert n > 3 and len(gateway.requests) == n == found.hops_taken
     assert sorted(asked) == [(i, n) for i in range(1, n + 1)]
     assert inflight.peak == 2  # asked in parallel, up to the configured concurrency and never beyond
-    assert all(messages_tokens(r.messages) <= 3000 for r in gateway.requests)
+    assert all(estimate_messages(r.messages) <= 3000 for r in gateway.requests)
     assert found.passages[0].section_id.startswith(statement.id) or found.passages[0].path[-1] == statement.title
     assert found.passages[0].confidence == 0.9 and found.confidence == 0.9
     assert found.details["invented_ids"] == ["99.99"]

@@ -3,7 +3,8 @@ selection with a reason; invented ids dropped; passages as sections or pages."""
 
 from __future__ import annotations
 
-from jsonl_engine.retrieval.navigate.common import messages_tokens, parse_confidence
+from jsonl_engine.llm.usage import estimate_messages
+from jsonl_engine.retrieval.navigate.common import parse_confidence
 from tests.support import navkb
 from tests.support.gateway import chat_reply, json_reply
 from tests.support.navkb import run_strategy
@@ -84,7 +85,7 @@ def test_internal_and_split_picks_expand_and_page_unit(nav_kb, gateway) -> None:
 def test_a_small_budget_sends_a_shallower_outline_within_it(nav_kb, gateway) -> None:
     gateway.push(json_reply({"sections": [{"id": "0.1", "confidence": 0.6}]}))
     found = run_strategy("single-pass", nav_kb.store, gateway, document_ids=[nav_kb.md_id], max_tokens_per_call=330)
-    assert messages_tokens(gateway.requests[0].messages) <= 330
+    assert estimate_messages(gateway.requests[0].messages) <= 330
     assert "note" in found.details
     assert [p.title for p in found.passages] == ["Income Statement", "Balance Sheet", "Cash Flows"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from jsonl_engine.answer.citations import claim_id, make_claim, page_at
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.synthesize import Synthesis, compose, keys, stem
+from jsonl_engine.answer.synthesize import Synthesis, _keys_of_lines, compose, keys, stem
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import Passage, answer_terms
 
@@ -130,6 +130,16 @@ def test_keys_and_stems_match_across_forms():
     assert stem("operations") == stem("operating")
     assert stem("revenues") == stem("revenue")
     assert keys("FY2022 fy22 $1,749.5 3M's R & D") == ["2022", "2022", "1749.5", "3m", "and"]
+
+
+@pytest.mark.parametrize("parts", [
+    ["Net sales $ 5.2", "Item 7", "ACME 2022 10K"],
+    ["", "R & D", ""],
+    ["Research &", "& Development", "&", "AT&T 3.", "5 fy22"],  # a lone "&" at a line edge reads the break
+    ["Sales &", "Costs"], ["Sales", "& Costs"], ["one part only &"],
+])
+def test_keys_of_lines_equals_keys_of_the_joined_text(parts):
+    assert _keys_of_lines(parts, [keys(p) for p in parts]) == keys("\n".join(parts))
 
 
 def test_answer_cites_every_sentence_and_prefers_the_figure():

@@ -45,9 +45,6 @@ class Segment:
     header: tuple[int, int] | None = None  # rows: the span of the table's header row (column titles)
     lead: tuple[int, int] | None = None  # rows: the span of the last sentence before the table
 
-    def text(self, source: str) -> str:
-        return source[self.start:self.end]
-
 
 def _lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of every line's content without its surrounding whitespace; blank lines give start == end."""

@@ -200,19 +200,17 @@ def span_from_reply(section_id: str, section_text: str, reply: dict) -> Span:
 
 
 async def extract_spans(gateway: Gateway, query: str, sections: Sequence[SectionLike], *, usage: Usage,
-                        max_concurrency: int = 4, token_budget: int | None = None,
                         progress: Callable[[int, int], None] | None = None) -> list[Span]:
     """One Span per section, in order. No call for an empty query or an empty section. A reply that stays
     unparseable counts as not found; any other upstream failure propagates (as LLMError).
 
-    `token_budget` bounds the section text sent (default: the reader's context_tokens minus prompt and
-    reply); `progress(done, total)` is called as sections finish."""
+    The section text sent is cut to the reader's context_tokens minus prompt and reply; the gateway bounds
+    how many calls run at once (the reader's max_concurrency). `progress(done, total)` is called as
+    sections finish."""
     if not query.strip():
         return [not_found(s.section_id) for s in sections]
-    if token_budget is None:
-        overhead = estimate_tokens(SPAN_SYSTEM + query) + 64
-        token_budget = max(64, gateway.settings.context_tokens - REPLY_TOKENS - overhead)
-    slots = asyncio.Semaphore(max(1, max_concurrency))
+    overhead = estimate_tokens(SPAN_SYSTEM + query) + 64
+    token_budget = max(64, gateway.settings.context_tokens - REPLY_TOKENS - overhead)
     finished = [0]
 
     async def span_of(section: SectionLike) -> Span:
@@ -221,14 +219,13 @@ async def extract_spans(gateway: Gateway, query: str, sections: Sequence[Section
             return not_found(section.section_id)
         shown = truncate_to_tokens(text, token_budget)
         messages = span_messages(query, getattr(section, "title", "") or "", shown)
-        async with slots:
-            try:
-                reply = await gateway.chat_json(messages, usage=usage, max_tokens=REPLY_TOKENS)
-            except LLMError as exc:
-                if (exc.data or {}).get("reason") != "malformed_json":
-                    raise
-                log.warning("section %s: no usable JSON reply; counted as not found", section.section_id)
-                return not_found(section.section_id)
+        try:
+            reply = await gateway.chat_json(messages, usage=usage, max_tokens=REPLY_TOKENS)
+        except LLMError as exc:
+            if (exc.data or {}).get("reason") != "malformed_json":
+                raise
+            log.warning("section %s: no usable JSON reply; counted as not found", section.section_id)
+            return not_found(section.section_id)
         return span_from_reply(section.section_id, text, reply)
 
     async def one(section: SectionLike) -> Span:

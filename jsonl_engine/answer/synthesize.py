@@ -21,6 +21,7 @@ Confidence (the rule, in order):
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
 from jsonl_engine.ingest.normalize import collapse_ws
+from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
 
 if TYPE_CHECKING:
     from jsonl_engine.retrieval import Passage
@@ -58,6 +60,7 @@ W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
+_LONGEST_TRIGGER = max(map(len, EXPANSIONS))
 
 
 @dataclass(slots=True)
@@ -179,11 +182,7 @@ def _joined(seq: list[str]) -> str:
 
 def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
-    try:
-        from jsonl_engine.retrieval.query import EXPANSIONS, tokenize
-        raw = tokenize(query)
-    except (ImportError, AttributeError):  # pragma: no cover - retrieval without a vocabulary
-        EXPANSIONS, raw = {}, []
+    grams = ngrams(tokenize(query), _LONGEST_TRIGGER)
     out = []
     for t in terms:
         k = tuple(dict.fromkeys(keys(t)))
@@ -191,7 +190,7 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             continue
         alts: list[str] = []
         for trigger, phrases in EXPANSIONS.items():
-            if t in trigger and _has_run(raw, trigger):
+            if t in trigger and trigger in grams:
                 for phrase in phrases:
                     if not _STATEMENT_NAMES.search(phrase):
                         alts.append(_joined(keys(phrase)))
@@ -199,9 +198,19 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     return out
 
 
-def _has_run(tokens: list[str], run: tuple[str, ...]) -> bool:
-    n = len(run)
-    return any(tuple(tokens[i:i + n]) == run for i in range(len(tokens) - n + 1))
+def _keys_of_lines(parts: Sequence[str], part_keys: Sequence[list[str]]) -> list[str]:
+    """`keys("\\n".join(parts))` from each part's own keys: no token spans a line break, and only a lone "&"
+    reads past its line (it needs whitespace either side), so that case is tokenised whole."""
+    if any(a.endswith("&") or b.startswith("&") for a, b in itertools.pairwise(parts)):
+        return keys("\n".join(parts))
+    return [k for ks in part_keys for k in ks]
+
+
+def _keys_at(text: str, span: tuple[int, int], memo: dict[tuple[int, int], list[str]]) -> list[str]:
+    found = memo.get(span)
+    if found is None:
+        found = memo[span] = keys(text[span[0]:span[1]])
+    return found
 
 
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int) -> Synthesis:
@@ -217,10 +226,13 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return frozenset(i for i, t in enumerate(tk) if t.found(keyset, joined))
 
     # coverage per passage (full text, titles, path, document title) -> gaps
-    passage_cover = []
+    passage_cover, title_keys_of, doc_keys_of = [], [], []
     for p in passages:
-        context = "\n".join([p.text, p.title, *p.path, p.document_title.replace("_", " ")])
-        passage_cover.append(covered(keys(context)))
+        titles = [p.title, *p.path, p.document_title.replace("_", " ")]
+        title_part_keys = [keys(t) for t in titles]
+        title_keys_of.append(_keys_of_lines(titles, title_part_keys))
+        doc_keys_of.append(title_part_keys[-1])
+        passage_cover.append(covered(_keys_of_lines([p.text, *titles], [keys(p.text), *title_part_keys])))
     any_cover = frozenset().union(*passage_cover)
     approved_cover = frozenset().union(*(c for c, p in zip(passage_cover, passages, strict=True)
                                          if p.status == "approved"))
@@ -231,18 +243,23 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     numeric = {i for i, t in enumerate(tk) if all(k[0].isdigit() for k in t.keys)}
     raw: list[tuple[Any, int, Segment, frozenset[int], frozenset[int], list[str]]] = []
     for rank, p in enumerate(passages):
-        doc_terms = covered(keys(p.document_title.replace("_", " ")))
+        doc_terms = covered(doc_keys_of[rank])
         weak = numeric | doc_terms if len(numeric | doc_terms) < len(tk) else set()
-        title_keys = keys("\n".join([p.title, *p.path, p.document_title.replace("_", " ")]))
+        title_keys = title_keys_of[rank]
+        memo: dict[tuple[int, int], list[str]] = {}  # keys of this passage's units, table headers, lead-ins
+        ctx_cover: dict[tuple[tuple[int, int] | None, tuple[int, int] | None], frozenset[int]] = {}
         for seg in segment(p.text):
             if not _candidate(seg, p.text):
                 continue
-            body_keys = keys(p.text[seg.start:seg.end])
+            body_keys = _keys_at(p.text, (seg.start, seg.end), memo)
             matched = covered(body_keys)
             if not matched:
                 continue
-            ctx_keys = title_keys + [k for span in (seg.header, seg.lead) if span for k in keys(p.text[span[0]:span[1]])]
-            in_ctx = covered(ctx_keys) - matched
+            context = (seg.header, seg.lead)
+            if context not in ctx_cover:  # rows of one table share their header and lead-in
+                ctx_cover[context] = covered(title_keys + [k for span in context if span
+                                                           for k in _keys_at(p.text, span, memo)])
+            in_ctx = ctx_cover[context] - matched
             # a row may match only a year ("2024 1,097 862") when its table's header or lead-in names the rest
             if not matched - weak and not (seg.kind == "row" and in_ctx - weak):
                 continue

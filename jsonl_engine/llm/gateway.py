@@ -31,7 +31,7 @@ import orjson
 from jsonl_engine.errors import LLMError
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.readers import Reader
-from jsonl_engine.llm.usage import Usage, estimate_tokens
+from jsonl_engine.llm.usage import Usage, content_text, estimate_messages, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,6 @@ Sleep = Callable[[float], Awaitable[Any]]
 class Completion:
     text: str
     usage: Usage  # this call's tokens
-    finish_reason: str | None = None
-    model: str | None = None
 
 
 class _Retryable(Exception):
@@ -207,12 +205,11 @@ class Gateway:
                                       status=status, retryable=True, data={"reason": "malformed_body"}))
         choice = choices[0]
         message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         prompt, completion = _usage_of(data.get("usage"))
-        usage = Usage(prompt if prompt is not None else _estimate_messages(messages),
+        usage = Usage(prompt if prompt is not None else estimate_messages(messages),
                       completion if completion is not None else estimate_tokens(text), 1)
-        model = data.get("model") if isinstance(data.get("model"), str) else None
-        return Completion(text=text, usage=usage, finish_reason=choice.get("finish_reason"), model=model)
+        return Completion(text=text, usage=usage)
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -297,7 +294,7 @@ class Gateway:
         if usage is None:
             return
         prompt, completion = state.usage
-        usage.add(prompt if prompt is not None else _estimate_messages(messages),
+        usage.add(prompt if prompt is not None else estimate_messages(messages),
                   completion if completion is not None else estimate_tokens("".join(state.parts)))
 
 
@@ -334,7 +331,7 @@ class _StreamState:
         choices = chunk.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             delta = choices[0].get("delta") or choices[0].get("message") or {}
-            text = _content_text(delta.get("content")) if isinstance(delta, dict) else ""
+            text = content_text(delta.get("content")) if isinstance(delta, dict) else ""
             if choices[0].get("finish_reason"):
                 self.finished = True
         if text:
@@ -385,24 +382,12 @@ def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -
     return max(0.0, value) if math.isfinite(value) else None
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _usage_of(raw: Any) -> tuple[int | None, int | None]:
     if not isinstance(raw, dict):
         return None, None
     prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
     return (prompt if isinstance(prompt, int) and prompt >= 0 else None,
             completion if isinstance(completion, int) and completion >= 0 else None)
-
-
-def _estimate_messages(messages: Sequence[Message]) -> int:
-    return sum(estimate_tokens(_content_text(m.get("content"))) + 4 for m in messages)
 
 
 def _json_or_text(response: httpx.Response) -> Any:

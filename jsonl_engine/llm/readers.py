@@ -147,10 +147,3 @@ def gateway_for(app: Any, name: str | None = None) -> Gateway:
     if registry is None:
         registry = app.extras.setdefault(EXTRAS_KEY, Gateways(app.settings))
     return registry.get(name)
-
-
-async def close_gateways(app: Any) -> None:
-    """Close every upstream client; the server awaits this at shutdown."""
-    registry = app.extras.pop(EXTRAS_KEY, None)
-    if registry is not None:
-        await registry.aclose()

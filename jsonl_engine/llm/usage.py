@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 import unicodedata
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
 
 
 def estimate_tokens(text: str) -> int:
@@ -18,6 +20,20 @@ def estimate_tokens(text: str) -> int:
         return -(-len(text) // CHARS_PER_TOKEN)
     wide = sum(1 for ch in text if ord(ch) > 127)
     return -(-(len(text) - wide) // CHARS_PER_TOKEN) + wide
+
+
+def content_text(content: Any) -> str:
+    """The text of a chat message's `content`: a string, or the text of its content parts; else ""."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def estimate_messages(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Prompt tokens of chat messages by `estimate_tokens`: each message's text plus MESSAGE_OVERHEAD."""
+    return sum(estimate_tokens(content_text(m.get("content"))) + MESSAGE_OVERHEAD for m in messages)
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:

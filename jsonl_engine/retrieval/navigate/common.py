@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
-from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.llm.usage import (
+    Usage,
+    truncate_to_tokens,
+)
 from jsonl_engine.retrieval.navigate import prompts
 from jsonl_engine.retrieval.navigate.tree import Node, Tree, section_texts
 
@@ -26,7 +29,6 @@ T = TypeVar("T")
 DEFAULT_MAX_HOPS = 6
 OWN_TEXT_CHARS = 200  # an internal node's own text counts as a passage from this size (less: a heading line)
 DEFAULT_CONFIDENCE = 0.5  # ranks a pick the model gave no confidence for
-MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
 REPLY_ECHO_TOKENS = 200  # a reply echoed back to the model (history, or before a stricter instruction), at most
 NO_SECTION = "the model found no section in the outline that answers the query"
 ONLY_INVENTED = "the model picked only ids that are not in the outline"
@@ -56,10 +58,6 @@ def prompt_budget(request: Any, gateway: Gateway, reply_tokens: int) -> int:
     if limit:
         budget = min(budget, int(limit))
     return budget
-
-
-def messages_tokens(messages: Sequence[dict[str, str]]) -> int:
-    return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
 
 
 def parse_confidence(value: Any) -> float | None:

@@ -7,14 +7,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
-from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
+from jsonl_engine.llm.usage import (
+    MESSAGE_OVERHEAD,
+    Usage,
+    estimate_messages,
+    estimate_tokens,
+    truncate_to_tokens,
+)
 from jsonl_engine.retrieval.navigate import outline
 from jsonl_engine.retrieval.navigate.common import (
     DEFAULT_MAX_HOPS,
-    MESSAGE_OVERHEAD,
     REPLY_ECHO_TOKENS,
     emit,
-    messages_tokens,
     prompt_budget,
     setting,
 )
@@ -43,7 +47,7 @@ class Conversation:
 
     @property
     def base_tokens(self) -> int:
-        return messages_tokens(self.history[:2])
+        return estimate_messages(self.history[:2])
 
     def observation_cap(self, floor: int = 256) -> int:
         """Tokens an observation may take: half of what the opening leaves, at least `floor`."""
@@ -64,16 +68,16 @@ class Conversation:
                 out.append({"role": "user", "content": note})
         observations = [i for i in range(2, len(out)) if out[i]["role"] == "user"]
         for i in observations[:-1]:
-            if messages_tokens(out) <= self.budget:
+            if estimate_messages(out) <= self.budget:
                 break
             out[i]["content"] = ELIDED
-        excess = messages_tokens(out) - self.budget
+        excess = estimate_messages(out) - self.budget
         for i in (len(out) - 1, 1):
             if excess <= 0:
                 break
             keep = max(16, estimate_tokens(out[i]["content"]) - excess - MESSAGE_OVERHEAD)
             out[i]["content"] = truncate_to_tokens(out[i]["content"], keep)
-            excess = messages_tokens(out) - self.budget
+            excess = estimate_messages(out) - self.budget
         return out
 
     async def turn(self, gateway: Any, usage: Any, note: str | None, reply_tokens: int,
