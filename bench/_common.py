@@ -33,11 +33,11 @@ def load_questions(path: Path) -> list[dict]:
 def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
     """Build the KB (in-process ingest) unless it already holds every PDF; returns doc name -> document id."""
     from jsonl_engine.ingest.sync import ingest_paths
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
 
-    store = Store(kb)
+    store = open_store(kb)
     try:
-        have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
+        have = {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
         missing = [p for p in pdfs if p.stem not in have]
         if missing:
             t = time.perf_counter()
@@ -46,7 +46,7 @@ def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
                 if o.error:
                     sys.exit(f"ingest failed: {o.path}: {o.error}")
             print(f"ingested in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-            have = {Path(r[0]).stem: r[1] for r in store.reader().execute("SELECT path, id FROM documents")}
+            have = {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
         return have
     finally:
         store.close()

@@ -72,10 +72,10 @@ def prepare_kb(kb: Path | None, work: Path) -> Path:
         shutil.copy2(kb / "kb.sqlite3", target / "kb.sqlite3")
         return target
     from jsonl_engine.ingest.sync import ingest_paths
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
 
     t0 = time.perf_counter()
-    store = Store(target)
+    store = open_store(target)
     ingest_paths(store, [str(DEV / "pdfs" / f"{name}.pdf") for name in FALLBACK_DOCS])
     store.close()
     print(f"built a KB of {len(FALLBACK_DOCS)} dev filings in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -83,7 +83,7 @@ def prepare_kb(kb: Path | None, work: Path) -> Path:
 
 
 def main() -> None:
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
     from tests.support.answer_script import AnswerScript
     from tests.support.daemon import Daemon
 
@@ -98,8 +98,8 @@ def main() -> None:
     questions = load_questions(DEV / "questions.jsonl")
     with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp:
         kb = prepare_kb(args.kb, Path(tmp))
-        store = Store(kb)
-        docs = {Path(r[1]).stem: r[0] for r in store.reader().execute("SELECT id, path FROM documents")}
+        store = open_store(kb)
+        docs = {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
         asked = [(q["question"], docs[q["doc_name"]]) for q in questions if q["doc_name"] in docs]
 
         store.close()

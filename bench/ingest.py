@@ -123,12 +123,11 @@ def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
 
 def kb_stats(kb: Path, questions: list[dict]) -> dict:
     from jsonl_engine.ingest.normalize import normalize_text
-    from jsonl_engine.store import Store, repo
+    from jsonl_engine.store import open_store
 
-    store = Store(kb)
-    conn = store.reader()
-    docs = repo.list_documents(conn)
-    lengths = [r[0] for r in conn.execute("SELECT length(text) FROM sections WHERE text != ''")]
+    store = open_store(kb)
+    docs = store.documents()
+    lengths = [len(s.text) for d in docs for s in store.document_sections(d.document_id) if s.text]
     per_doc = [d.sections for d in docs]
     by_name = {Path(d.path).stem: d.document_id for d in docs if d.path}
 
@@ -148,9 +147,8 @@ def kb_stats(kb: Path, questions: list[dict]) -> dict:
             if doc_id is None:
                 continue
             total += 1
-            row = conn.execute("SELECT text FROM pages WHERE document_id = ? AND number = ?",
-                               (doc_id, ev["evidence_page_num"] + 1)).fetchone()
-            text = row[0] if row else ""
+            page = (doc_id, ev["evidence_page_num"] + 1)
+            text = store.page_texts([page]).get(page, "")
             with_text += bool(text.strip())
             gold = normalize_text(ev["evidence_text"])
             strict += ws(gold) in ws(text)

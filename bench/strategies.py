@@ -158,7 +158,7 @@ def main() -> None:
     ap.add_argument("--json", help="also write the per-strategy summary here")
     args = ap.parse_args()
 
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
     from tests.support.gateway import ScriptedLLM
 
     dev = find_dev(args.dev)
@@ -167,7 +167,7 @@ def main() -> None:
         questions = questions[: args.limit]
     names = sorted({q["doc_name"] for q in questions})
     doc_ids = ensure_kb(Path(args.kb), [dev / "pdfs" / f"{n}.pdf" for n in names])
-    store = Store(Path(args.kb))
+    store = open_store(Path(args.kb))
     with ScriptedLLM() as server:
         server.responder = HeuristicReader()
         results = asyncio.run(run(store, questions, doc_ids, server, args.context))

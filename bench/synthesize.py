@@ -32,11 +32,11 @@ def build_kb(kb: Path, pdfs: Path) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     from jsonl_engine.ingest import parse_file
-    from jsonl_engine.store import Store
-    from jsonl_engine.store.repo import file_digest, write_parsed
+    from jsonl_engine.ingest.outcome import file_digest, write_parsed
+    from jsonl_engine.store import open_store
 
     tmp = kb.with_name(kb.name + f".tmp{os.getpid()}")
-    store = Store(tmp)
+    store = open_store(tmp)
     t0 = time.perf_counter()
     paths = sorted(str(p) for p in pdfs.glob("*.pdf"))
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -73,9 +73,9 @@ def lead_baseline(kb: Path, questions: list[dict], doc_ids: dict[str, str], dept
     from jsonl_engine.answer.citations import page_at
     from jsonl_engine.answer.sentences import segment
     from jsonl_engine.retrieval import retrieve
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
 
-    store = Store(kb)
+    store = open_store(kb)
     pages, first, texts, spans = [], [], [], []
     for q in questions:
         passages = retrieve(store, q["question"], document_ids=[doc_ids[q["doc_name"]]], limit=depth).passages

@@ -80,9 +80,9 @@ class App:
         if self._store is None:
             with self._lock:
                 if self._store is None:
-                    from jsonl_engine.store import Store
+                    from jsonl_engine.store import open_store
 
-                    self._store = Store(self.settings.kb_dir)
+                    self._store = open_store(self.settings.kb_dir)
         return self._store
 
     def pool(self) -> ProcessPoolExecutor:

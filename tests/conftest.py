@@ -44,9 +44,9 @@ def dev_kb(dev_pdfs: Path, tmp_path_factory: pytest.TempPathFactory):
     `dev_kb.doc_ids` maps each doc name (file stem) to its document id.
     """
     from jsonl_engine.ingest.sync import ingest_paths
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
 
-    store = Store(tmp_path_factory.mktemp("dev_kb"))
+    store = open_store(tmp_path_factory.mktemp("dev_kb"))
     outcomes = ingest_paths(store, [str(dev_pdfs / f"{name}.pdf") for name in DEV_KB_DOCS])
     failed = [o for o in outcomes if o.error]
     assert not failed, failed

@@ -14,8 +14,7 @@ from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.llm.gateway import Gateway
 from jsonl_engine.models.answer import AnswerResult
 from jsonl_engine.retrieval import retrieve
-from jsonl_engine.store import Store
-from jsonl_engine.store.repo import get_page, get_section
+from jsonl_engine.store import Store, open_store
 from tests.support.answer_script import AnswerScript, offered_ids
 from tests.support.gateway import Reply, chat_reply, error, stream_reply
 
@@ -44,7 +43,7 @@ FAKE_ID = "0123456789abcdef:9.9"
 
 @pytest.fixture(scope="module")
 def text_kb(tmp_path_factory: pytest.TempPathFactory):
-    store = Store(tmp_path_factory.mktemp("answer_kb"))
+    store = open_store(tmp_path_factory.mktemp("answer_kb"))
     report = ingest_text(store, REPORT, "Widget Holdings Annual Report 2023", "text/markdown")
     draft = ingest_text(store, DRAFT, "Draft memo", "text/markdown", status="draft")
     store.doc_ids = {"report": report.document_id, "draft": draft.document_id}  # type: ignore[attr-defined]
@@ -69,7 +68,7 @@ def ask(store: Store, gw: Gateway, query: str, deltas: list[str] | None = None, 
 
 
 def check_citation(store: Store, citation: dict) -> None:
-    section = get_section(store.reader(), citation["section_id"])
+    section = store.section(citation["section_id"])
     assert (citation["document_id"], citation["title"]) == (section.document_id, section.title)
     assert section.page_start <= citation["page_start"] <= citation["page_end"] <= section.page_end
     if citation["verified"]:
@@ -128,11 +127,10 @@ def test_dev_filing_answer_cites_quotes_on_their_pages(dev_kb, dev_questions, ga
     question = next(q["question"] for q in dev_questions if q["doc_name"] == "3M_2022_10K")
     out = ask(dev_kb, Gateway(gateway.reader()), question, [], document_ids=[doc], max_citations=5)
     assert len(out["citations"]) == len(out["candidates"]) >= 3
-    conn = dev_kb.reader()
     for citation in out["citations"]:
         check_citation(dev_kb, citation)
         assert citation["verified"], citation  # whitespace-normalised quotes of real PDF text are located
-        page = get_page(conn, doc, citation["page_start"]).text
+        page = dev_kb.page(doc, citation["page_start"]).text
         squash = lambda s: re.sub(r"\W+", "", s.lower())  # noqa: E731
         assert squash(citation["quote"])[:20] in squash(page)
 

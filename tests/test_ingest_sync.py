@@ -8,13 +8,14 @@ import asyncio
 import pytest
 
 from jsonl_engine.context import CancelFlag
-from jsonl_engine.ingest import MEDIA_TYPES, sync
+from jsonl_engine.ingest import MEDIA_TYPES, outcome, sync
+from jsonl_engine.ingest.outcome import IngestOutcome
 from jsonl_engine.ingest.pipeline import IngestJob
-from jsonl_engine.store import Store, repo
+from jsonl_engine.store import Store, open_store
 
 
-def daemon_ingest(store: Store, paths: list[str]) -> list[repo.IngestOutcome]:
-    outcomes: list[repo.IngestOutcome] = []
+def daemon_ingest(store: Store, paths: list[str]) -> list[IngestOutcome]:
+    outcomes: list[IngestOutcome] = []
 
     async def run_in_process(fn, *args):
         return fn(*args)
@@ -35,7 +36,7 @@ def ingest(request):
 
 @pytest.fixture
 def store(tmp_path):
-    s = Store(tmp_path / "kb")
+    s = open_store(tmp_path / "kb")
     yield s
     s.close()
 
@@ -43,7 +44,7 @@ def store(tmp_path):
 def test_unknown_type_is_refused_before_the_file_is_read(ingest, store, tmp_path, monkeypatch):
     path = tmp_path / "data.csv"
     path.write_text("a,b\n")
-    monkeypatch.setattr(repo, "file_digest", lambda p: pytest.fail(f"hashed {p}"))
+    monkeypatch.setattr(outcome, "file_digest", lambda p: pytest.fail(f"hashed {p}"))
     (out,) = ingest(store, [str(path)])
     assert out.error == {"code": "unsupported_media", "reason": "unknown_type",
                          "message": "data.csv: unsupported file type (supported: .markdown, .md, .pdf, .text, .txt)"}
@@ -67,6 +68,6 @@ def test_a_failing_file_becomes_its_outcome(ingest, store, tmp_path, monkeypatch
     def fail(_path):
         raise raised
 
-    monkeypatch.setattr(repo, "file_digest", fail)
+    monkeypatch.setattr(outcome, "file_digest", fail)
     (out,) = ingest(store, [str(path)])
     assert out.error == {"code": code, "message": message.format(path=path)}

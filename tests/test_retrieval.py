@@ -13,6 +13,7 @@ from jsonl_engine.retrieval import answer_terms, budget, cues, dedupe, salient_t
 from jsonl_engine.retrieval.query import MAX_PHRASES, parse, tokenize
 from jsonl_engine.retrieval.snippet import finder
 from jsonl_engine.retrieval.strategies import STRATEGIES, get_strategy
+from jsonl_engine.store.sqlite.search import match as fts_match
 
 HOSTILE = [
     "!!!", "???...,,,;;", 'NEAR(', 'NEAR("a" "b", 2)', '"', '""', '"unbalanced', "*", "rev*", "-", "- - -",
@@ -37,8 +38,8 @@ def test_hostile_queries_build_valid_fts(text: str) -> None:
     for phrase in q.phrases:
         assert all(re.fullmatch(r"[^\W_]+", tok) for tok in phrase), phrase
     if q.phrases:
-        _fts_accepts(q.match)
-        _fts_accepts(q.word_match or q.match)
+        _fts_accepts(fts_match(q.phrases))  # how the SQLite store renders a query's phrases
+        _fts_accepts(fts_match(q.phrases[: q.n_words]) or fts_match(q.phrases))
 
 
 def test_operators_and_punctuation_are_plain_text() -> None:
@@ -47,7 +48,7 @@ def test_operators_and_punctuation_are_plain_text() -> None:
     q = parse('revenue AND "cash flow" OR NOT capex*')
     assert ("revenue",) in q.phrases and ("cash",) in q.phrases and ("capex",) in q.phrases
     assert not set(q.words) & {"and", "or", "not"}
-    assert all(re.fullmatch(r'"[^\W_]+( [^\W_]+)*"', part) for part in q.match.split(" OR "))
+    assert all(re.fullmatch(r'"[^\W_]+( [^\W_]+)*"', part) for part in fts_match(q.phrases).split(" OR "))
 
 
 def test_fiscal_forms_numbers_and_years_stay_matchable() -> None:

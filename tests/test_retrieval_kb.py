@@ -10,7 +10,7 @@ import pytest
 from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
-from jsonl_engine.store import Store
+from jsonl_engine.store import Store, open_store
 
 from .test_retrieval import HOSTILE
 
@@ -77,7 +77,7 @@ Initech net sales were $450 million in 2022 according to this unreviewed draft.
 
 @pytest.fixture(scope="module")
 def text_kb(tmp_path_factory: pytest.TempPathFactory):
-    store = Store(tmp_path_factory.mktemp("retrieval_kb"))
+    store = open_store(tmp_path_factory.mktemp("retrieval_kb"))
     ids = {}
     for name, text, status in (("acme", ACME, "approved"), ("globex", GLOBEX, "approved"),
                                ("initech", DRAFT, "draft")):
@@ -160,7 +160,7 @@ def test_deterministic_across_calls_and_connections(text_kb: Store, tmp_path: Pa
 
     first = snapshot(text_kb)
     assert first == snapshot(text_kb)
-    other = Store(text_kb.kb_dir)
+    other = open_store(text_kb.kb_dir)
     try:
         assert snapshot(other) == first
     finally:
@@ -224,8 +224,7 @@ def test_page_unit_returns_whole_pages(dev_kb) -> None:
     top = found.passages[0]
     assert top.unit == "page" and top.page_start == top.page_end == 66
     assert top.section_id == f"{doc}:p66" and top.title == "Page 66" and top.page_map == [(0, 66)]
-    stored = dev_kb.reader().execute("SELECT text FROM pages WHERE document_id = ? AND number = 66",
-                                     (doc,)).fetchone()[0]
+    stored = dev_kb.page(doc, 66).text
     assert top.text == stored
     assert len({p.page_start for p in found.passages}) == len(found.passages)
 
@@ -238,14 +237,11 @@ def test_dev_kb_results_are_deterministic(dev_kb) -> None:
 
 
 def test_caches_follow_the_kb_when_documents_come_and_go(tmp_path: Path) -> None:
-    from jsonl_engine.store import repo
-
-    store = Store(tmp_path / "kb")
+    store = open_store(tmp_path / "kb")
     try:
         first = ingest_text(store, "# Alpha\n\n## Widgets\n\nAlpha sells widgets.\n", "alpha", "text/markdown")
         assert retrieve(store, "gadgets").passages == []  # "gadgets" is now known to be absent
-        with store.write() as conn:
-            repo.remove_document(conn, first.document_id)
+        store.remove(first.document_id)
         second = ingest_text(store, "# Beta\n\n## Gadgets\n\nBeta sells gadgets.\n", "beta", "text/markdown")
         found = retrieve(store, "gadgets")
         assert found.passages and found.passages[0].document_id == second.document_id

@@ -7,17 +7,18 @@ import sqlite3
 import pytest
 
 from jsonl_engine.ingest import sync
-from jsonl_engine.store import Store
+from jsonl_engine.store import open_store
 
 
 def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
-    store = Store(tmp_path / "kb")
+    store = open_store(tmp_path / "kb")
+    db = store._db  # the SQLite connections behind the store
     try:
-        with pytest.raises(sqlite3.IntegrityError), store.write() as conn:
+        with pytest.raises(sqlite3.IntegrityError), db.write() as conn:
             conn.execute("PRAGMA defer_foreign_keys=ON")  # the violation surfaces only at COMMIT
             conn.execute("INSERT INTO pages (document_id, number, text) VALUES ('nobody', 1, 'orphan')")
-        assert not store._writer.in_transaction
-        assert store.reader().execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
+        assert not db._writer.in_transaction
+        assert db.reader().execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
         out = sync.ingest_text(store, "# After\n\nstill writable\n", "t", "text/markdown")
         assert out.error is None and out.document_id
     finally:

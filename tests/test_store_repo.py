@@ -1,4 +1,4 @@
-"""The KB store: atomic ingest, replacement, removal, review status and FTS consistency on a real SQLite file."""
+"""The SQLite KB store: atomic ingest, replacement, removal, review status and FTS consistency on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -8,21 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.errors import Cancelled, NotFound
-from jsonl_engine.ingest import parse_text, sync
-from jsonl_engine.store import Store, repo
-from jsonl_engine.store.migrations import MIGRATIONS
+from jsonl_engine.context import CancelFlag
+from jsonl_engine.errors import Cancelled, Internal, NotFound
+from jsonl_engine.ingest import outcome, parse_text, sync
+from jsonl_engine.store import Store, open_store
+from jsonl_engine.store.sqlite import documents
+from jsonl_engine.store.sqlite.migrations import MIGRATIONS
 from tests.conftest import kb_integrity as integrity
+from tests.support.sql import sql
 
 
 def fts_hits(store: Store, term: str) -> int:
-    return store.reader().execute("SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?",
-                                  (term,)).fetchone()[0]
+    return sql(store, "SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?", (term,))[0][0]
 
 
 @pytest.fixture
 def store(tmp_path):
-    s = Store(tmp_path / "kb")
+    s = open_store(tmp_path / "kb")
     yield s
     s.close()
 
@@ -47,37 +49,35 @@ def test_ingest_skip_replace_remove(store, tmp_path):
     path.write_text("# Guide\n\nThe yak crossing rule.\n", encoding="utf-8")
     changed = sync.ingest_paths(store, [str(path)])[0]
     assert not changed.skipped and changed.document_id != doc_id and doc_id in changed.reason
-    assert [d.document_id for d in repo.list_documents(store.reader())] == [changed.document_id]
+    assert [d.document_id for d in store.documents()] == [changed.document_id]
     assert fts_hits(store, "zebra") == 0 and fts_hits(store, "yak") == 1
     integrity(store)
 
-    with store.write() as conn:
-        removed = repo.remove_document(conn, changed.document_id)
+    removed = store.remove(changed.document_id)
     assert removed.sections == 1
     assert integrity(store) == {"documents": 0, "sections": 0, "pages": 0, "sections_fts": 0}
     assert fts_hits(store, "yak") == 0
-    with pytest.raises(NotFound), store.write() as conn:
-        repo.remove_document(conn, changed.document_id)
+    with pytest.raises(NotFound):
+        store.remove(changed.document_id)
 
 
 def test_section_ids_are_stable_across_remove_and_reingest(store):
     text = "# A\n\n" + "Alpha words. " * 500 + "\n\n## B\n\nBeta words.\n"
     first = sync.ingest_text(store, text, "t", "text/markdown")
-    ids = [s.section_id for s in repo.document_sections(store.reader(), first.document_id)]
-    with store.write() as conn:
-        repo.remove_document(conn, first.document_id)
+    ids = [s.section_id for s in store.document_sections(first.document_id)]
+    store.remove(first.document_id)
     second = sync.ingest_text(store, text, "t", "text/markdown")
     assert second.document_id == first.document_id
-    assert [s.section_id for s in repo.document_sections(store.reader(), second.document_id)] == ids
+    assert [s.section_id for s in store.document_sections(second.document_id)] == ids
     assert ids[0] == f"{first.document_id}:0"
 
 
 def test_a_failed_transaction_leaves_nothing(store):
     parsed = parse_text("# Kept out\n\nquokka text\n", "x", "text/markdown")
-    cancel = __import__("threading").Event()
+    cancel = CancelFlag()
     cancel.set()
     with pytest.raises(Cancelled):
-        repo.write_parsed(store, parsed, document_id="feedfeedfeedfeed", sha256="f" * 64, path=None,
+        outcome.write_parsed(store, parsed, document_id="feedfeedfeedfeed", sha256="f" * 64, path=None,
                           status="approved", cancel=cancel)
     assert integrity(store)["documents"] == 0 and fts_hits(store, "quokka") == 0
 
@@ -87,12 +87,12 @@ def test_replacement_is_atomic(store, tmp_path):
     old = sync.ingest_paths(store, [str(path)])[0]
     path.write_text("# New\n\nnew marmot text\n", encoding="utf-8")
     parsed = parse_text(path.read_text(), "a", "text/markdown")
-    sha, new_id = repo.file_digest(str(path))
-    with pytest.raises(sqlite3.IntegrityError), store.write() as conn:
-        # the new version fails half-way (a duplicate page row): the old version must survive untouched
-        repo.save_document(conn, parsed, document_id=new_id, sha256=sha, path=str(path), replace=[old.document_id])
-        conn.execute("INSERT INTO pages (document_id, number, text) VALUES (?, 1, 'dup')", (new_id,))
-    docs = repo.list_documents(store.reader())
+    sha, new_id = outcome.file_digest(str(path))
+    with pytest.raises(Internal, match="UNIQUE"), store.transaction() as tx:
+        # the new version fails half-way (its rows again: a duplicate id): the old version must survive untouched
+        tx.insert(parsed, document_id=new_id, sha256=sha, path=str(path), replace=[old.document_id])
+        tx.insert(parsed, document_id=new_id, sha256=sha, path=str(path))
+    docs = store.documents()
     assert [d.document_id for d in docs] == [old.document_id]
     assert fts_hits(store, "old") == 1
     integrity(store)
@@ -101,34 +101,31 @@ def test_replacement_is_atomic(store, tmp_path):
 def test_review_status_and_filtering(store):
     out = sync.ingest_text(store, "plain words", "Memo", status="draft")
     assert out.status == "draft"
-    with store.write() as conn:
-        info, previous = repo.set_status(conn, out.document_id, "contested")
+    info, previous = store.review(out.document_id, "contested")
     assert (previous, info.status) == ("draft", "contested")
-    reader = store.reader()
-    assert [d.status for d in repo.list_documents(reader, ["contested"])] == ["contested"]
-    assert repo.list_documents(reader, ["approved"]) == []
-    assert repo.list_documents(reader, []) == []
+    assert [d.status for d in store.documents(["contested"])] == ["contested"]
+    assert store.documents(["approved"]) == []
+    assert store.documents([]) == []
 
 
 def test_outline_read_and_pages(store):
     text = "# Top\n\nintro\n\n## One\n\nfirst\n\n### Deep\n\ndeeper\n\n## Two\n\nsecond\n"
     out = sync.ingest_text(store, text, "t", "text/markdown")
-    reader = store.reader()
-    doc, roots = repo.outline(reader, out.document_id)
+    doc, roots = store.outline(out.document_id)
     assert doc.title == "t" and [r.title for r in roots] == ["Top"]
     assert [c.title for c in roots[0].children] == ["One", "Two"]
     assert roots[0].children[0].children[0].title == "Deep"
-    _doc, shallow = repo.outline(reader, out.document_id, max_depth=1)
+    _doc, shallow = store.outline(out.document_id, max_depth=1)
     assert shallow[0].children == []
-    deep = repo.get_section(reader, roots[0].children[0].children[0].section_id)
+    deep = store.section(roots[0].children[0].children[0].section_id)
     assert deep.ancestors == ["Top", "One"] and deep.text == "### Deep\n\ndeeper" and deep.is_leaf
     assert deep.page_map == [(0, 1)] and deep.status == "approved"
-    page = repo.get_page(reader, out.document_id, 1)
+    page = store.page(out.document_id, 1)
     assert page.text == text
     with pytest.raises(NotFound):
-        repo.get_page(reader, out.document_id, 2)
+        store.page(out.document_id, 2)
     with pytest.raises(NotFound):
-        repo.get_section(reader, "nope:0")
+        store.section("nope:0")
 
 
 def test_expand_paths_reports_missing_and_empty(tmp_path):
@@ -146,15 +143,15 @@ def test_expand_paths_reports_missing_and_empty(tmp_path):
 
 def test_reopening_keeps_data_and_schema_version(tmp_path):
     kb = tmp_path / "kb"
-    store = Store(kb)
+    store = open_store(kb)
     out = sync.ingest_text(store, "# Kept\n\nlemur\n", "t", "text/markdown")
     store.close()
     copy = tmp_path / "copy"
     shutil.copytree(kb, copy)
-    reopened = Store(copy)
-    version = reopened.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+    reopened = open_store(copy)
+    version = sql(reopened, "SELECT MAX(version) FROM schema_migrations")[0][0]
     assert version == MIGRATIONS[-1][0]
-    assert repo.get_document(reopened.reader(), out.document_id).title == "t"
+    assert reopened.document(out.document_id).title == "t"
     assert fts_hits(reopened, "lemur") == 1
     reopened.close()
 
@@ -162,7 +159,7 @@ def test_reopening_keeps_data_and_schema_version(tmp_path):
 def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
     """v1 indexed FTS rows from insert triggers; v2 drops them and indexes in save_document. A v1 KB opened now
     keeps its documents searchable, and what is ingested after the migration is indexed exactly once."""
-    from jsonl_engine.store.migrations import _statements
+    from jsonl_engine.store.sqlite.migrations import _statements
 
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -179,21 +176,20 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
                  "is_leaf, text) VALUES ('old:0', 'old', 0, 0, 0, 'Old', 1, 1, 1, 'an aardvark page')")
     conn.close()
 
-    store = Store(kb)
-    assert store.reader().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == MIGRATIONS[-1][0]
-    triggers = {r[0] for r in store.reader().execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    store = open_store(kb)
+    assert sql(store, "SELECT MAX(version) FROM schema_migrations")[0][0] == MIGRATIONS[-1][0]
+    triggers = {r[0] for r in sql(store, "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert not triggers & {"sections_fts_insert", "pages_fts_insert", "covers_fts_insert"}, triggers
     assert {"sections_fts_delete", "pages_fts_delete", "covers_fts_delete", "sections_fts_update"} <= triggers
     assert fts_hits(store, "aardvark") == 1
     sync.ingest_text(store, "# New\n\nan aardvark and a lemur\n", "t", "text/markdown")
     assert fts_hits(store, "aardvark") == 2
     assert fts_hits(store, "lemur") == 1
-    assert store.reader().execute("SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH 'lemur'").fetchone()[0] == 1
+    assert sql(store, "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH 'lemur'")[0][0] == 1
     counts = integrity(store)
     assert counts["documents"] == 2
     # the v1 rows were indexed by the old triggers: removing them now must take exactly their FTS rows out
-    with store.write() as conn:
-        repo.remove_document(conn, "old")
+    store.remove("old")
     assert fts_hits(store, "aardvark") == 1
     assert integrity(store)["documents"] == 1
     store.close()
@@ -202,7 +198,7 @@ def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
 def _open_store(kb: str, barrier) -> str:
     try:
         barrier.wait(timeout=20)  # all six workers call Store() together, released the same instant
-        Store(Path(kb)).close()
+        open_store(Path(kb)).close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         return repr(exc)
     return "ok"
@@ -234,7 +230,7 @@ def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
     """Opening must refuse before writing anything. The KB is built without Store (as the newer engine would
     have built it), so that a write this engine's migrate() makes first cannot already be in the "before"."""
     from jsonl_engine.errors import Internal
-    from jsonl_engine.store.migrations import _statements
+    from jsonl_engine.store.sqlite.migrations import _statements
 
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -244,12 +240,12 @@ def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
                  "applied_at TEXT NOT NULL)")
     future = MIGRATIONS[-1][0] + 1
-    for number, description, sql in [*MIGRATIONS, (future, "from the future", "CREATE TABLE novelty (x TEXT);")]:
-        for statement in _statements(sql):
+    for number, description, script in [*MIGRATIONS, (future, "from the future", "CREATE TABLE novelty (x TEXT);")]:
+        for statement in _statements(script):
             conn.execute(statement)
         conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
     conn.execute("BEGIN IMMEDIATE")
-    repo.save_document(conn, parse_text("# Future\n\nokapi words\n", "t", "text/markdown"),
+    documents.save_document(conn, parse_text("# Future\n\nokapi words\n", "t", "text/markdown"),
                        document_id="f" * 16, sha256="f" * 64, path=None)
     conn.execute("COMMIT")
     conn.close()
@@ -264,7 +260,7 @@ def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
     before = dump()
     assert "okapi" in before and "from the future" in before
     with pytest.raises(Internal, match="newer than this jsonl-engine") as refused:
-        Store(kb)
+        open_store(kb)
     assert dump() == before
     # The refused Store closed its writer itself (`refused` keeps the traceback, and so the half-built Store,
     # alive: garbage collection cannot have closed it): nothing holds the file, and the last close removed the WAL.

@@ -10,8 +10,8 @@ from jsonl_engine.answer.citations import page_at
 from jsonl_engine.answer.synthesize import synthesize
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.ingest.sync import ingest_text
-from jsonl_engine.store import Store
-from jsonl_engine.store.repo import get_page, get_section, set_status
+from jsonl_engine.store import Store, open_store
+from tests.support.sql import sql
 
 CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
 GENERIC = ["revenue 2022", "total assets", "dividends per share", "capital expenditures", "goodwill impairment",
@@ -30,8 +30,7 @@ def queries(dev_kb: Store, dev_questions: list[dict]) -> list[tuple[str, list[st
     out: list[tuple[str, list[str] | None]] = []
     for q in dev_questions:  # questions on other filings too: the KB must answer or say it cannot
         out.append((q["question"], [ids[q["doc_name"]]] if q["doc_name"] in ids else None))
-    titles = [r[0] for r in dev_kb.reader().execute(
-        "SELECT title FROM sections WHERE is_leaf = 1 AND length(title) > 8 ORDER BY id")]
+    titles = [r[0] for r in sql(dev_kb, "SELECT title FROM sections WHERE is_leaf = 1 AND length(title) > 8 ORDER BY id")]
     out += [(t, None) for t in titles[:: max(1, len(titles) // 60)]]
     out += [(g, None) for g in GENERIC]
     return out
@@ -43,17 +42,16 @@ def check(store: Store, query: str, out) -> None:
     assert texts[-1] == "", f"uncited text at the end of the answer to {query!r}"
     assert ids == [c.id for c in out.claims]
     assert len(set(ids)) == len(ids)
-    conn = store.reader()
     for text, claim in zip(texts, out.claims, strict=False):
         assert text.strip() == collapse_ws(claim.text) and claim.text.strip()
-        section = get_section(conn, claim.section_id)
+        section = store.section(claim.section_id)
         assert section.text[claim.quote_start:claim.quote_end] == claim.text
         assert claim.document_id == section.document_id and claim.document_title == section.document_title
         assert claim.page == page_at(section.page_map, claim.quote_start, section.page_start)
         assert section.page_start <= claim.page <= section.page_end
         breaks = [o for o, _ in section.page_map if o > claim.quote_start]
         on_page = section.text[claim.quote_start:min([claim.quote_end, *breaks])]
-        assert squash(on_page)[:24] in squash(get_page(conn, claim.document_id, claim.page).text), (query, claim)
+        assert squash(on_page)[:24] in squash(store.page(claim.document_id, claim.page).text), (query, claim)
     if not out.claims:
         assert out.answer == ""
 
@@ -104,7 +102,7 @@ Revenue from passenger flights was $48.2 million in fiscal 2031, up 12% from fis
 
 
 def test_review_gate(tmp_path):
-    store = Store(tmp_path / "kb")
+    store = open_store(tmp_path / "kb")
     try:
         doc = ingest_text(store, REPORT, "Zephyr report", media_type="text/markdown", status="draft").document_id
         query = "How many airships did Zephyr operate in fiscal 2031?"
@@ -115,13 +113,11 @@ def test_review_gate(tmp_path):
         check(store, query, allowed)
         assert allowed.claims[0].text.startswith("Zephyr Airships operated 14 airships")
         assert allowed.confidence == "medium"  # a draft source was cited
-        with store.write() as conn:
-            set_status(conn, doc, "approved")
+        store.review(doc, "approved")
         approved = synthesize(store, query)
         assert [c.id for c in approved.claims] == [c.id for c in allowed.claims]
         assert approved.confidence == "high"
-        with store.write() as conn:
-            set_status(conn, doc, "contested")
+        store.review(doc, "contested")
         assert synthesize(store, query).claims == []
         assert synthesize(store, query, statuses=["approved", "contested"]).confidence == "low"
     finally:

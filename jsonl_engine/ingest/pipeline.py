@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text, require_media_type
+from jsonl_engine.ingest import outcome as policy
 from jsonl_engine.ingest.model import ParsedDocument
+from jsonl_engine.ingest.outcome import IngestOutcome
 from jsonl_engine.ingest.sync import expand_paths, failed
-from jsonl_engine.store import repo
-from jsonl_engine.store.repo import IngestOutcome
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
@@ -69,7 +69,7 @@ class IngestJob:
             return await self._file(path)
 
     async def run_text(self, text: str, title: str, media_type: str) -> None:
-        sha256, document_id = repo.content_id(text.encode("utf-8"))
+        sha256, document_id = policy.content_id(text.encode("utf-8"))
         try:
             skip, _older = await asyncio.to_thread(self._precheck, sha256, None)
             if skip is None:
@@ -80,14 +80,14 @@ class IngestJob:
         except Cancelled:
             raise
         except EngineError as exc:
-            outcome = repo.error_outcome(None, exc)
+            outcome = policy.error_outcome(None, exc)
         self.emit(outcome)
         self.progress("document", 1, 1, title)
 
     async def _file(self, path: str) -> IngestOutcome:
         try:
             require_media_type(path)
-            sha256, document_id = await asyncio.to_thread(repo.file_digest, path)
+            sha256, document_id = await asyncio.to_thread(policy.file_digest, path)
             skip, _older = await asyncio.to_thread(self._precheck, sha256, path)
             if skip is not None:
                 return skip
@@ -134,9 +134,9 @@ class IngestJob:
         return await self.run_in_process(pdf.build_from_batches, path, info, blobs)
 
     def _precheck(self, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
-        return repo.precheck(self.store.reader(), sha256, path)  # this thread's own read connection
+        return policy.precheck(self.store, sha256, path)
 
     def _write(self, parsed: ParsedDocument, document_id: str, sha256: str, path: str | None) -> IngestOutcome:
         self.check()
-        return repo.write_parsed(self.store, parsed, document_id=document_id, sha256=sha256, path=path,
+        return policy.write_parsed(self.store, parsed, document_id=document_id, sha256=sha256, path=path,
                                  status=self.status, cancel=self.cancel)

@@ -184,9 +184,7 @@ async def _ask(gateway: Gateway, messages: list[dict[str, str]], usage: Usage, m
 
 def _document_items(store: Store, document_id: str) -> list[SummaryItem]:
     """What to summarise: sections with text, and each ingest-split section as its parts joined."""
-    from jsonl_engine.store.repo import document_sections
-
-    rows = document_sections(store.reader(), document_id)
+    rows = store.document_sections(document_id)
     children: dict[str, list[Any]] = {}
     for r in rows:
         if r.parent_id:
@@ -232,12 +230,5 @@ async def summarize_documents(store: Store, document_ids: Sequence[str], gateway
                 summaries = {it.section_id: extractive_summary(it.title, it.text) for it in items}
         if check_cancelled is not None:
             check_cancelled()
-        written += await asyncio.to_thread(_write, store, summaries)
+        written += await asyncio.to_thread(store.set_summaries, summaries)
     return written
-
-
-def _write(store: Store, summaries: dict[str, str]) -> int:
-    with store.write() as conn:
-        conn.executemany("UPDATE sections SET summary = ? WHERE id = ?",
-                         [(s, sid) for sid, s in summaries.items() if s])
-    return sum(1 for s in summaries.values() if s)

@@ -2,7 +2,7 @@
 expanding the requested paths into files, and turning a file's failure into its outcome.
 
 Same order as the daemon's flow (`pipeline.IngestJob._file`): reject an unknown type, hash, skip content already
-in, parse, then write in one transaction (`repo.write_parsed`).
+in, parse, then write in one transaction (`outcome.write_parsed`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import Cancelled, EngineError, Internal, NotFound
-from jsonl_engine.ingest import SUPPORTED, media_type_for, parse_file, parse_text, require_media_type
-from jsonl_engine.store import repo
-from jsonl_engine.store.repo import IngestOutcome
+from jsonl_engine.ingest import SUPPORTED, media_type_for, outcome, parse_file, parse_text, require_media_type
+from jsonl_engine.ingest.outcome import IngestOutcome
 
 if TYPE_CHECKING:
-    from jsonl_engine.store.db import Store
+    from jsonl_engine.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +55,18 @@ def failed(path: str, exc: Exception) -> IngestOutcome:
     elif not isinstance(exc, EngineError):
         log.error("ingest of %s failed", path, exc_info=exc)
         exc = Internal(f"internal error while ingesting {Path(path).name}: {exc!r}")
-    return repo.error_outcome(path, exc)
+    return outcome.error_outcome(path, exc)
 
 
 def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutcome:
     try:
         require_media_type(path)
-        sha256, document_id = repo.file_digest(path)
-        skip, _older = repo.precheck(store.reader(), sha256, path)
+        sha256, document_id = outcome.file_digest(path)
+        skip, _older = outcome.precheck(store, sha256, path)
         if skip is not None:
             return skip
         parsed = parse_file(path)
-        return repo.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status)
+        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status)
     except Cancelled:
         raise
     except Exception as exc:
@@ -76,17 +75,17 @@ def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutc
 
 def ingest_text(store: Store, text: str, title: str, media_type: str = "text/plain",
                 status: str = "approved") -> IngestOutcome:
-    sha256, document_id = repo.content_id(text.encode("utf-8"))
+    sha256, document_id = outcome.content_id(text.encode("utf-8"))
     try:
-        skip, _older = repo.precheck(store.reader(), sha256, None)
+        skip, _older = outcome.precheck(store, sha256, None)
         if skip is not None:
             return skip
         parsed = parse_text(text, title, media_type)
-        return repo.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=None, status=status)
+        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=None, status=status)
     except Cancelled:
         raise
     except EngineError as exc:
-        return repo.error_outcome(None, exc)
+        return outcome.error_outcome(None, exc)
 
 
 def ingest_paths(store: Store, paths: Iterable[str], status: str = "approved") -> list[IngestOutcome]:

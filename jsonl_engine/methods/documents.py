@@ -66,19 +66,14 @@ def _summary_gateway(ctx: RequestContext, reader: str | None):
 @method("kb.documents", params=DocumentsParams, result=DocumentsResult)
 def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
     """List the documents in the KB, optionally only those with the given review statuses."""
-    from jsonl_engine.store.repo import list_documents
-
-    docs = list_documents(ctx.app.store.reader(), params.statuses)
+    docs = ctx.app.store.documents(params.statuses)
     return DocumentsResult(documents=[DocumentItem.model_validate(d, from_attributes=True) for d in docs])
 
 
 @method("kb.outline", params=OutlineParams, result=OutlineResult)
 def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
     """A document's section tree: titles, ids and page ranges."""
-    from jsonl_engine.store.repo import outline as get_outline
-
-    with ctx.app.store.snapshot() as conn:
-        doc, roots = get_outline(conn, params.document_id, params.max_depth)
+    doc, roots = ctx.app.store.outline(params.document_id, params.max_depth)
     sections = [OutlineSection.model_validate(n, from_attributes=True) for n in roots]
     return OutlineResult(document_id=doc.document_id, title=doc.title, sections=sections)
 
@@ -86,16 +81,15 @@ def outline(params: OutlineParams, ctx: RequestContext) -> OutlineResult:
 @method("kb.read", params=ReadParams, result=ReadResult)
 def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
     """The stored text of a section, or of one page, with where it sits (document, pages)."""
-    from jsonl_engine.store import repo
-
-    with ctx.app.store.snapshot() as conn:
+    store = ctx.app.store
+    with store.snapshot():
         if params.section_id is not None:
-            s = repo.get_section(conn, params.section_id)
-            children = [] if s.is_leaf else repo.child_ids(conn, s.section_id)
+            s = store.section(params.section_id)
+            children = [] if s.is_leaf else store.child_ids(s.section_id)
             return ReadResult(document_id=s.document_id, document_title=s.document_title, status=s.status,
                               section_id=s.section_id, title=s.title, path=s.ancestors, page_start=s.page_start,
                               page_end=s.page_end, text=s.text, page_map=s.page_map, children=children)
-        page = repo.get_page(conn, params.document_id or "", params.page or 1)
+        page = store.page(params.document_id or "", params.page or 1)
     return ReadResult(document_id=page.document_id, document_title=page.document_title, status=page.status,
                       section_id=None, title=f"Page {page.number}", path=[], page_start=page.number,
                       page_end=page.number, text=page.text, page_map=[(0, page.number)], children=[])
@@ -104,18 +98,12 @@ def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
 @method("kb.remove", params=RemoveParams, result=RemoveResult)
 def remove(params: RemoveParams, ctx: RequestContext) -> RemoveResult:
     """Remove a document with its sections, pages and index entries, atomically."""
-    from jsonl_engine.store.repo import remove_document
-
-    with ctx.app.store.write() as conn:
-        info = remove_document(conn, params.document_id)
+    info = ctx.app.store.remove(params.document_id)
     return RemoveResult(document_id=info.document_id, removed=True, pages=info.pages, sections=info.sections)
 
 
 @method("kb.review", params=ReviewParams, result=ReviewResult)
 def review(params: ReviewParams, ctx: RequestContext) -> ReviewResult:
     """Set a document's review status: approved, draft, contested or archived."""
-    from jsonl_engine.store.repo import set_status
-
-    with ctx.app.store.write() as conn:
-        info, previous = set_status(conn, params.document_id, params.status)
+    info, previous = ctx.app.store.review(params.document_id, params.status)
     return ReviewResult(document_id=info.document_id, status=info.status, previous_status=previous)

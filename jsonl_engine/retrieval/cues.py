@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+from jsonl_engine.retrieval.query import ngrams
+from jsonl_engine.store import Store
+from jsonl_engine.store.types import PageKey
+
 INCOME, BALANCE, CASH_FLOW = "income", "balance", "cash_flow"
 
 # Query token sequences -> statements that hold the figures.
@@ -49,14 +53,13 @@ _HEADS = (
                         r"|income statements?|statements? of (?:profit|loss)")),
 )
 HEAD_CHARS = 400
+HEAD_TEXT = 3000  # characters of a page read to judge it
 MIN_NUMERIC = 0.25  # share of tokens that are figures on a statement page (a contents page lists few)
 _TOKEN = re.compile(r"\(?\$?-?[\d][\d,.]*\)?|[^\W\d_]+")
 _SPACE = re.compile(r"\s+")
 
 
 def wanted_statements(tokens: list[str]) -> frozenset[str]:
-    from jsonl_engine.retrieval.query import ngrams
-
     grams = ngrams(tokens)
     return frozenset(k for trigger, found in _TRIGGERS.items() if trigger in grams for k in found)
 
@@ -66,7 +69,7 @@ def statement_kind(text: str) -> str | None:
     head = _SPACE.sub(" ", text[:HEAD_CHARS]).lower()
     for kind, pattern in _HEADS:
         if pattern.search(head):
-            tokens = _TOKEN.findall(text[:3000])
+            tokens = _TOKEN.findall(text[:HEAD_TEXT])
             numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
             if tokens and numeric / len(tokens) >= MIN_NUMERIC:
                 return kind
@@ -74,26 +77,12 @@ def statement_kind(text: str) -> str | None:
     return None
 
 
-_KIND_CACHE: dict[tuple[str, int], str | None] = {}
-_CACHE_MAX = 200_000
+def page_kinds(store: Store, pages: list[PageKey]) -> dict[PageKey, str | None]:
+    """Statement kind of each page, kept in the store's cache (a document id is a content hash: pages never
+    change)."""
 
+    def judge(missing: list[PageKey]) -> dict[PageKey, str | None]:
+        heads = store.page_heads(missing, HEAD_TEXT)
+        return {p: statement_kind(heads[p]) if p in heads else None for p in missing}
 
-def page_kinds(conn, pages: list[tuple[str, int]]) -> dict[tuple[str, int], str | None]:
-    """Statement kind of each page, cached per process (a document id is a content hash: pages never change)."""
-    out = {p: _KIND_CACHE[p] for p in pages if p in _KIND_CACHE}
-    missing = [p for p in pages if p not in out]
-    if missing:
-        if len(_KIND_CACHE) + len(missing) > _CACHE_MAX:
-            _KIND_CACHE.clear()
-        by_doc: dict[str, list[int]] = {}
-        for doc, num in missing:
-            by_doc.setdefault(doc, []).append(num)
-        for doc, nums in by_doc.items():
-            marks = ",".join("?" * len(nums))
-            for num in nums:
-                out[(doc, num)] = None
-            for num, head in conn.execute(f"SELECT number, substr(text, 1, 3000) FROM pages WHERE document_id = ? "
-                                          f"AND number IN ({marks})", [doc, *nums]):
-                out[(doc, num)] = statement_kind(head)
-        _KIND_CACHE.update((p, out[p]) for p in missing)
-    return out
+    return store.memo_many("statement-kind", pages, judge)

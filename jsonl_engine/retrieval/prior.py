@@ -10,38 +10,28 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 
-from jsonl_engine.retrieval import lexical
-from jsonl_engine.retrieval.query import Query, normalise, quote, render
-from jsonl_engine.store.repo import COVER_PAGES
+from jsonl_engine.retrieval.query import Query, normalise
+from jsonl_engine.store import Scope, Store
 
 W_YEAR = 0.25            # a year counts this much of a name (covers also carry filing and share-count dates)
 COVER_MAX_DF = 0.2       # fallback: words on at most this share of first pages
 NAME_MAX_DF = 0.5        # a capitalised word in more than this share of documents is a term, not a name
-_TEXTS: dict[str, str] = {}  # document id (a content hash: its pages never change) -> first pages' tokens
-_TEXTS_MAX = 20_000
 _WORD = re.compile(r"[^\W_]+")
+MEMO = "cover-tokens"  # document id (a content hash: its pages never change) -> its cover pages' tokens
 
 
-def _cover_text(conn: sqlite3.Connection, docs: list[str]) -> dict[str, str]:
+def _cover_text(store: Store, docs: list[str]) -> dict[str, str]:
     """document id -> its first pages as " token token ... " (to test names and years by substring)."""
-    out = {d: _TEXTS[d] for d in docs if d in _TEXTS}
-    missing = [d for d in docs if d not in out]
-    if missing:
-        if len(_TEXTS) + len(missing) > _TEXTS_MAX:
-            _TEXTS.clear()
-        parts: dict[str, list[str]] = {d: [] for d in missing}
-        marks = ",".join("?" * len(missing))
-        for doc, text in conn.execute(f"SELECT document_id, text FROM pages WHERE number <= {COVER_PAGES} "
-                                      f"AND document_id IN ({marks}) ORDER BY document_id, number", missing):
-            parts[doc].append(text)
-        for doc, texts in parts.items():
-            out[doc] = _TEXTS[doc] = " " + " ".join(_WORD.findall(normalise(" ".join(texts)))) + " "
-    return out
+
+    def load(missing: list[str]) -> dict[str, str]:
+        return {doc: " " + " ".join(_WORD.findall(normalise(" ".join(texts)))) + " "
+                for doc, texts in store.cover_texts(missing).items()}
+
+    return store.memo_many(MEMO, docs, load)
 
 
-def name_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dict[str, float]:
+def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     """document id -> how strongly its first pages carry the query's names (and years).
 
     A capitalised word found in most documents of the KB ("Adjusted", "Interest Expense") is a financial
@@ -49,20 +39,19 @@ def name_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dic
     """
     if not q.names:
         return {}
-    gen = lexical.generation(conn)
-    total = gen[0]  # the number of documents in the KB
+    total = store.document_count()
     candidates = list(q.names)
     for name in q.names:  # a run no filing spells that way ("Adjusted Non GAAP EBITDA"): try its words
-        if len(name) > 1 and not lexical.document_frequencies(conn, gen, [quote(name)])[quote(name)]:
+        if len(name) > 1 and not store.document_frequencies([name])[name]:
             candidates += [(w,) for w in name if (w,) not in candidates]
-    df = lexical.document_frequencies(conn, gen, [quote(n) for n in candidates])
-    names = {n: df[quote(n)] for n in candidates if 0 < df[quote(n)] <= max(2.0, NAME_MAX_DF * total)}
+    df = store.document_frequencies(candidates)
+    names = {n: df[n] for n in candidates if 0 < df[n] <= max(2.0, NAME_MAX_DF * total)}
     if not names:
         return {}
-    docs = sorted(lexical.search_covers(conn, render(list(names)), scope))
+    docs = sorted(store.search_covers(list(names), scope))
     if not docs:
         return {}
-    texts = _cover_text(conn, docs)
+    texts = _cover_text(store, docs)
     weights = {" ".join(name): math.log(1 + total / n) for name, n in names.items()}
     has_name = {d: [t for t in weights if f" {t} " in texts[d]] for d in docs}
     for year in q.years:
@@ -72,28 +61,27 @@ def name_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dic
     return {d: sum(w for t, w in weights.items() if f" {t} " in texts[d]) for d in docs if has_name[d]}
 
 
-def issuer_names(conn: sqlite3.Connection, q: Query, docs: list[str]) -> frozenset[str]:
+def issuer_names(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
     """The words of the query's names that the first pages of `docs` carry (their issuer, mostly)."""
     if not q.names or not docs:
         return frozenset()
-    texts = _cover_text(conn, docs)
+    texts = _cover_text(store, docs)
     return frozenset(w for name in q.names for w in name
                      if any(f" {' '.join(name)} " in texts[d] for d in docs))
 
 
-def word_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> dict[str, float]:
+def word_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     """Fallback without names: BM25 of first pages for the query words few first pages share."""
     words = q.phrases[: q.n_words]
     if not words:
         return {}
-    gen = lexical.generation(conn)
-    limit = max(2.0, COVER_MAX_DF * lexical.cover_count(conn, gen))
-    df = lexical.cover_frequencies(conn, gen, [quote(p) for p in words])
-    rare = [p for p in words if 0 < df[quote(p)] <= limit]
-    return lexical.search_covers(conn, render(rare), scope) if rare else {}
+    limit = max(2.0, COVER_MAX_DF * store.cover_count())
+    df = store.cover_frequencies(words)
+    rare = [p for p in words if 0 < df[p] <= limit]
+    return store.search_covers(rare, scope) if rare else {}
 
 
-def cover_scores(conn: sqlite3.Connection, q: Query, scope: lexical.Scope) -> tuple[dict[str, float], bool]:
+def cover_scores(store: Store, q: Query, scope: Scope) -> tuple[dict[str, float], bool]:
     """(document id -> score, whether the scores come from names the query carries)."""
-    named = name_scores(conn, q, scope)
-    return (named, True) if named else (word_scores(conn, q, scope), False)
+    named = name_scores(store, q, scope)
+    return (named, True) if named else (word_scores(store, q, scope), False)

@@ -1,7 +1,7 @@
-"""User text -> FTS5 query. User text is never FTS syntax: only index tokens are kept, each quoted.
+"""User text -> search phrases. User text is never search syntax: only index tokens are kept, as token tuples
+(the store renders them in its own query language).
 
-A query is an OR of weighted-equal phrases (FTS5 ANDs by default, which starves recall on questions; BM25
-ranks the OR). Stopwords and question boilerplate are dropped; numbers, years and fiscal forms stay
+A query is an OR of equally weighted phrases (an AND starves recall on questions; BM25 ranks the OR). Stopwords and question boilerplate are dropped; numbers, years and fiscal forms stay
 matchable ("FY2018" -> fy2018, 2018; "$1,577" -> the phrase "1 577", as the index splits on commas);
 generic accounting vocabulary adds the phrases filings use for the same line item (capex -> "purchases of
 property plant and equipment"); cues.py finds the statement pages that carry the figures.
@@ -176,7 +176,7 @@ _PERIOD = re.compile(r"^(q[1-4]|h[12]|10k|10q|8k|\d+(st|nd|rd|th))$")
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A parsed query: `words` are the salient terms in order; `phrases` the FTS phrases (token tuples)."""
+    """A parsed query: `words` are the salient terms in order; `phrases` the search phrases (token tuples)."""
 
     words: list[str] = field(default_factory=list)
     phrases: list[tuple[str, ...]] = field(default_factory=list)
@@ -184,25 +184,6 @@ class Query:
     names: list[tuple[str, ...]] = field(default_factory=list)  # capitalised runs: issuer / product names
     years: list[str] = field(default_factory=list)  # periods: years ("FY18" -> "2018"), months, form types
     n_words: int = 0  # phrases[:n_words] come from the query's own words (and their fiscal forms)
-
-    @property
-    def match(self) -> str:
-        """The FTS5 MATCH expression: an OR of quoted phrases (empty when nothing is searchable)."""
-        return render(self.phrases)
-
-    @property
-    def word_match(self) -> str:
-        """The query's own words only (no expansions): what names the issuer and period."""
-        return render(self.phrases[: self.n_words])
-
-
-def quote(phrase: tuple[str, ...]) -> str:
-    """One FTS5 phrase. Tokens are runs of letters/digits only, so they never carry FTS syntax."""
-    return '"' + " ".join(phrase) + '"'
-
-
-def render(phrases: list[tuple[str, ...]]) -> str:
-    return " OR ".join(quote(p) for p in phrases)
 
 
 def has_stopword(phrase: tuple[str, ...]) -> bool:
@@ -257,7 +238,7 @@ def answer_terms(query: str) -> list[str]:
 
 
 def parse(query: str) -> Query:
-    """Build the FTS phrases for `query`: salient words, fiscal-form variants, then domain expansions."""
+    """Build the search phrases for `query`: salient words, fiscal-form variants, then domain expansions."""
     query = query[:MAX_QUERY_CHARS]
     raw = tokenize(query)
     words = salient_terms(query)

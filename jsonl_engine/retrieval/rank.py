@@ -6,9 +6,9 @@ query length. Scores are rounded and ties break by id, so the order is a pure fu
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from dataclasses import dataclass
+
+from jsonl_engine.store import SectionRef
 
 W_SECTION = 0.25    # the section's own column-weighted BM25 (title, ancestors, text)
 W_PAGE = 0.55       # the best page it lies on (whole-page BM25: tables split into small sections)
@@ -24,11 +24,10 @@ PageKey = tuple[str, int]
 
 @dataclass(slots=True)
 class Candidate:
-    rowid: int
     id: str
     document_id: str
     title: str
-    ancestors: str
+    path: list[str]
     page_start: int
     page_end: int
     section: float = 0.0
@@ -36,30 +35,20 @@ class Candidate:
     doc: float = 0.0
     score: float = 0.0
 
-    @property
-    def path(self) -> list[str]:
-        try:
-            return [str(t) for t in json.loads(self.ancestors or "[]")]
-        except (ValueError, TypeError):
-            return []
-
 
 MIN_PREAMBLE = 200  # an internal section is a passage only when its own text is more than a heading line
 
 
-def candidate(row: sqlite3.Row) -> Candidate | None:
+def candidate(ref: SectionRef) -> Candidate | None:
     """A retrievable section (a leaf with text, or a parent with a real preamble), on its own pages."""
-    if not row["text_len"] or (row["own_map"] is not None and row["text_len"] < MIN_PREAMBLE):
+    if not ref.text_len or (ref.own_map is not None and ref.text_len < MIN_PREAMBLE):
         return None
-    start, end = row["page_start"], row["page_end"]
-    if row["own_map"]:
-        try:
-            own = [int(p) for _, p in json.loads(row["own_map"])]
-            start, end = (min(own), max(own)) if own else (start, start)
-        except (ValueError, TypeError):
-            end = start
-    return Candidate(rowid=row["rowid"], id=row["id"], document_id=row["document_id"], title=row["title"],
-                     ancestors=row["ancestors"], page_start=start, page_end=end)
+    start, end = ref.page_start, ref.page_end
+    if ref.own_map is not None:
+        own = [p for _, p in ref.own_map]
+        start, end = (min(own), max(own)) if own else (start, start)
+    return Candidate(id=ref.section_id, document_id=ref.document_id, title=ref.title, path=ref.path,
+                     page_start=start, page_end=end)
 
 
 def _scaled(values: dict[str, float]) -> dict[str, float]:
@@ -97,12 +86,12 @@ def page_scores(pages: list[tuple[str, int, float]], boost: dict[PageKey, float]
     return scores
 
 
-def fuse(cands: dict[int, Candidate], sections: list[tuple[int, float]], page_score: dict[PageKey, float],
+def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_score: dict[PageKey, float],
          prior: dict[str, float] | None) -> list[Candidate]:
     best_s = max((s for _, s in sections), default=0.0) or 1.0
-    for rowid, s in sections:
-        if rowid in cands:
-            cands[rowid].section = s / best_s
+    for section_id, s in sections:
+        if section_id in cands:
+            cands[section_id].section = s / best_s
     for c in cands.values():
         c.page = max((page_score.get((c.document_id, n), 0.0) for n in range(c.page_start, c.page_end + 1)),
                      default=0.0)
@@ -119,13 +108,13 @@ class PageCandidate:
     score: float = 0.0
 
 
-def fuse_pages(cands: dict[int, Candidate], sections: list[tuple[int, float]], page_score: dict[PageKey, float],
+def fuse_pages(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_score: dict[PageKey, float],
                prior: dict[str, float] | None) -> list[PageCandidate]:
     """Rank pages: the page's own BM25 plus the best section on it (so titles and ancestors count)."""
     best_s = max((s for _, s in sections), default=0.0) or 1.0
     best_on: dict[PageKey, tuple[float, Candidate]] = {}
-    for rowid, s in sections:
-        c = cands.get(rowid)
+    for section_id, s in sections:
+        c = cands.get(section_id)
         if c is None:
             continue
         for n in range(c.page_start, c.page_end + 1):

@@ -1,5 +1,35 @@
-"""The embedded SQLite KB: one file in the KB directory."""
+"""The KB store: the interface (`Store`, port.py), its domain types (types.py), and the one place that picks
+an implementation (`open_store`). Today the only backend is SQLite (store/sqlite/)."""
 
-from jsonl_engine.store.db import Store
+from __future__ import annotations
 
-__all__ = ["Store"]
+from pathlib import Path
+
+from jsonl_engine.store.port import Store, Transaction
+from jsonl_engine.store.sqlite import SqliteStore
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    STATUSES,
+    DocumentInfo,
+    OutlineNode,
+    PageHit,
+    PageRow,
+    ParsedDocument,
+    ParsedSection,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionRow,
+    SectionWeights,
+    TreeRow,
+)
+
+__all__ = ["COVER_PAGES", "STATUSES", "DocumentInfo", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
+           "ParsedSection", "Phrase", "Scope", "SectionHit", "SectionRef", "SectionRow", "SectionWeights", "Store",
+           "Transaction", "TreeRow", "open_store"]
+
+
+def open_store(kb_dir: Path | str) -> Store:
+    """The KB in `kb_dir`, created (and migrated) when needed. The one place a backend is chosen."""
+    return SqliteStore(Path(kb_dir))

@@ -8,7 +8,7 @@ import pytest
 
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.models.answer import AnswerResult
-from jsonl_engine.store import Store
+from jsonl_engine.store import open_store
 from tests.support.answer_script import AnswerScript
 from tests.support.daemon import Daemon
 from tests.support.gateway import MODEL, Reply, error, stream_chunks
@@ -28,7 +28,7 @@ The harbour employed 812 people at the end of 2024, up from 790.
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("answer_e2e_kb")
-    store = Store(path)
+    store = open_store(path)
     assert ingest_text(store, NOTES, "Harbour Freight notes", "text/markdown").error is None
     store.close()
     return path

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.store import Store, repo
+from jsonl_engine.store import open_store
 from tests.conftest import kb_integrity
 from tests.support.daemon import Daemon
 
@@ -86,7 +86,7 @@ def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs):
         inline = results(d.request("kb.ingest", {"text": "Inline words.", "title": "Inline"}))[0]
         assert inline["media_type"] == "text/plain" and inline["path"] is None and inline["pages"] == 1
         assert not d.bad_lines
-    store = Store(tmp_path / "kb")
+    store = open_store(tmp_path / "kb")
     assert kb_integrity(store)["documents"] == 2
     store.close()
 
@@ -120,7 +120,7 @@ def test_cancel_leaves_the_kb_as_before(tmp_path, dev_pdfs):
         assert [x["document_id"] for x in d.result("kb.documents", {})["documents"]] == [first[0]["document_id"]]
         again = results(d.request("kb.ingest", {"paths": [str(dev_pdfs / "PEPSICO_2022_10K.pdf")]}, timeout=120))
         assert again[0]["pages"] == 503 and not again[0]["skipped"]
-    store = Store(tmp_path / "kb")
+    store = open_store(tmp_path / "kb")
     assert kb_integrity(store)["documents"] == 2
     store.close()
 
@@ -154,10 +154,9 @@ def test_sigkill_during_a_write_leaves_no_partial_document(tmp_path, dev_pdfs):
     kb = tmp_path / "kb"
     with Daemon(kb) as d:
         early = results(d.request("kb.ingest", {"paths": [str(dev_pdfs / "AMCOR_2022_8K_dated-2022-07-01.pdf")]}))[0]
-        before = Store(kb)
-        early_pages = [repo.get_page(before.reader(), early["document_id"], n).text for n in range(1, 10)]
-        early_sections = [(s.section_id, s.text) for s in repo.document_sections(before.reader(),
-                                                                               early["document_id"])]
+        before = open_store(kb)
+        early_pages = [before.page(early["document_id"], n).text for n in range(1, 10)]
+        early_sections = [(s.section_id, s.text) for s in before.document_sections(early["document_id"])]
         before.close()
         ingest = d.start("kb.ingest", {"paths": [str(dev_pdfs / "PEPSICO_2022_10K.pdf")]})
         while True:  # kill as soon as the big document's write transaction starts
@@ -176,16 +175,16 @@ def test_sigkill_during_a_write_leaves_no_partial_document(tmp_path, dev_pdfs):
     while any(_running(pid) for pid in helpers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in helpers if _running(pid)], "the killed daemon left processes behind"
-    store = Store(kb)
+    store = open_store(kb)
     counts = kb_integrity(store)
-    docs = repo.list_documents(store.reader())
+    docs = store.documents()
     assert docs[0].document_id == early["document_id"]
     if len(docs) == 2:  # the commit won the race against the kill: then the document is complete
         assert docs[1].pages == 503 and counts["pages"] == 503 + 9
     else:
         assert counts == {"documents": 1, "pages": 9, "sections": early["sections"], "sections_fts": early["sections"]}
-    assert [repo.get_page(store.reader(), early["document_id"], n).text for n in range(1, 10)] == early_pages
-    assert [(s.section_id, s.text) for s in repo.document_sections(store.reader(), early["document_id"])] == \
+    assert [store.page(early["document_id"], n).text for n in range(1, 10)] == early_pages
+    assert [(s.section_id, s.text) for s in store.document_sections(early["document_id"])] == \
         early_sections
     store.close()
 

@@ -54,9 +54,9 @@ def build(tmp: Path) -> NavKB:
     from fpdf import FPDF
 
     from jsonl_engine.ingest.sync import ingest_paths, ingest_text
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import open_store
 
-    store = Store(tmp / "kb")
+    store = open_store(tmp / "kb")
     md = ingest_text(store, REPORT_MD, "Acme Annual Report", media_type="text/markdown")
     pdf = FPDF()
     pdf.set_auto_page_break(True, margin=18)

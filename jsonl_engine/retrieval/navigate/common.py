@@ -16,7 +16,7 @@ from jsonl_engine.llm.usage import (
     truncate_to_tokens,
 )
 from jsonl_engine.retrieval.navigate import prompts
-from jsonl_engine.retrieval.navigate.tree import Node, Tree, section_texts
+from jsonl_engine.retrieval.navigate.tree import Node, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
@@ -222,7 +222,7 @@ def _section_passages(store: Store, tree: Tree, chosen: list[tuple[Node, Pick]],
     from jsonl_engine.retrieval import Passage, salient_terms
     from jsonl_engine.retrieval.snippet import finder
 
-    texts = section_texts(store, [n.id for n, _ in chosen])
+    texts = store.section_texts([n.id for n, _ in chosen])
     find = finder(salient_terms(query))
     out = []
     for node, pick in chosen:
@@ -239,10 +239,9 @@ def page_passages(store: Store, tree: Tree, items: Sequence[tuple[tuple[str, int
                   query: str) -> list[Passage]:
     """unit="page" passages for ((document_id, page), confidence, rank) items; missing pages are skipped."""
     from jsonl_engine.retrieval import Passage, salient_terms
-    from jsonl_engine.retrieval.lexical import load_pages
     from jsonl_engine.retrieval.snippet import finder
 
-    texts = load_pages(store.reader(), [key for key, _, _ in items])
+    texts = store.page_texts([key for key, _, _ in items])
     find = finder(salient_terms(query))
     out = []
     for (document_id, number), confidence, rank in items:

@@ -24,7 +24,7 @@ from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
 from jsonl_engine.retrieval.navigate.common import page_passages, parse_confidence, result, setting
 from jsonl_engine.retrieval.navigate.loop import Navigator, arg
-from jsonl_engine.retrieval.navigate.tree import Doc, Tree, page_texts
+from jsonl_engine.retrieval.navigate.tree import Doc, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
@@ -231,7 +231,7 @@ class PageAgent(Navigator):
         if start > doc.pages or end < 1:
             return f"Document {doc.index} has pages 1-{doc.pages}; pages {start}-{end} do not exist."
         start, end = max(1, start), min(doc.pages, end)
-        texts = await asyncio.to_thread(page_texts, self.store, doc.document_id, start,
+        texts = await asyncio.to_thread(self.store.page_range, doc.document_id, start,
                                         min(end, start + self.max_pages - 1))
         cap = self.chat.observation_cap()
         parts, used, last = [], 0, start - 1

@@ -12,17 +12,11 @@ are those of its parts, and a pick of it stands for all of them.
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-import orjson
-
-from jsonl_engine.errors import Internal
-
-if TYPE_CHECKING:
-    from jsonl_engine.store import Store
+from jsonl_engine.ingest.summarize import extractive_summary
+from jsonl_engine.store import Store
 
 HEAD_CHARS = 1500  # text read to make an extractive summary on the fly when the stored one is empty
 _PART = re.compile(r"^(?P<title>.*) \(part \d+\)$")
@@ -114,37 +108,26 @@ class Tree:
 
 def load_tree(store: Store, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Tree:
     """Every section of the documents in scope (unknown ids raise NotFound, like lexical retrieval)."""
-    from jsonl_engine.ingest.summarize import extractive_summary
-    from jsonl_engine.retrieval.lexical import resolve_scope
-
-    try:
-        with store.snapshot() as conn:
-            scope = resolve_scope(conn, document_ids, tuple(statuses))
-            ids = sorted(scope.documents)
-            if not ids:
-                return Tree([], {}, {})
-            marks = ",".join("?" * len(ids))
-            pages = dict(conn.execute(f"SELECT id, pages FROM documents WHERE id IN ({marks}) "
-                                      "ORDER BY ingested_at, id", ids).fetchall())
-            rows = conn.execute(
-                "SELECT id, document_id, parent_id, depth, title, page_start, page_end, is_leaf, summary,"
-                f" length(text) AS text_len, CASE WHEN summary = '' THEN substr(text, 1, {HEAD_CHARS}) END AS head"
-                f" FROM sections WHERE document_id IN ({marks}) ORDER BY document_id, position", ids).fetchall()
-    except sqlite3.Error as exc:
-        raise Internal(f"cannot load the section tree: {exc}") from exc
-    docs = [Doc(d, scope.documents[d][0], scope.documents[d][1], int(n or 0), 0) for d, n in pages.items()]
+    with store.snapshot():
+        scope = store.scope(document_ids, tuple(statuses))
+        ids = sorted(scope.documents)
+        if not ids:
+            return Tree([], {}, {})
+        infos = store.documents(document_ids=ids)
+        rows = store.tree(ids, HEAD_CHARS)
+    docs = [Doc(d.document_id, scope.documents[d.document_id][0], scope.documents[d.document_id][1],
+                int(d.pages or 0), 0) for d in infos]
     for i, doc in enumerate(docs, start=1):
         doc.index = i
     tree = Tree(docs, {d.document_id: [] for d in docs}, {})
     for r in rows:
-        section_id, document_id = r[0], r[1]
-        summary = r[8] or (_fallback_summary(section_id, r[4], r[10], extractive_summary) if r[10] else "")
-        key = section_id[len(document_id) + 1:] if section_id.startswith(document_id + ":") else section_id
-        node = Node(section_id, document_id, key, r[2], int(r[3]), r[4], int(r[5]), int(r[6]), bool(r[7]),
-                    bool(r[9]), summary, int(r[9]))
-        tree.nodes[section_id] = node
-        parent = tree.nodes.get(r[2]) if r[2] else None
-        (parent.children if parent is not None else tree.roots[document_id]).append(node)
+        summary = r.summary or (_fallback_summary(store, r.section_id, r.title, r.head) if r.head else "")
+        key = r.section_id[len(r.document_id) + 1:] if r.section_id.startswith(r.document_id + ":") else r.section_id
+        node = Node(r.section_id, r.document_id, key, r.parent_id, r.depth, r.title, r.page_start, r.page_end,
+                    r.is_leaf, bool(r.text_len), summary, r.text_len)
+        tree.nodes[r.section_id] = node
+        parent = tree.nodes.get(r.parent_id) if r.parent_id else None
+        (parent.children if parent is not None else tree.roots[r.document_id]).append(node)
     for node in tree.nodes.values():
         if node.children and not node.has_text and all(_is_part(node, c) for c in node.children):
             node.parts = True
@@ -154,18 +137,10 @@ def load_tree(store: Store, document_ids: Sequence[str] | None, statuses: Sequen
     return tree
 
 
-_FALLBACK: dict[str, str] = {}
-FALLBACK_CACHE = 100_000  # entries; a section id names immutable text (the document id is a content hash)
-
-
-def _fallback_summary(section_id: str, title: str, head: str, make: Callable[[str, str], str]) -> str:
-    """The extractive summary of a section stored without one, made once per process."""
-    summary = _FALLBACK.get(section_id)
-    if summary is None:
-        if len(_FALLBACK) >= FALLBACK_CACHE:
-            _FALLBACK.clear()
-        summary = _FALLBACK[section_id] = make(title, head)
-    return summary
+def _fallback_summary(store: Store, section_id: str, title: str, head: str) -> str:
+    """The extractive summary of a section stored without one, made once per store (a section id names
+    immutable text: the document id is a content hash)."""
+    return store.memo("fallback-summary", section_id, lambda: extractive_summary(title, head))
 
 
 def _is_part(parent: Node, child: Node) -> bool:
@@ -173,27 +148,8 @@ def _is_part(parent: Node, child: Node) -> bool:
     return child.is_leaf and m is not None and m.group("title") == parent.title
 
 
-def section_texts(store: Store, section_ids: Sequence[str]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
-    """id -> (text, page_map) for these sections."""
-    out: dict[str, tuple[str, list[tuple[int, int]]]] = {}
-    ids = list(dict.fromkeys(section_ids))
-    conn = store.reader()
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        for sid, text, page_map in conn.execute(
-                f"SELECT id, text, page_map FROM sections WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-            out[sid] = (text, [(int(a), int(b)) for a, b in orjson.loads(page_map or "[]")])
-    return out
-
-
-def page_texts(store: Store, document_id: str, start: int, end: int) -> dict[int, str]:
-    conn = store.reader()
-    return dict(conn.execute("SELECT number, text FROM pages WHERE document_id = ? AND number BETWEEN ? AND ? "
-                             "ORDER BY number", (document_id, start, end)).fetchall())
-
-
 def node_text(store: Store, node: Node) -> str:
     """The text a `read` shows: a leaf's text, or its parts' texts joined."""
     ids = [c.id for c in node.children] if node.parts else [node.id]
-    texts = section_texts(store, ids)
+    texts = store.section_texts(ids)
     return "\n".join(texts[i][0] for i in ids if i in texts)

@@ -1,4 +1,4 @@
-"""Connections to the KB file: one writer (serialised by a lock), one reader connection per thread.
+"""SQLite connections to the KB file: one writer (serialised by a lock), one reader connection per thread.
 
 WAL mode lets readers run while a long ingest writes; every write is one transaction, so a kill at any
 moment leaves each document fully in or fully out.
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from jsonl_engine.errors import Internal
-from jsonl_engine.store.migrations import migrate
+from jsonl_engine.store.sqlite.migrations import migrate
 
 DB_FILENAME = "kb.sqlite3"
 
@@ -46,7 +46,7 @@ def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
         delay = min(delay * 2, 0.2)
 
 
-class Store:
+class Connections:
     def __init__(self, kb_dir: Path) -> None:
         self.kb_dir = Path(kb_dir)
         try:

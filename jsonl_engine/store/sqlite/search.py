@@ -1,5 +1,7 @@
 """The FTS5 statements: scope resolution, BM25 over pages, sections and cover pages, row loading.
 
+Phrases arrive as token tuples (`Phrase`) and are rendered here into FTS5 MATCH syntax: each phrase quoted,
+all OR-ed (tokens are runs of letters and digits only, so they never carry FTS syntax).
 Each search is one statement returning at most `limit` rows ordered by score; Python re-ranks only those.
 Scores are returned positive (FTS5's bm25() is negative, lower is better). A document's pages and sections
 are written in one transaction, so their rowids form a contiguous window: a rowid range lets FTS5 skip
@@ -10,31 +12,32 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import orjson
 
 from jsonl_engine.errors import NotFound
-from jsonl_engine.store.repo import COVER_PAGES
+from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
 
-# bm25() column weights for sections_fts(title, ancestors, text).
-SECTION_WEIGHTS = (4.0, 1.5, 1.0)
 MERGE_GAP = 1000  # rowids between two windows searched as one
-SPAN_BACK = 3  # a retrievable section starts at most this many pages before a page it covers
 
 Window = tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """The documents a search may touch: id -> (title, status)."""
+def quote(phrase: Phrase) -> str:
+    """One FTS5 phrase."""
+    return '"' + " ".join(phrase) + '"'
 
-    documents: dict[str, tuple[str, str]]
-    complete: bool  # True when every document in the KB is in scope (no filter needed)
 
-    def sql(self, column: str) -> tuple[str, list[str]]:
-        if self.complete:
-            return "1", []
-        ids = sorted(self.documents)
-        return f"{column} IN ({','.join('?' * len(ids))})", ids
+def match(phrases: Sequence[Phrase]) -> str:
+    """The FTS5 MATCH expression: an OR of quoted phrases."""
+    return " OR ".join(quote(p) for p in phrases)
+
+
+def scope_filter(scope: Scope, column: str) -> tuple[str, list[str]]:
+    if scope.complete:
+        return "1", []
+    ids = sorted(scope.documents)
+    return f"{column} IN ({','.join('?' * len(ids))})", ids
 
 
 def _marks(n: int) -> str:
@@ -86,7 +89,7 @@ def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
                f"WHERE pages_fts MATCH ?{rng} ORDER BY s DESC, rowid LIMIT ?) AS f "
                "JOIN pages p ON p.rowid = f.rowid ORDER BY f.s DESC, p.rowid")
         return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, limit])]
-    where, ids = scope.sql("p.document_id")
+    where, ids = scope_filter(scope, "p.document_id")
     sql = ("SELECT p.document_id, p.number, -bm25(pages_fts) AS s FROM pages_fts "
            "JOIN pages p ON p.rowid = pages_fts.rowid "
            f"WHERE pages_fts MATCH ?{rng.replace('rowid', 'pages_fts.rowid')} AND {where} "
@@ -95,16 +98,16 @@ def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
 
 
 def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
-                    window: Window | None = None) -> list[tuple[int, float]]:
+                    weights: SectionWeights, window: Window | None = None) -> list[tuple[int, float]]:
     """Top sections by column-weighted BM25: (section rowid, score). Sections without text are dropped
     later (an internal node may match on its title alone)."""
     rng, bounds = ("", []) if window is None else (" AND sections_fts.rowid BETWEEN ? AND ?", list(window))
-    w = ", ".join(str(x) for x in SECTION_WEIGHTS)
+    w = ", ".join(str(x) for x in weights)
     if scope.complete:
         sql = (f"SELECT rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts WHERE sections_fts MATCH ?{rng} "
                "ORDER BY sc DESC, rowid LIMIT ?")
         return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, limit])]
-    where, ids = scope.sql("s.document_id")
+    where, ids = scope_filter(scope, "s.document_id")
     sql = (f"SELECT s.rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts "
            "JOIN sections s ON s.rowid = sections_fts.rowid "
            f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
@@ -113,7 +116,7 @@ def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: i
 
 def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[str, float]:
     """BM25 of each in-scope document's first pages (issuer, form, period): document_id -> best score."""
-    where, ids = scope.sql("p.document_id")
+    where, ids = scope_filter(scope, "p.document_id")
     sql = ("SELECT p.document_id, -bm25(covers_fts) FROM covers_fts JOIN pages p ON p.rowid = covers_fts.rowid "
            f"WHERE covers_fts MATCH ? AND {where}")
     best: dict[str, float] = {}
@@ -128,51 +131,81 @@ SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_e
                    "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
 
 
-def load_sections(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[sqlite3.Row]:
-    if not rowids:
+def _json_pairs(raw: str | None) -> list[tuple[int, int]]:
+    try:
+        return [(int(a), int(b)) for a, b in orjson.loads(raw or "[]")]
+    except (ValueError, TypeError):
         return []
-    return conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({_marks(len(rowids))})",
-                        list(rowids)).fetchall()
 
 
-def sections_on_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> list[sqlite3.Row]:
-    """Sections with text that start on, or shortly before, each given page and reach it."""
-    rows: list[sqlite3.Row] = []
+def _ref(row: sqlite3.Row) -> SectionRef:
+    try:
+        path = [str(t) for t in orjson.loads(row["ancestors"] or "[]")]
+    except (ValueError, TypeError):
+        path = []
+    own = row["own_map"]
+    return SectionRef(section_id=row["id"], document_id=row["document_id"], title=row["title"], path=path,
+                      page_start=row["page_start"], page_end=row["page_end"], text_len=row["text_len"] or 0,
+                      own_map=None if own is None else _json_pairs(own))
+
+
+def load_sections(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, SectionRef]:
+    if not rowids:
+        return {}
+    return {row["rowid"]: _ref(row) for row in conn.execute(
+        f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({_marks(len(rowids))})", list(rowids))}
+
+
+def sections_on_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
+    """Sections that start on, or at most `back` pages before, each given page and reach it."""
+    rows: list[SectionRef] = []
     seen: set[int] = set()
     for doc, page in pages:
         for row in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE document_id = ? "
                                 "AND page_start BETWEEN ? AND ? AND page_end >= ?",
-                                (doc, page - SPAN_BACK, page, page)):
+                                (doc, page - back, page, page)):
             if row["rowid"] not in seen:
                 seen.add(row["rowid"])
-                rows.append(row)
+                rows.append(_ref(row))
     return rows
 
 
-def load_texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """rowid -> (text, page_map JSON) for the sections about to be returned."""
-    if not rowids:
-        return {}
-    return {r[0]: (r[1], r[2]) for r in conn.execute(
-        f"SELECT rowid, text, page_map FROM sections WHERE rowid IN ({_marks(len(rowids))})", list(rowids))}
+def section_texts(conn: sqlite3.Connection, section_ids: Sequence[str]
+                  ) -> dict[str, tuple[str, list[tuple[int, int]]]]:
+    """id -> (text, page_map) for these sections."""
+    out: dict[str, tuple[str, list[tuple[int, int]]]] = {}
+    ids = list(dict.fromkeys(section_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for sid, text, page_map in conn.execute(
+                f"SELECT id, text, page_map FROM sections WHERE id IN ({_marks(len(chunk))})", chunk):
+            out[sid] = (text, _json_pairs(page_map))
+    return out
 
 
-def load_pages(conn: sqlite3.Connection, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], str]:
+def load_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
+    """The texts (the first `chars` characters, when given) of these pages."""
     by_doc: dict[str, list[int]] = {}
     for doc, num in pages:
         by_doc.setdefault(doc, []).append(num)
-    out: dict[tuple[str, int], str] = {}
+    column = "text" if chars is None else f"substr(text, 1, {int(chars)})"
+    out: dict[PageKey, str] = {}
     for doc, nums in by_doc.items():
-        for num, text in conn.execute(f"SELECT number, text FROM pages WHERE document_id = ? AND number IN "
+        for num, text in conn.execute(f"SELECT number, {column} FROM pages WHERE document_id = ? AND number IN "
                                       f"({_marks(len(nums))})", [doc, *nums]):
             out[(doc, num)] = text
     return out
 
 
-# Document frequencies of query phrases, cached per KB generation: a phrase found in a large share of the
-# pages carries almost no BM25 weight (its IDF is near zero) yet dominates the cost of a statement.
-_DF: dict[tuple[tuple, str], int] = {}
-_DF_MAX = 100_000
+def cover_texts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, list[str]]:
+    parts: dict[str, list[str]] = {d: [] for d in document_ids}
+    if not document_ids:
+        return parts
+    for doc, text in conn.execute(f"SELECT document_id, text FROM pages WHERE number <= {COVER_PAGES} "
+                                  f"AND document_id IN ({_marks(len(document_ids))}) ORDER BY document_id, number",
+                                  list(document_ids)):
+        parts[doc].append(text)
+    return parts
 
 
 def generation(conn: sqlite3.Connection) -> tuple:
@@ -184,43 +217,27 @@ def generation(conn: sqlite3.Connection) -> tuple:
     return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), row[3] or "")
 
 
-def _cached(key: tuple, compute) -> int:
-    """A value of the per-process frequency cache (computed once per KB generation; thread-safe enough:
-    a racing thread computes the same value again)."""
-    value = _DF.get(key)
-    if value is None:
-        if len(_DF) > _DF_MAX:
-            _DF.clear()
-        value = _DF[key] = compute()
-    return value
+# Frequencies of query phrases (cached by the store per KB generation): a phrase found in a large share of
+# the pages carries almost no BM25 weight (its IDF is near zero) yet dominates the cost of a statement.
+FREQUENCY_SQL = {
+    "pages": "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?",
+    "covers": "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?",
+    "documents": ("SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+                  "WHERE pages_fts MATCH ?"),
+}
+COUNT_SQL = {
+    "pages": "SELECT COUNT(*) FROM pages",
+    "covers": f"SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}",
+}
 
 
-def page_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
-    """phrase (an FTS5 phrase string) -> number of pages holding it."""
-    sql = "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?"
-    return {p: _cached((gen, p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
+def frequency(conn: sqlite3.Connection, kind: str, phrase: Phrase) -> int:
+    """Rows of `kind` ("pages", "covers", "documents") holding the phrase."""
+    return conn.execute(FREQUENCY_SQL[kind], (quote(phrase),)).fetchone()[0]
 
 
-def page_count(conn: sqlite3.Connection, gen: tuple) -> int:
-    return _cached((gen, ""), lambda: conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
-
-
-def cover_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
-    """phrase -> number of cover pages (first pages of documents) holding it."""
-    sql = "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?"
-    return {p: _cached((gen, "covers:" + p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
-
-
-def cover_count(conn: sqlite3.Connection, gen: tuple) -> int:
-    sql = f"SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}"
-    return _cached((gen, "covers:"), lambda: conn.execute(sql).fetchone()[0])
-
-
-def document_frequencies(conn: sqlite3.Connection, gen: tuple, phrases: Sequence[str]) -> dict[str, int]:
-    """phrase -> number of documents with a page holding it (an issuer's name: few; a financial term: most)."""
-    sql = ("SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
-           "WHERE pages_fts MATCH ?")
-    return {p: _cached((gen, "docs:" + p), lambda p=p: conn.execute(sql, (p,)).fetchone()[0]) for p in phrases}
+def count(conn: sqlite3.Connection, kind: str) -> int:
+    return conn.execute(COUNT_SQL[kind]).fetchone()[0]
 
 
 def page_counts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, int]:
@@ -228,3 +245,16 @@ def page_counts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[s
         return {}
     return {r[0]: r[1] for r in conn.execute(
         f"SELECT id, pages FROM documents WHERE id IN ({_marks(len(document_ids))})", list(document_ids))}
+
+
+def tree_rows(conn: sqlite3.Connection, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
+    if not document_ids:
+        return []
+    rows = conn.execute(
+        "SELECT id, document_id, parent_id, depth, title, page_start, page_end, is_leaf, summary,"
+        f" length(text) AS text_len, CASE WHEN summary = '' THEN substr(text, 1, {int(head_chars)}) END AS head"
+        f" FROM sections WHERE document_id IN ({_marks(len(document_ids))}) ORDER BY document_id, position",
+        list(document_ids)).fetchall()
+    return [TreeRow(section_id=r[0], document_id=r[1], parent_id=r[2], depth=int(r[3]), title=r[4],
+                    page_start=int(r[5]), page_end=int(r[6]), is_leaf=bool(r[7]), summary=r[8],
+                    text_len=int(r[9]), head=r[10]) for r in rows]

@@ -1,5 +1,4 @@
-"""Typed queries over the KB: documents, sections, pages. Functions take a connection from the Store
-(`store.reader()`, `store.snapshot()` or `store.write()`), except `write_parsed`, which takes the Store.
+"""The SQLite statements over documents, sections and pages. Functions take a connection from the store.
 
 A document goes in (or is replaced, or removed) in one transaction: every row of it, FTS rows included
 (written by `save_document` on insert, by the schema's triggers on delete), commits together or not at all.
@@ -7,113 +6,23 @@ A document goes in (or is replaced, or removed) in one transaction: every row of
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from jsonl_engine.errors import Cancelled, EngineError, InvalidParams, NotFound
-
-if TYPE_CHECKING:
-    from jsonl_engine.context import CancelFlag
-    from jsonl_engine.ingest.model import ParsedDocument
-    from jsonl_engine.store.db import Store
-
-STATUSES = ("approved", "draft", "contested", "archived")
-# A document's first pages, indexed apart in covers_fts (they name the issuer and period). The covers_fts
-# delete trigger (migration 1) says `number <= 2` too: change both together.
-COVER_PAGES = 2
-
-
-@dataclass(slots=True)
-class DocumentInfo:
-    document_id: str
-    title: str
-    path: str | None
-    media_type: str
-    pages: int
-    sections: int
-    status: str
-    ingested_at: str
-    sha256: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class SectionRow:
-    section_id: str
-    document_id: str
-    document_title: str
-    parent_id: str | None
-    position: int
-    depth: int
-    ordinal: int
-    title: str
-    ancestors: list[str]
-    page_start: int
-    page_end: int
-    is_leaf: bool
-    text: str
-    page_map: list[tuple[int, int]]
-    summary: str
-    status: str
-
-
-@dataclass(slots=True)
-class PageRow:
-    document_id: str
-    document_title: str
-    number: int
-    text: str
-    status: str
-
-
-@dataclass(slots=True)
-class OutlineNode:
-    section_id: str
-    title: str
-    depth: int
-    page_start: int
-    page_end: int
-    children: list[OutlineNode] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class IngestOutcome:
-    """One entry's outcome: a stored (or skipped) document, or an error with its protocol code."""
-
-    path: str | None
-    document_id: str | None = None
-    title: str | None = None
-    media_type: str | None = None
-    pages: int = 0
-    sections: int = 0
-    status: str | None = None
-    skipped: bool = False
-    reason: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    error: dict[str, Any] | None = None
-
-
-# ---------------------------------------------------------------- ids and hashing
-
-def content_id(data: bytes) -> tuple[str, str]:
-    """(sha256 hex, document id): the id is the first 16 hex chars of the content hash."""
-    digest = hashlib.sha256(data).hexdigest()
-    return digest, digest[:16]
-
-
-def file_digest(path: str) -> tuple[str, str]:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
-    return digest, digest[:16]
+from jsonl_engine.errors import InvalidParams, NotFound
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    STATUSES,
+    DocumentInfo,
+    OutlineNode,
+    PageRow,
+    ParsedDocument,
+    SectionRow,
+)
 
 
 def _now() -> str:
@@ -131,13 +40,20 @@ def _doc(row: sqlite3.Row) -> DocumentInfo:
                         ingested_at=row["ingested_at"], sha256=row["sha256"], warnings=orjson.loads(row["warnings"]))
 
 
-def list_documents(conn: sqlite3.Connection, statuses: Iterable[str] | None = None) -> list[DocumentInfo]:
+def list_documents(conn: sqlite3.Connection, statuses: Iterable[str] | None = None,
+                   document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
     sql = f"SELECT {_DOC_COLUMNS} FROM documents"
     args: list[Any] = []
+    where: list[str] = []
     if statuses is not None:
         wanted = list(statuses)
-        sql += f" WHERE status IN ({','.join('?' * len(wanted))})" if wanted else " WHERE 0"
-        args = wanted
+        where.append(f"status IN ({','.join('?' * len(wanted))})" if wanted else "0")
+        args += wanted
+    if document_ids is not None:
+        where.append(f"id IN ({','.join('?' * len(document_ids))})" if document_ids else "0")
+        args += list(document_ids)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY ingested_at, id"
     return [_doc(row) for row in conn.execute(sql, args)]
 
@@ -160,12 +76,8 @@ def find_by_path(conn: sqlite3.Connection, path: str) -> list[DocumentInfo]:
 
 
 def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_id: str, sha256: str,
-                  path: str | None, status: str = "approved", replace: Iterable[str] = (),
-                  before_commit: Callable[[], None] | None = None) -> DocumentInfo:
-    """Insert a parsed document (inside the caller's write transaction), first removing `replace` ids.
-
-    `before_commit` runs last, still inside the transaction (a cancel check raising there rolls it all back).
-    """
+                  path: str | None, status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+    """Insert a parsed document (inside the caller's write transaction), first removing `replace` ids."""
     if status not in STATUSES:
         raise InvalidParams(f"unknown status {status!r}", fields=["status"])
     for old in replace:
@@ -183,8 +95,6 @@ def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_
         " page_end, is_leaf, text, page_map, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         _section_rows(parsed, document_id))
     _index_document(conn, document_id)
-    if before_commit is not None:
-        before_commit()
     return info
 
 
@@ -285,6 +195,11 @@ def get_page(conn: sqlite3.Connection, document_id: str, number: int) -> PageRow
     return PageRow(document_id, doc.title, number, row["text"], doc.status)
 
 
+def page_range(conn: sqlite3.Connection, document_id: str, start: int, end: int) -> dict[int, str]:
+    return dict(conn.execute("SELECT number, text FROM pages WHERE document_id = ? AND number BETWEEN ? AND ? "
+                             "ORDER BY number", (document_id, start, end)).fetchall())
+
+
 def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = None) -> tuple[DocumentInfo,
                                                                                                list[OutlineNode]]:
     """The section tree (titles and page ranges) down to `max_depth` (1 = top-level sections only)."""
@@ -302,46 +217,6 @@ def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = 
     return doc, roots
 
 
-# ---------------------------------------------------------------- ingest writes (the flows are in jsonl_engine.ingest)
-
-def precheck(conn: sqlite3.Connection, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
-    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace)."""
-    existing = find_by_sha(conn, sha256)
-    if existing is not None:
-        reason = "already ingested (same content)"
-        if existing.path and path and existing.path != path:
-            reason = f"same content already ingested from {existing.path}"
-        return outcome_for(existing, skipped=True, reason=reason), []
-    older = [d.document_id for d in find_by_path(conn, path)] if path else []
-    return None, older
-
-
-def outcome_for(info: DocumentInfo, *, skipped: bool = False, reason: str | None = None) -> IngestOutcome:
-    return IngestOutcome(path=info.path, document_id=info.document_id, title=info.title, media_type=info.media_type,
-                         pages=info.pages, sections=info.sections, status=info.status, skipped=skipped,
-                         reason=reason, warnings=list(info.warnings))
-
-
-def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
-    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-    if exc.data and "reason" in exc.data:
-        error["reason"] = exc.data["reason"]
-    return IngestOutcome(path=path, error=error)
-
-
-def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-                 status: str, cancel: CancelFlag | None = None) -> IngestOutcome:
-    """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert."""
-
-    def check_cancel() -> None:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("ingest cancelled")
-
-    with store.write() as conn:
-        skip, older = precheck(conn, sha256, path)
-        if skip is not None:
-            return skip
-        info = save_document(conn, parsed, document_id=document_id, sha256=sha256, path=path, status=status,
-                             replace=older, before_commit=check_cancel)
-    reason = f"replaced previous version {', '.join(older)}" if older else None
-    return outcome_for(info, reason=reason)
+def set_summaries(conn: sqlite3.Connection, summaries: dict[str, str]) -> int:
+    conn.executemany("UPDATE sections SET summary = ? WHERE id = ?", [(s, sid) for sid, s in summaries.items() if s])
+    return sum(1 for s in summaries.values() if s)

@@ -1,0 +1,90 @@
+"""Ingest policy: a document's id (its content hash), whether new content is skipped (these exact bytes are in)
+or replaces older versions (same path), and the outcome reported for each entry.
+
+`write_parsed` makes the decision again inside the write transaction, so two ingests of the same file racing
+each other store it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.errors import Cancelled, EngineError
+from jsonl_engine.store import DocumentInfo, ParsedDocument, Store, Transaction
+
+if TYPE_CHECKING:
+    from jsonl_engine.context import CancelFlag
+
+
+@dataclass(slots=True)
+class IngestOutcome:
+    """One entry's outcome: a stored (or skipped) document, or an error with its protocol code."""
+
+    path: str | None
+    document_id: str | None = None
+    title: str | None = None
+    media_type: str | None = None
+    pages: int = 0
+    sections: int = 0
+    status: str | None = None
+    skipped: bool = False
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+
+def content_id(data: bytes) -> tuple[str, str]:
+    """(sha256 hex, document id): the id is the first 16 hex chars of the content hash."""
+    digest = hashlib.sha256(data).hexdigest()
+    return digest, digest[:16]
+
+
+def file_digest(path: str) -> tuple[str, str]:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    return digest, digest[:16]
+
+
+def precheck(reads: Store | Transaction, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
+    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace)."""
+    existing = reads.find_by_sha256(sha256)
+    if existing is not None:
+        reason = "already ingested (same content)"
+        if existing.path and path and existing.path != path:
+            reason = f"same content already ingested from {existing.path}"
+        return outcome_for(existing, skipped=True, reason=reason), []
+    older = [d.document_id for d in reads.find_by_path(path)] if path else []
+    return None, older
+
+
+def outcome_for(info: DocumentInfo, *, skipped: bool = False, reason: str | None = None) -> IngestOutcome:
+    return IngestOutcome(path=info.path, document_id=info.document_id, title=info.title, media_type=info.media_type,
+                         pages=info.pages, sections=info.sections, status=info.status, skipped=skipped,
+                         reason=reason, warnings=list(info.warnings))
+
+
+def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
+    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if exc.data and "reason" in exc.data:
+        error["reason"] = exc.data["reason"]
+    return IngestOutcome(path=path, error=error)
+
+
+def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
+                 status: str, cancel: CancelFlag | None = None) -> IngestOutcome:
+    """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert.
+    A cancel seen after the insert, before the commit, rolls it all back."""
+    with store.transaction() as tx:
+        skip, older = precheck(tx, sha256, path)
+        if skip is not None:
+            return skip
+        info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status, replace=older)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("ingest cancelled")
+    reason = f"replaced previous version {', '.join(older)}" if older else None
+    return outcome_for(info, reason=reason)

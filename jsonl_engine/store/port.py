@@ -1,0 +1,179 @@
+"""The store interface: every read, search and write the engine makes, as domain verbs over domain types.
+
+Callers never see a connection, a query language or a backend exception: an implementation translates its
+own failures into EngineErrors (NotFound for a missing document/section/page, Internal otherwise). The SQLite
+implementation is `jsonl_engine.store.sqlite`; `jsonl_engine.store.open_store` picks one.
+
+Reads see the latest committed state, each on its own; inside `snapshot()` every read of the calling thread
+sees one consistent state. Writes are atomic: a document goes in (or is replaced, or removed) whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol, TypeVar
+
+from jsonl_engine.store.types import (
+    DocumentInfo,
+    OutlineNode,
+    PageHit,
+    PageKey,
+    PageRow,
+    ParsedDocument,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionRow,
+    SectionWeights,
+    TreeRow,
+)
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+
+class Transaction(Protocol):
+    """The writes of one atomic transaction (`Store.transaction()`): all commit together, or none."""
+
+    def find_by_sha256(self, sha256: str) -> DocumentInfo | None: ...
+
+    def find_by_path(self, path: str) -> list[DocumentInfo]: ...
+
+    def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
+               status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+        """Insert a parsed document, its pages and sections, and index them; first delete the `replace` ids."""
+        ...
+
+
+class Store(Protocol):
+    # ---- lifecycle and consistency
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Reads of this thread inside the block see one consistent state."""
+        ...
+
+    def close(self) -> None: ...
+
+    def memo(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+        """A value derived from immutable KB content (keyed by a document or section id, or by text), computed
+        once and kept in this store's bounded cache."""
+        ...
+
+    def memo_many(self, kind: str, keys: Sequence[K], compute: Callable[[list[K]], dict[K, T]]) -> dict[K, T]:
+        """`memo` for many keys: the missing ones computed together by `compute(missing keys)`."""
+        ...
+
+    # ---- documents
+    def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
+        """Documents in scope with one of `statuses`; unknown ids in `document_ids` raise NotFound."""
+        ...
+
+    def documents(self, statuses: Iterable[str] | None = None,
+                  document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
+        """Documents (with one of `statuses`, among `document_ids`, when given), oldest ingest first."""
+        ...
+
+    def document(self, document_id: str) -> DocumentInfo: ...
+
+    def page_counts(self, document_ids: Sequence[str]) -> dict[str, int]: ...
+
+    def find_by_sha256(self, sha256: str) -> DocumentInfo | None: ...
+
+    def find_by_path(self, path: str) -> list[DocumentInfo]: ...
+
+    # ---- sections and pages
+    def section(self, section_id: str) -> SectionRow: ...
+
+    def child_ids(self, section_id: str) -> list[str]:
+        """A section's children, in document order."""
+        ...
+
+    def document_sections(self, document_id: str) -> list[SectionRow]:
+        """All sections of a document in tree (pre-)order."""
+        ...
+
+    def outline(self, document_id: str, max_depth: int | None = None) -> tuple[DocumentInfo, list[OutlineNode]]:
+        """The section tree (titles and page ranges) down to `max_depth` (1 = top-level sections only)."""
+        ...
+
+    def tree(self, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
+        """Every section of these documents without its text, by document id then tree order; `head` is the
+        first `head_chars` characters of the text of a section stored without a summary."""
+        ...
+
+    def section_texts(self, section_ids: Sequence[str]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
+        """section id -> (text, page map)."""
+        ...
+
+    def sections_on_pages(self, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
+        """Sections that start on, or at most `back` pages before, each given page and reach it."""
+        ...
+
+    def page(self, document_id: str, number: int) -> PageRow: ...
+
+    def page_texts(self, pages: Sequence[PageKey]) -> dict[PageKey, str]:
+        """The texts of these pages (missing pages left out)."""
+        ...
+
+    def page_range(self, document_id: str, start: int, end: int) -> dict[int, str]:
+        """page number -> text for the document's pages from `start` to `end`."""
+        ...
+
+    def page_heads(self, pages: Sequence[PageKey], chars: int) -> dict[PageKey, str]:
+        """The first `chars` characters of these pages."""
+        ...
+
+    def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
+        """document id -> the texts of its cover pages (the first COVER_PAGES), in page order."""
+        ...
+
+    # ---- search (phrases are OR-ed; scores are higher-is-better)
+    def page_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+        """phrase -> number of pages holding it."""
+        ...
+
+    def cover_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+        """phrase -> number of cover pages holding it."""
+        ...
+
+    def document_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+        """phrase -> number of documents with a page holding it."""
+        ...
+
+    def page_count(self) -> int: ...
+
+    def cover_count(self) -> int: ...
+
+    def document_count(self) -> int: ...
+
+    def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
+                     within: Sequence[str] | None = None) -> list[PageHit]:
+        """The best pages of the scope (of the `within` documents, when given) by BM25, best first."""
+        ...
+
+    def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
+                        within: Sequence[str]) -> list[SectionHit]:
+        """The best sections of the `within` documents by field-weighted BM25, best first."""
+        ...
+
+    def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
+        """document id -> the best BM25 score of its cover pages, for the documents in scope that match."""
+        ...
+
+    # ---- writes
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """One atomic write transaction; an exception inside rolls it all back."""
+        ...
+
+    def remove(self, document_id: str) -> DocumentInfo:
+        """Delete a document with its sections, pages and index entries; NotFound when absent."""
+        ...
+
+    def review(self, document_id: str, status: str) -> tuple[DocumentInfo, str]:
+        """Set the review status; returns (updated document, previous status)."""
+        ...
+
+    def set_summaries(self, summaries: dict[str, str]) -> int:
+        """Store section summaries (empty ones skipped), atomically; returns how many were written."""
+        ...

@@ -1,0 +1,170 @@
+"""The store's domain types: what goes in (a parsed document) and what comes out (documents, sections, pages,
+search hits). Plain data, no backend: every store implementation takes and returns these.
+
+A search names what it looks for with neutral phrases (token tuples, OR-ed; a phrase matches its tokens in
+sequence) and, for sections, a weight per field; each backend renders them in its own query language.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+STATUSES = ("approved", "draft", "contested", "archived")
+# A document's first pages (cover, release heading: they name the issuer and the period) are searchable apart.
+COVER_PAGES = 2
+
+Phrase = tuple[str, ...]  # lowercased index tokens, matched in sequence
+PageKey = tuple[str, int]  # (document id, 1-based page number)
+
+
+class SectionWeights(NamedTuple):
+    """Relevance weight of each searchable field of a section."""
+
+    title: float
+    ancestors: float  # the titles of the enclosing sections
+    text: float
+
+
+# ---------------------------------------------------------------- what ingest hands the store
+
+@dataclass(slots=True)
+class ParsedSection:
+    """One node of the section tree, in pre-order.
+
+    `key` is the position in the tree ("0", "0.2", "0.2.1"); with the document id it makes the stable section id.
+    `text` is the node's own text (leaves; an internal node may carry the preamble before its first child).
+    `page_map` lists (offset into `text`, page number) at every point where a new page begins, ascending,
+    starting at offset 0, so any quote offset maps back to its page.
+    """
+
+    key: str
+    parent: int | None
+    depth: int
+    ordinal: int
+    title: str
+    page_start: int
+    page_end: int
+    text: str = ""
+    page_map: list[tuple[int, int]] = field(default_factory=list)
+    summary: str = ""
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    """A document as extraction produces it (plain data: it pickles across the process pool)."""
+
+    title: str
+    media_type: str
+    pages: list[str]
+    sections: list[ParsedSection]
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- what the store returns
+
+@dataclass(slots=True)
+class DocumentInfo:
+    document_id: str
+    title: str
+    path: str | None
+    media_type: str
+    pages: int
+    sections: int
+    status: str
+    ingested_at: str
+    sha256: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SectionRow:
+    section_id: str
+    document_id: str
+    document_title: str
+    parent_id: str | None
+    position: int
+    depth: int
+    ordinal: int
+    title: str
+    ancestors: list[str]
+    page_start: int
+    page_end: int
+    is_leaf: bool
+    text: str
+    page_map: list[tuple[int, int]]
+    summary: str
+    status: str
+
+
+@dataclass(slots=True)
+class PageRow:
+    document_id: str
+    document_title: str
+    number: int
+    text: str
+    status: str
+
+
+@dataclass(slots=True)
+class OutlineNode:
+    section_id: str
+    title: str
+    depth: int
+    page_start: int
+    page_end: int
+    children: list[OutlineNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The documents a search may touch: id -> (title, status)."""
+
+    documents: dict[str, tuple[str, str]]
+    complete: bool  # True when every document in the KB is in scope (no filter needed)
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRef:
+    """A section as ranking sees it: where it is, and how much text it has (not the text itself).
+
+    `own_map` is None for a leaf; for an internal node it is the page map of its own text (a preamble), since
+    its page range is that of its whole subtree.
+    """
+
+    section_id: str
+    document_id: str
+    title: str
+    path: list[str]  # titles of the enclosing sections, outermost first
+    page_start: int
+    page_end: int
+    text_len: int
+    own_map: list[tuple[int, int]] | None
+
+
+class PageHit(NamedTuple):
+    document_id: str
+    number: int
+    score: float  # higher is better
+
+
+class SectionHit(NamedTuple):
+    section: SectionRef
+    score: float  # higher is better
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRow:
+    """One section of a document's tree, without its text: what navigation shows a model."""
+
+    section_id: str
+    document_id: str
+    parent_id: str | None
+    depth: int
+    title: str
+    page_start: int
+    page_end: int
+    is_leaf: bool
+    summary: str
+    text_len: int
+    head: str | None  # the start of the text when the stored summary is empty (to summarise on the fly)
