@@ -105,3 +105,7 @@ def test_no_module_imports_a_layer_above_it() -> None:
 
 def test_the_cycle_check_sees_function_local_imports(tmp_path) -> None:
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []

@@ -5,7 +5,8 @@ import pytest
 from jsonl_engine.app import App
 from jsonl_engine.config import ReaderSettings, Settings, load_settings
 from jsonl_engine.errors import InvalidParams, LLMUnavailable
-from jsonl_engine.llm.readers import gateway_for, reader_names, resolve_reader
+from jsonl_engine.llm.gateways import gateway_for
+from jsonl_engine.llm.readers import reader_names, resolve_reader
 
 KEY = "sk-secret-abcdef123456"
 

@@ -54,7 +54,7 @@ def test_slices_are_asked_in_parallel_and_merged(dev_kb, gateway) -> None:
     gateway.responder = respond
     progress: list = []
     found = run_strategy("chunked-tree", dev_kb, gateway, document_ids=[doc], query="3M net sales 2022",
-                         max_tokens_per_call=3000, extra={"concurrency": 2}, progress=progress)
+                         max_tokens_per_call=3000, concurrency=2, progress=progress)
     n = found.details["slices"]
     assert n > 3 and len(gateway.requests) == n == found.hops_taken
     assert sorted(asked) == [(i, n) for i in range(1, n + 1)]

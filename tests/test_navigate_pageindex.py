@@ -91,7 +91,7 @@ def test_several_ranges_keep_the_top_max_citations(nav_kb, gateway) -> None:
                              "cited_pages": [{"pages": [1, 1], "confidence": 0.2}, {"pages": [3, 4], "confidence": 0.9},
                                              {"pages": [5, 5]}, {"pages": [3, 4], "confidence": 0.3},
                                              {"pages": [6, 6], "confidence": 0.6}]}))
-    found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id], extra={"max_citations": 2},
+    found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id], max_cited_ranges=2,
                          limit=2)
     assert [(c["page_start"], c["page_end"], c["confidence"]) for c in found.details["citations"]] == [
         (3, 4, 0.9), (6, 6, 0.6)]
@@ -122,7 +122,7 @@ def test_a_loop_without_done_returns_the_pages_read(nav_kb, gateway) -> None:
                  json_reply({"tool": "pages", "start": 5, "end": 12}))
     gateway.responder = lambda request: json_reply({"tool": "structure"})
     found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id], max_hops=5,
-                         extra={"max_pages_per_call": 2})
+                         max_pages_per_call=2)
     assert len(gateway.requests) == 5 and found.hops_taken == 5
     assert "did not call done within max_hops=5" in found.reason and found.details["fallback"] is True
     assert "pages 7-8 not shown" in gateway.requests[3].messages[-1]["content"]

@@ -1,20 +1,16 @@
-"""Extraction: files and inline text -> ParsedDocument (pages plus a section tree), picklable for the pool."""
+"""Extraction: files and inline text -> ParsedDocument (pages plus a section tree), picklable for the pool.
+Which parser reads which file type is the registry in parsers.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from jsonl_engine.errors import UnsupportedMedia
-from jsonl_engine.ingest.model import ParsedDocument, ParsedSection
+from jsonl_engine.ingest.model import MARKDOWN, PDF, PLAIN, ParsedDocument, ParsedSection
+from jsonl_engine.ingest.parsers import BY_MEDIA_TYPE, MEDIA_TYPES, SUPPORTED
 
-PDF = "application/pdf"
-MARKDOWN = "text/markdown"
-PLAIN = "text/plain"
-MEDIA_TYPES: dict[str, str] = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".txt": PLAIN, ".text": PLAIN}
-SUPPORTED = ", ".join(sorted(MEDIA_TYPES))  # for messages: ".markdown, .md, .pdf, .text, .txt"
-
-__all__ = ["MEDIA_TYPES", "SUPPORTED", "ParsedDocument", "ParsedSection", "media_type_for", "parse_file",
-           "parse_text", "require_media_type"]
+__all__ = ["MARKDOWN", "MEDIA_TYPES", "PDF", "PLAIN", "SUPPORTED", "ParsedDocument", "ParsedSection",
+           "media_type_for", "parse_file", "parse_text", "require_media_type"]
 
 
 def media_type_for(path: str | Path) -> str | None:
@@ -30,37 +26,15 @@ def require_media_type(path: str | Path) -> str:
     return media_type
 
 
-def read_text_file(path: str) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if b"\x00" in data[:8192]:
-        raise UnsupportedMedia(f"{Path(path).name} is not a text file", reason="unknown_type")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
-
-
 def parse_file(path: str) -> ParsedDocument:
     """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type)."""
-    media_type = require_media_type(path)
-    if media_type == PDF:
-        from jsonl_engine.ingest.pdf import parse_pdf
-
-        return parse_pdf(path)
-    if media_type == MARKDOWN:
-        from jsonl_engine.ingest.text import parse_markdown
-
-        return parse_markdown(read_text_file(path), Path(path).stem, title_from_h1=True)
-    return parse_text(read_text_file(path), Path(path).stem, media_type)
+    return BY_MEDIA_TYPE[require_media_type(path)].file_parser()(path)
 
 
 def parse_text(text: str, title: str, media_type: str = PLAIN) -> ParsedDocument:
     """Inline text: `title` names the document."""
-    from jsonl_engine.ingest.text import parse_markdown, parse_plain
-
-    if media_type == MARKDOWN:
-        return parse_markdown(text, title)
-    if media_type == PLAIN:
-        return parse_plain(text, title)
-    raise UnsupportedMedia(f"unsupported media type {media_type!r} for inline text", reason="unknown_type")
+    parser = BY_MEDIA_TYPE.get(media_type)
+    parse = parser.text_parser() if parser is not None else None
+    if parse is None:
+        raise UnsupportedMedia(f"unsupported media type {media_type!r} for inline text", reason="unknown_type")
+    return parse(text, title)

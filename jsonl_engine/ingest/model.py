@@ -8,7 +8,11 @@ from typing import NamedTuple
 
 from jsonl_engine.store.types import ParsedDocument, ParsedSection
 
-__all__ = ["Line", "OutlineEntry", "PageData", "ParsedDocument", "ParsedSection", "PdfInfo"]
+__all__ = ["MARKDOWN", "PDF", "PLAIN", "Line", "OutlineEntry", "PageData", "ParsedDocument", "ParsedSection", "PdfInfo"]
+
+PDF = "application/pdf"
+MARKDOWN = "text/markdown"
+PLAIN = "text/plain"
 
 
 class Line(NamedTuple):

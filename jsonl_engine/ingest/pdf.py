@@ -13,8 +13,7 @@ import re
 from pathlib import Path
 
 from jsonl_engine.errors import UnsupportedMedia
-from jsonl_engine.ingest import PDF
-from jsonl_engine.ingest.model import Line, OutlineEntry, PageData, ParsedDocument, PdfInfo
+from jsonl_engine.ingest.model import PDF, Line, OutlineEntry, PageData, ParsedDocument, PdfInfo
 from jsonl_engine.ingest.normalize import collapse_ws, normalize_line
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold", re.I)

@@ -1,25 +1,20 @@
-"""Named readers: which endpoint and model a request uses, and the per-app registry of their gateways.
+"""Named readers: which endpoint and model a request uses (the gateways themselves are in gateways.py).
 
-Light module (no httpx at import): `capabilities` lists `reader_names`, and handlers call `gateway_for`
+Light module (no httpx at import): `capabilities` lists `reader_names`; handlers call `gateways.gateway_for`
 first thing so a missing LLM is `llm_unavailable` before any work is done.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jsonl_engine.config import ReaderSettings, Settings
 from jsonl_engine.errors import InvalidParams, LLMUnavailable
 
-if TYPE_CHECKING:
-    from jsonl_engine.llm.gateway import Gateway
-
 LLM_NAME = "default"  # the name `[llm]` goes by among the readers
-EXTRAS_KEY = "llm"
 HOW_TO_CONFIGURE = ("set JSONL_ENGINE_LLM_BASE_URL and JSONL_ENGINE_LLM_MODEL (key: JSONL_ENGINE_LLM_API_KEY or "
                     "OPENAI_API_KEY), or [llm] / [readers.NAME] in the --config TOML file")
 
@@ -114,36 +109,3 @@ def _validated(name: str, reader: ReaderSettings, env: Mapping[str, str]) -> Rea
                              "(api_key_env) is not set")
     settings = reader.model_copy(update={"base_url": base_url, "model": model})
     return Reader(name=name, settings=settings, api_key=reader.resolved_api_key(env) or None)
-
-
-class Gateways:
-    """`app.extras["llm"]`: one Gateway (one httpx client) per reader, created on first use."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._gateways: dict[str, Gateway] = {}
-        self._lock = threading.Lock()
-
-    def get(self, name: str | None = None) -> Gateway:
-        reader = resolve_reader(self.settings, name)
-        with self._lock:
-            gateway = self._gateways.get(reader.name)
-            if gateway is None:
-                from jsonl_engine.llm.gateway import Gateway
-
-                gateway = self._gateways[reader.name] = Gateway(reader)
-        return gateway
-
-    async def aclose(self) -> None:
-        with self._lock:
-            gateways, self._gateways = list(self._gateways.values()), {}
-        for gateway in gateways:
-            await gateway.aclose()
-
-
-def gateway_for(app: Any, name: str | None = None) -> Gateway:
-    """The gateway a request uses (`reader` param -> name); raises before any work is done."""
-    registry = app.extras.get(EXTRAS_KEY)
-    if registry is None:
-        registry = app.extras.setdefault(EXTRAS_KEY, Gateways(app.settings))
-    return registry.get(name)

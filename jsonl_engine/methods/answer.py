@@ -12,7 +12,7 @@ async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     """Answer a question with the configured LLM, citing the sections it used (verified quotes, pages)."""
     from jsonl_engine.answer.answer import AnswerRequest
     from jsonl_engine.answer.answer import answer as run
-    from jsonl_engine.llm.readers import gateway_for
+    from jsonl_engine.llm.gateways import gateway_for
 
     gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / unknown reader before any work
     request = AnswerRequest(**{**params.model_dump(), "statuses": tuple(params.statuses)})

@@ -22,7 +22,7 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
         max_tokens_per_call=params.max_tokens_per_call)
     llm = None
     if strategy.needs_llm:  # llm_unavailable before any work
-        from jsonl_engine.llm.readers import gateway_for
+        from jsonl_engine.llm.gateways import gateway_for
 
         llm = gateway_for(ctx.app, params.reader)
     found = await strategy.run(await ctx.store(), request, llm, ctx.progress)

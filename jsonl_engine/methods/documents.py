@@ -53,7 +53,7 @@ def _summary_gateway(ctx: RequestContext, reader: str | None):
     """The reader that writes summaries; None (extractive summaries) when no LLM is configured and none was
     named. A named reader that does not resolve is an error before any work."""
     from jsonl_engine.errors import LLMUnavailable
-    from jsonl_engine.llm.readers import gateway_for
+    from jsonl_engine.llm.gateways import gateway_for
 
     try:
         return gateway_for(ctx.app, reader)

@@ -39,7 +39,7 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
 
 
 def _gateway(ctx: RequestContext, reader: str | None):
-    from jsonl_engine.llm.readers import gateway_for
+    from jsonl_engine.llm.gateways import gateway_for
 
     try:
         return gateway_for(ctx.app, reader)

@@ -20,11 +20,13 @@ from jsonl_engine.models.system import (
 from jsonl_engine.registry import HANDLERS, method
 
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
-MEDIA_TYPES = ["application/pdf", "text/markdown", "text/plain"]
 
 
 def build_capabilities(settings: Settings) -> CapabilitiesResult:
-    from jsonl_engine.llm.readers import reader_names  # light modules: no httpx, no retrieval pipeline
+    from jsonl_engine.ingest.parsers import (
+        PARSERS,  # light modules: no httpx, no pdfium, no retrieval pipeline
+    )
+    from jsonl_engine.llm.readers import reader_names
     from jsonl_engine.retrieval.strategies import STRATEGIES
 
     return CapabilitiesResult(
@@ -40,7 +42,7 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
         error_codes=list(ERROR_CODES),
         readers=reader_names(settings),
         strategies=sorted(STRATEGIES),
-        media_types=MEDIA_TYPES,
+        media_types=[p.media_type for p in PARSERS],
     )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from jsonl_engine.errors import InvalidParams
+from jsonl_engine.ingest.parsers import EXTENSIONS
 from jsonl_engine.models import Params, Result
 from jsonl_engine.models.common import Status
 
@@ -15,7 +16,7 @@ TextMediaType = Literal["text/plain", "text/markdown"]
 
 class IngestParams(Params):
     paths: list[str] | None = Field(None, min_length=1, description=(
-        "files and/or directories (searched recursively for .pdf, .md, .markdown, .txt, .text)"))
+        f"files and/or directories (searched recursively for {EXTENSIONS})"))
     text: str | None = Field(None, min_length=1, description="inline document text (instead of paths)")
     title: str | None = Field(None, min_length=1, max_length=500, description="title of the inline text")
     media_type: TextMediaType = Field("text/plain", description="how to read the inline text")

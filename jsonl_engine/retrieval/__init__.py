@@ -16,60 +16,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jsonl_engine.errors import InvalidParams
+from jsonl_engine.retrieval.types import UNITS, Passage, Retrieval, check_unit
 
 if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 __all__ = ["Passage", "Retrieval", "retrieve", "salient_terms", "answer_terms", "UNITS", "check_unit"]
-
-UNITS = ("section", "page")
-
-
-def check_unit(unit: str) -> None:
-    """InvalidParams unless `unit` is one of UNITS."""
-    if unit not in UNITS:
-        raise InvalidParams(f"unit must be one of {', '.join(UNITS)}", fields=["unit"])
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    section_id: str
-    document_id: str
-    document_title: str
-    title: str
-    path: list[str]
-    page_start: int
-    page_end: int
-    score: float
-    text: str
-    snippet: str
-    status: str
-    page_map: list[tuple[int, int]]
-    unit: str = "section"
-    confidence: float | None = None  # LLM strategies: the model's confidence in this pick / citation, 0..1
-
-    @classmethod
-    def for_page(cls, document_id: str, number: int, *, document_title: str, status: str, path: list[str],
-                 score: float, text: str, snippet: str, confidence: float | None = None) -> Passage:
-        """A unit="page" passage: page `number` of a document, id "<document_id>:p<number>"."""
-        return cls(section_id=f"{document_id}:p{number}", document_id=document_id, document_title=document_title,
-                   title=f"Page {number}", path=path, page_start=number, page_end=number, score=score, text=text,
-                   snippet=snippet, status=status, page_map=[(0, number)], unit="page", confidence=confidence)
-
-
-@dataclass
-class Retrieval:
-    passages: list[Passage]
-    reason: str | None = None
-    usage: dict = field(default_factory=dict)
-    hops_taken: int = 0
-    confidence: float | None = None  # LLM strategies: overall confidence, 0..1
-    details: dict = field(default_factory=dict)  # strategy-specific (pageindex: answer, citations)
-
 
 def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
              statuses: Sequence[str] = ("approved",), limit: int = 8, unit: str = "section") -> Retrieval:

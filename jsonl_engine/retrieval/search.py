@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jsonl_engine.retrieval import Passage, Retrieval, check_unit, cues, dedupe, rank, snippet
+from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
+from jsonl_engine.retrieval.types import Passage, Retrieval, check_unit
 from jsonl_engine.store import Phrase, Scope, SectionWeights, Store
 
 PAGE_CANDIDATES = 200

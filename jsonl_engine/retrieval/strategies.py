@@ -1,63 +1,40 @@
-"""Retrieval strategies by name. kb.context (and kb.answer) resolve `strategy` here; LLM strategies of a
-later issue register under the same interface (`register(MyStrategy())`) without touching the handlers.
+"""The table of retrieval strategies by name, built here and only here: lexical plus the navigating strategies.
+kb.context and kb.answer resolve `strategy` through `get_strategy`; a new strategy is a `Strategy` (types.py)
+added to STRATEGIES below.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import InvalidParams
+from jsonl_engine.retrieval import navigate
+from jsonl_engine.retrieval.types import Progress, Retrieval, Strategy, StrategyRequest
 
 if TYPE_CHECKING:
-    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.store import Store
-
-Progress = Callable[..., None]  # ctx.progress(stage, done=None, total=None, message=None)
-
-
-@dataclass
-class StrategyRequest:
-    query: str
-    document_ids: list[str] | None = None
-    statuses: tuple[str, ...] = ("approved",)
-    limit: int = 8
-    unit: str = "section"
-    max_tokens_per_call: int | None = None
-    max_hops: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # strategy-specific params, passed through
-
-
-class Strategy(Protocol):
-    name: str
-    needs_llm: bool
-
-    async def run(self, store: Store, request: StrategyRequest, llm: Any | None,
-                  progress: Progress) -> Retrieval: ...
 
 
 class Lexical:
-    """FTS5 BM25 over sections and pages, fused; no LLM. Blocking SQLite work runs in a worker thread."""
+    """BM25 over sections and pages, fused; no LLM. The blocking store work runs in a worker thread."""
 
     name = "lexical"
     needs_llm = False
 
-    async def run(self, store: Store, request: StrategyRequest, llm: Any | None, progress: Progress) -> Retrieval:
-        from jsonl_engine.retrieval import retrieve
+    async def run(self, store: Store, request: StrategyRequest, llm: Gateway | None,
+                  progress: Progress) -> Retrieval:
+        from jsonl_engine.retrieval.search import (
+            retrieve,  # the pipeline loads on first use (start-up stays fast)
+        )
 
         return await asyncio.to_thread(
             retrieve, store, request.query, document_ids=request.document_ids, statuses=request.statuses,
             limit=request.limit, unit=request.unit)
 
 
-STRATEGIES: dict[str, Strategy] = {}
-
-
-def register(strategy: Strategy) -> Strategy:
-    STRATEGIES[strategy.name] = strategy
-    return strategy
+STRATEGIES: dict[str, Strategy] = {s.name: s for s in (Lexical(), *navigate.STRATEGIES)}
 
 
 def get_strategy(name: str) -> Strategy:
@@ -66,8 +43,3 @@ def get_strategy(name: str) -> Strategy:
     except KeyError:
         known = ", ".join(sorted(STRATEGIES))
         raise InvalidParams(f"unknown strategy {name!r}; known: {known}", fields=["strategy"]) from None
-
-
-register(Lexical())
-
-import jsonl_engine.retrieval.navigate  # noqa: E402,F401  (registers the LLM strategies; light, no httpx)

@@ -25,7 +25,7 @@ class LLMResult(Result):
 @method("test.llm", params=LLMParams, result=LLMResult, events=("delta", "result"))
 async def llm(params: LLMParams, ctx: RequestContext) -> LLMResult:
     """Ask the configured reader; stream its reply as deltas."""
-    from jsonl_engine.llm.readers import gateway_for
+    from jsonl_engine.llm.gateways import gateway_for
     from jsonl_engine.llm.usage import Usage
 
     gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / invalid_params before any work

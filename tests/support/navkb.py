@@ -92,8 +92,7 @@ def run_strategy(name: str, store: Any, gateway_server: Any, *, progress: list |
     from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.retrieval.strategies import StrategyRequest, get_strategy
 
-    extra = request.pop("extra", {})
-    req = StrategyRequest(query=request.pop("query", "What were net sales in 2023?"), extra=extra, **request)
+    req = StrategyRequest(query=request.pop("query", "What were net sales in 2023?"), **request)
 
     def record(stage: str, done: int | None = None, total: int | None = None, message: str | None = None) -> None:
         if progress is not None:

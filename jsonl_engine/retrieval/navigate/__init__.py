@@ -6,22 +6,23 @@
   pageindex     the model reads pages (structure / pages / done) and cites page ranges with confidence
 
 This module is light (capabilities lists strategy names at start-up): each strategy imports its
-implementation when it first runs. Settings come from the StrategyRequest fields, else from `extra`:
-max_tokens_per_call, max_hops (default 6), concurrency (chunked-tree), max_citations (pageindex, default 3),
-max_pages_per_call (pageindex, default 4).
+implementation when it first runs. Settings are StrategyRequest fields; one left None takes its default:
+max_tokens_per_call (the reader's context window less the reply), max_hops (loop.DEFAULT_MAX_HOPS = 6),
+concurrency (chunked-tree: the reader's max_concurrency), max_cited_ranges (pageindex.DEFAULT_MAX_CITATIONS = 3),
+max_pages_per_call (pageindex.DEFAULT_MAX_PAGES = 4).
 """
 
 from __future__ import annotations
 
 import asyncio
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.errors import LLMUnavailable
-from jsonl_engine.retrieval import check_unit
+from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest, check_unit
 
 if TYPE_CHECKING:
-    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.store import Store
 
 
@@ -36,7 +37,8 @@ class NavigateStrategy:
     def __repr__(self) -> str:
         return f"NavigateStrategy({self.name!r})"
 
-    async def run(self, store: Store, request: Any, llm: Any | None, progress: Any) -> Retrieval:
+    async def run(self, store: Store, request: StrategyRequest, llm: Gateway | None,
+                  progress: Progress) -> Retrieval:
         """`llm` is the Gateway the run calls (None: LLMUnavailable before any work)."""
         from jsonl_engine.llm.usage import Usage
         from jsonl_engine.retrieval.navigate.common import result
@@ -63,13 +65,3 @@ class NavigateStrategy:
 
 STRATEGIES = (NavigateStrategy("single-pass", "single_pass"), NavigateStrategy("chunked-tree", "chunked_tree"),
               NavigateStrategy("agentic", "agentic"), NavigateStrategy("pageindex", "pageindex", navigates="pages"))
-
-
-def register_all() -> None:
-    from jsonl_engine.retrieval.strategies import register
-
-    for strategy in STRATEGIES:
-        register(strategy)
-
-
-register_all()

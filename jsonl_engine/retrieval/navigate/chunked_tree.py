@@ -23,7 +23,7 @@ from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.retrieval.types import Retrieval
     from jsonl_engine.store import Store
 
 

@@ -20,7 +20,7 @@ from jsonl_engine.retrieval.navigate.tree import Node, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval import Passage, Retrieval
+    from jsonl_engine.retrieval.types import Passage, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 log = logging.getLogger(__name__)
@@ -36,11 +36,9 @@ _WORDS = {"very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low"
           "none": 0.0}
 
 
-def setting(request: Any, name: str, default: Any = None) -> Any:
-    """A strategy setting: the request field when set, else `extra[name]`, else the default."""
-    value = getattr(request, name, None)
-    if value is None:
-        value = (getattr(request, "extra", None) or {}).get(name)
+def setting(request: StrategyRequest, name: str, default: Any = None) -> Any:
+    """A strategy setting: the request field when set, else the default."""
+    value = getattr(request, name)
     return default if value is None else value
 
 
@@ -219,8 +217,9 @@ def _score(confidence: float | None, rank: int) -> float:
 
 
 def _section_passages(store: Store, tree: Tree, chosen: list[tuple[Node, Pick]], query: str) -> list[Passage]:
-    from jsonl_engine.retrieval import Passage, salient_terms
+    from jsonl_engine.retrieval.query import salient_terms
     from jsonl_engine.retrieval.snippet import finder
+    from jsonl_engine.retrieval.types import Passage
 
     texts = store.section_texts([n.id for n, _ in chosen])
     find = finder(salient_terms(query))
@@ -238,8 +237,9 @@ def _section_passages(store: Store, tree: Tree, chosen: list[tuple[Node, Pick]],
 def page_passages(store: Store, tree: Tree, items: Sequence[tuple[tuple[str, int], float | None, int]],
                   query: str) -> list[Passage]:
     """unit="page" passages for ((document_id, page), confidence, rank) items; missing pages are skipped."""
-    from jsonl_engine.retrieval import Passage, salient_terms
+    from jsonl_engine.retrieval.query import salient_terms
     from jsonl_engine.retrieval.snippet import finder
+    from jsonl_engine.retrieval.types import Passage
 
     texts = store.page_texts([key for key, _, _ in items])
     find = finder(salient_terms(query))
@@ -272,7 +272,7 @@ def deepest_at(tree: Tree, document_id: str, page: int) -> Node | None:
 
 def result(passages: list[Passage], *, usage: Usage, hops: int, reason: str | None = None,
            confidence: float | None = None, details: dict[str, Any] | None = None) -> Retrieval:
-    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.retrieval.types import Retrieval
 
     return Retrieval(passages, reason=reason, usage=usage.to_dict(), hops_taken=hops, confidence=confidence,
                      details=details or {})

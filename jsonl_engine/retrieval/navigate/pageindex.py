@@ -28,7 +28,7 @@ from jsonl_engine.retrieval.navigate.tree import Doc, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval import Retrieval
+    from jsonl_engine.retrieval.types import Retrieval
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 768
@@ -170,7 +170,7 @@ class PageAgent(Navigator):
 
     def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
         super().__init__(store, tree, request, gateway, usage)
-        self.max_citations = max(1, int(setting(request, "max_citations", DEFAULT_MAX_CITATIONS)))
+        self.max_citations = max(1, int(setting(request, "max_cited_ranges", DEFAULT_MAX_CITATIONS)))
         self.max_pages = max(1, int(setting(request, "max_pages_per_call", DEFAULT_MAX_PAGES)))
         self.docs = [d for d in tree.docs if d.pages > 0]
         self.page_counts = {d.document_id: d.pages for d in self.docs}
