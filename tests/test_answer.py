@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from jsonl_engine.answer.answer import AnswerRequest, answer, answer_messages, cited_ids, excerpt
+from jsonl_engine.answer.answer import answer, answer_messages, cited_ids, excerpt
 from jsonl_engine.answer.spans import Span
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.llm.gateway import Gateway
-from jsonl_engine.models.answer import AnswerResult
+from jsonl_engine.models.answer import AnswerParams, AnswerResult
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.store import Store, open_store
 from tests.support.answer_script import AnswerScript, offered_ids
@@ -57,7 +57,7 @@ def ask(store: Store, gw: Gateway, query: str, deltas: list[str] | None = None, 
 
     async def go() -> dict:
         try:
-            out = await answer(store, gw, AnswerRequest(query=query, **params),
+            out = await answer(store, gw, AnswerParams(query=query, **params).request(),
                                on_delta=None if deltas is None else deltas.append,
                                progress=None if progress is None else (lambda *a, **k: progress.append(a)))
         finally:

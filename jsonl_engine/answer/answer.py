@@ -18,14 +18,13 @@ from jsonl_engine.answer.citations import page_at
 from jsonl_engine.answer.spans import Span, extract_spans
 from jsonl_engine.errors import LLMError
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
-from jsonl_engine.retrieval.strategies import StrategyRequest, get_strategy
+from jsonl_engine.retrieval.strategies import get_strategy
+from jsonl_engine.retrieval.types import NO_PROGRESS, Progress, StrategyRequest
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.retrieval import Passage
     from jsonl_engine.store import Store
-
-Progress = Callable[..., None]  # progress(stage, done=None, total=None, message=None)
 
 # An id as the engine makes them: 16 hex chars, ":", a key ("3.0.1", "p12"); found anywhere in the answer,
 # so "[a, b]", "[a][b]" and "(a)" all count. The key never ends in punctuation (a sentence's full stop).
@@ -51,17 +50,21 @@ ANSWER_REQUEST = "Answer the question from these sources, citing each claim with
 
 @dataclass(frozen=True, slots=True)
 class AnswerRequest:
-    query: str
-    document_ids: list[str] | None = None
-    statuses: Sequence[str] = ("approved",)
+    """kb.answer's request: how to retrieve (`retrieval`, whose limit is the sections offered), and how to answer."""
+
+    retrieval: StrategyRequest
     strategy: str = "lexical"
-    max_sections: int = 5
     max_citations: int = 3
     max_answer_tokens: int = 1024
     stream: bool = True
-    reader: str | None = None  # the reader asked for (the handler resolved `gateway` from it)
-    max_hops: int | None = None
-    max_tokens_per_call: int | None = None
+
+    @property
+    def query(self) -> str:
+        return self.retrieval.query
+
+    @property
+    def max_sections(self) -> int:
+        return self.retrieval.limit
 
 
 @dataclass
@@ -83,24 +86,17 @@ class AnswerOutcome:
                 "usage": self.usage.to_dict(), "candidates": self.candidates, "error": self.error}
 
 
-def _no_progress(*_: Any, **__: Any) -> None:
-    pass
-
-
 async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
                  on_delta: Callable[[str], None] | None = None, progress: Progress | None = None) -> AnswerOutcome:
     """Raises before any work for an unknown strategy (invalid_params); retrieval errors (not_found for an
     unknown document id, a strategy's own LLM failure) propagate; failures after retrieval are in `error`."""
-    progress = progress or _no_progress
+    progress = progress or NO_PROGRESS
     strategy = get_strategy(request.strategy)
     usage = Usage()
     out = AnswerOutcome(strategy=strategy.name, reader=gateway.name, model=gateway.model, usage=usage)
 
     progress("retrieve", message=f"strategy {strategy.name}")
-    retrieval = await strategy.run(store, StrategyRequest(
-        query=request.query, document_ids=request.document_ids, statuses=tuple(request.statuses),
-        limit=request.max_sections, max_hops=request.max_hops, max_tokens_per_call=request.max_tokens_per_call),
-        gateway, progress)
+    retrieval = await strategy.run(store, request.retrieval, gateway, progress)
     _add_usage(usage, retrieval.usage)
     passages = retrieval.passages[: request.max_sections]
     spans: dict[str, Span] = {}

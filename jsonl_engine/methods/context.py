@@ -13,13 +13,10 @@ from jsonl_engine.registry import method
 async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
     """Rank the passages (sections or pages) that answer a query and fit them into a character budget."""
     from jsonl_engine.retrieval import budget
-    from jsonl_engine.retrieval.strategies import StrategyRequest, get_strategy
+    from jsonl_engine.retrieval.strategies import get_strategy
 
     strategy = get_strategy(params.strategy)
-    request = StrategyRequest(
-        query=params.query, document_ids=params.document_ids, statuses=tuple(params.statuses),
-        limit=params.limit, unit=params.unit, max_hops=params.max_hops,
-        max_tokens_per_call=params.max_tokens_per_call)
+    request = params.strategy_request(limit=params.limit, unit=params.unit)
     llm = None
     if strategy.needs_llm:  # llm_unavailable before any work
         from jsonl_engine.llm.gateways import gateway_for

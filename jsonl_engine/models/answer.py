@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from jsonl_engine.models import Result
 from jsonl_engine.models.common import RetrievalParams
+
+if TYPE_CHECKING:
+    from jsonl_engine.answer.answer import AnswerRequest
 
 
 class AnswerParams(RetrievalParams):
@@ -13,6 +16,16 @@ class AnswerParams(RetrievalParams):
     max_citations: int = Field(3, ge=1, le=50, description="citations listed, in order of first citation")
     max_answer_tokens: int = Field(1024, ge=16, le=32_768, description="limit on the answer's length")
     stream: bool = Field(True, description="stream the answer text as `delta` events")
+
+    def request(self) -> AnswerRequest:
+        """The domain request, built once from these params."""
+        from jsonl_engine.answer.answer import (
+            AnswerRequest,  # the answer pipeline loads with the first kb.answer
+        )
+
+        return AnswerRequest(retrieval=self.strategy_request(limit=self.max_sections), strategy=self.strategy,
+                             max_citations=self.max_citations, max_answer_tokens=self.max_answer_tokens,
+                             stream=self.stream)
 
 
 class Citation(Result):

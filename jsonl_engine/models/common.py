@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from jsonl_engine.models import Params
+from jsonl_engine.retrieval.types import StrategyRequest
 
 Status = Literal["approved", "draft", "contested", "archived"]
 
@@ -37,3 +38,15 @@ class RetrievalParams(QueryParams):
     max_hops: int | None = Field(None, ge=1, le=32, description="agentic, pageindex: most model turns (default 6)")
     max_tokens_per_call: int | None = Field(None, ge=256, le=1_000_000, description=(
         "LLM strategies: prompt tokens per model call (default: the reader's context window less the reply)"))
+    concurrency: int | None = Field(None, ge=1, le=64, description=(
+        "chunked-tree: model calls in flight at once (default: the reader's max_concurrency)"))
+    max_cited_ranges: int | None = Field(None, ge=1, le=50, description="pageindex: most page ranges cited (default 3)")
+    max_pages_per_call: int | None = Field(None, ge=1, le=50, description=(
+        "pageindex: most pages one read returns to the model (default 4)"))
+
+    def strategy_request(self, *, limit: int, unit: str = "section") -> StrategyRequest:
+        """The retrieval request these params make (the one domain shape of a retrieval request)."""
+        return StrategyRequest(
+            query=self.query, document_ids=self.document_ids, statuses=tuple(self.statuses), limit=limit, unit=unit,
+            max_tokens_per_call=self.max_tokens_per_call, max_hops=self.max_hops, concurrency=self.concurrency,
+            max_cited_ranges=self.max_cited_ranges, max_pages_per_call=self.max_pages_per_call)
