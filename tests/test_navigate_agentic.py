@@ -111,7 +111,7 @@ def test_every_hop_stays_within_max_tokens_per_call(dev_kb, gateway) -> None:
     from jsonl_engine.retrieval.navigate.tree import load_tree
 
     tree = load_tree(dev_kb, [doc], ("approved",))
-    big = sorted((n for n in tree.nodes.values() if n.shown_leaf), key=lambda n: -n.text_len)[:4]
+    big = sorted((n for n in tree.nodes.values() if n.is_leaf or n.parts), key=lambda n: -n.text_len)[:4]
     gateway.push(*(json_reply({"action": "read", "section_id": n.key}) for n in big),
                  json_reply({"action": "expand", "section_id": "2"}),
                  json_reply({"action": "done", "picks": [{"id": big[0].key, "confidence": 0.5}]}))

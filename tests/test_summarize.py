@@ -12,7 +12,6 @@ from jsonl_engine.ingest.summarize import (
     SUMMARY_CHARS,
     SummaryItem,
     extractive_summary,
-    fill_extractive,
     llm_summaries,
     salient_words,
     summarize_documents,
@@ -44,13 +43,13 @@ def test_salient_words_skip_title_words_and_stopwords() -> None:
     assert salient_words(text, "Widget Plant") == ["widgets", "gadgets", "ohio", "makes"]
 
 
-def test_fill_extractive_gives_every_section_with_text_a_summary() -> None:
+def test_extractive_summary_of_every_section_with_text() -> None:
     parsed = parse_text(REPORT_MD, "Acme", "text/markdown")
-    fill_extractive(parsed)
-    income = next(s for s in parsed.sections if s.title == "Income Statement")
-    assert income.summary.startswith("Net sales were $1,234 million in 2023")
+    summaries = [extractive_summary(s.title, s.text) for s in parsed.sections]
+    income = next(i for i, s in enumerate(parsed.sections) if s.title == "Income Statement")
+    assert summaries[income].startswith("Net sales were $1,234 million in 2023")
     leaves = {i for i in range(len(parsed.sections))} - {s.parent for s in parsed.sections}
-    assert all(parsed.sections[i].summary for i in leaves)
+    assert all(summaries[i] for i in leaves)
 
 
 def test_llm_summaries_batch_and_fall_back_to_extractive(gateway) -> None:

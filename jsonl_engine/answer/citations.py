@@ -1,6 +1,7 @@
 """Claims: a verbatim span of a section's text with a stable id and the page it sits on.
 
-Shared by `kb.synthesize` and `kb.answer`: both cite `[claim_id]` and list the claims they cite.
+kb.synthesize cites `[claim_id]` and lists the claims it cites. kb.answer cites section ids (`[section_id]`),
+not claims: it uses only `page_at` from here, to place a verified quote on its page.
 """
 
 from __future__ import annotations

@@ -45,14 +45,6 @@ def open_pdf(path: str):
         raise UnsupportedMedia(f"{Path(path).name} is corrupt: {exc}", reason="corrupt") from exc
 
 
-def probe(path: str) -> PdfInfo:
-    doc = open_pdf(path)
-    try:
-        return _info(doc, path)
-    finally:
-        doc.close()
-
-
 def _info(doc, path: str) -> PdfInfo:
     count = len(doc)
     if count == 0:

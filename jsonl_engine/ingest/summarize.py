@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from jsonl_engine.ingest.normalize import collapse_ws
 
 if TYPE_CHECKING:
-    from jsonl_engine.ingest.model import ParsedDocument
     from jsonl_engine.llm.gateway import Gateway
     from jsonl_engine.llm.usage import Usage
     from jsonl_engine.store import Store
@@ -89,13 +88,6 @@ def _cut(text: str, max_chars: int) -> str:
         return text
     space = text.rfind(" ", 0, max_chars)
     return text[: space if space > max_chars // 2 else max_chars].rstrip(" ,;:") + "\u2026"
-
-
-def fill_extractive(parsed: ParsedDocument) -> None:
-    """Give every section of a parsed document without a summary its extractive summary (pool-safe)."""
-    for section in parsed.sections:
-        if not section.summary:
-            section.summary = extractive_summary(section.title, section.text)
 
 
 # ---------------------------------------------------------------- LLM summaries

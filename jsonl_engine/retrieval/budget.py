@@ -1,4 +1,4 @@
-"""Fit passages into a character / token budget (shared by kb.context and the answer stages).
+"""Fit passages into a character / token budget (kb.context's max_chars / max_tokens).
 
 Tokens are estimated as characters / CHARS_PER_TOKEN, one estimate everywhere. Items keep their order;
 an item that does not fit whole is clipped only if at least MIN_USEFUL characters of budget remain,

@@ -40,10 +40,6 @@ class Node:
     children: list[Node] = field(default_factory=list)
     parts: bool = False  # an ingest-split section shown as one node
 
-    @property
-    def shown_leaf(self) -> bool:
-        return self.is_leaf or self.parts
-
 
 @dataclass(slots=True)
 class Doc:
