@@ -30,29 +30,21 @@ def require_media_type(path: str | Path) -> str:
     return media_type
 
 
-def read_text_file(path: str) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if b"\x00" in data[:8192]:
-        raise UnsupportedMedia(f"{Path(path).name} is not a text file", reason="unknown_type")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
-
-
 def parse_file(path: str) -> ParsedDocument:
-    """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type)."""
+    """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type|
+    not_regular|too_large)."""
     media_type = require_media_type(path)
     if media_type == PDF:
         from jsonl_engine.ingest.pdf import parse_pdf
 
         return parse_pdf(path)
+    from jsonl_engine.ingest.files import read_text
+
     if media_type == MARKDOWN:
         from jsonl_engine.ingest.text import parse_markdown
 
-        return parse_markdown(read_text_file(path), Path(path).stem, title_from_h1=True)
-    return parse_text(read_text_file(path), Path(path).stem, media_type)
+        return parse_markdown(read_text(path), Path(path).stem, title_from_h1=True)
+    return parse_text(read_text(path), Path(path).stem, media_type)
 
 
 def parse_text(text: str, title: str, media_type: str = PLAIN) -> ParsedDocument:

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -107,12 +107,13 @@ def content_id(data: bytes) -> tuple[str, str]:
     return digest, digest[:16]
 
 
-def file_digest(path: str) -> tuple[str, str]:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+def file_digest(file: str | BinaryIO) -> tuple[str, str]:
+    """`content_id` of a file's bytes, read in blocks: `file` is a path, or a binary file open for reading (the
+    ingest opens files itself, refusing anything but a regular file)."""
+    if isinstance(file, str):
+        with open(file, "rb") as fh:
+            return file_digest(fh)
+    digest = hashlib.file_digest(file, "sha256").hexdigest()
     return digest, digest[:16]
 
 
@@ -305,13 +306,17 @@ def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = 
 # ---------------------------------------------------------------- ingest writes (the flows are in jsonl_engine.ingest)
 
 def precheck(conn: sqlite3.Connection, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
-    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace)."""
+    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace).
+
+    The skip outcome names `path`, the entry asked for now; its reason names the copy already in."""
     existing = find_by_sha(conn, sha256)
     if existing is not None:
         reason = "already ingested (same content)"
-        if existing.path and path and existing.path != path:
+        if existing.path and existing.path != path:
             reason = f"same content already ingested from {existing.path}"
-        return outcome_for(existing, skipped=True, reason=reason), []
+        skip = outcome_for(existing, skipped=True, reason=reason)
+        skip.path = path
+        return skip, []
     older = [d.document_id for d in find_by_path(conn, path)] if path else []
     return None, older
 
