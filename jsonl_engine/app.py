@@ -73,6 +73,7 @@ class App:
         self._store: Store | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._alone = asyncio.Semaphore(settings.workers)  # bounds the one-off processes of `_run_alone`
         self.extras: dict[str, Any] = {}
 
     @property
@@ -86,30 +87,36 @@ class App:
         return self._store
 
     def pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            with self._lock:
-                if self._pool is None:
-                    import multiprocessing
-                    from concurrent.futures import ProcessPoolExecutor
-
-                    self._pool = ProcessPoolExecutor(
-                        max_workers=self.settings.workers,
-                        mp_context=multiprocessing.get_context("forkserver"),
-                        initializer=_worker_init, initargs=(os.getpid(),),
-                    )
-        return self._pool
+        """The shared worker pool; a new one when the last is broken (a worker died, maybe while idle)."""
+        with self._lock:
+            if self._pool is None or _broken(self._pool):
+                if self._pool is not None:
+                    _stop(self._pool)
+                self._pool = _new_pool(self.settings.workers)
+            return self._pool
 
     async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` in a worker process. When a worker dies (pdfium crashing on a hostile file, the OOM killer),
+        every call in the pool fails, not only the one that killed it: each runs again (so `fn` must be safe to
+        run twice) alone in a one-off process, and only a call that kills that one too raises BrokenExecutor."""
         pool = self.pool()
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except BrokenExecutor:
-            # A worker died (e.g. pdfium crashed on a hostile file): this call fails, the next gets a fresh pool.
             with self._lock:
                 if self._pool is pool:
                     self._pool = None
-                    pool.shutdown(wait=False, cancel_futures=True)
-            raise
+                    _stop(pool)
+        return await self._run_alone(fn, *args)
+
+    async def _run_alone(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled)."""
+        async with self._alone:
+            pool = _new_pool(1)
+            try:
+                return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+            finally:
+                _stop(pool)
 
     async def aclose(self) -> None:
         """Close async resources kept in `extras` (anything with an `aclose()`, e.g. LLM clients)."""
@@ -121,14 +128,31 @@ class App:
 
     def close(self) -> None:
         if self._pool is not None:
-            # shutdown() drops `_processes`: take the workers first, or they outlive us (idle workers keep the
-            # forkserver alive, and their death signal is tied to the forkserver, not to us)
-            procs = list((getattr(self._pool, "_processes", None) or {}).values())
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
-                if proc.is_alive():
-                    proc.kill()
+            _stop(self._pool)
             self._pool = None
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _new_pool(workers: int) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=_worker_init, initargs=(os.getpid(),))
+
+
+def _broken(pool: ProcessPoolExecutor) -> bool:
+    return bool(getattr(pool, "_broken", False))  # set by the pool's manager thread once a worker has died
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Shut a pool down now, killing its workers: a worker still running a call would run it to the end."""
+    # shutdown() drops `_processes`: take the workers first, or they outlive us (idle workers keep the
+    # forkserver alive, and their death signal is tied to the forkserver, not to us)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()

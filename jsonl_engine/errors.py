@@ -67,13 +67,22 @@ class NotFound(EngineError):
 
 
 class UnsupportedMedia(EngineError):
-    """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, unknown_type."""
+    """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, unknown_type,
+    not_regular (a FIFO, socket or device, never opened), too_large (a text file over the ingest's size cap,
+    `ingest.files.MAX_TEXT_BYTES`), crashed (the extractor's process died on this file, also when run alone)."""
 
     code = "unsupported_media"
 
     def __init__(self, message: str, reason: str, data: dict[str, Any] | None = None):
         super().__init__(message, {"reason": reason, **(data or {})})
         self.reason = reason
+
+
+class KBUnavailable(EngineError):
+    """The KB cannot be opened: its directory cannot be made or written, or its file is not a usable SQLite
+    database. `data` has the `path` (and the SQLite error name when SQLite reported it)."""
+
+    code = "kb_unavailable"
 
 
 class LLMUnavailable(EngineError):

@@ -61,25 +61,27 @@ def method(name: str, *, params: type[Params], result: type[BaseModel],
     return register
 
 
-def field_names(exc: ValidationError) -> list[str]:
-    names: list[str] = []
-    for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"]) or "params"
-        if name not in names:
-            names.append(name)
-    return names
+_KINDS = {"missing": "missing param(s)", "extra_forbidden": "unknown param(s)"}
+_INVALID = "invalid value for param(s)"
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    """The param, with the index of a list item (`statuses.0`); a union member's tag (`int`) is no field."""
+    if not loc:
+        return "params"
+    return ".".join([str(loc[0]), *(str(part) for part in loc[1:] if isinstance(part, int))])
 
 
 def invalid_params_from(exc: ValidationError) -> InvalidParams:
-    """Name the offending fields; never put pydantic's validator text on the wire."""
-    fields = field_names(exc)
-    kinds = {err["type"] for err in exc.errors()}
-    if kinds == {"extra_forbidden"}:
-        message = f"unknown param(s): {', '.join(fields)}"
-    elif kinds == {"missing"}:
-        message = f"missing param(s): {', '.join(fields)}"
-    else:
-        message = f"invalid value for param(s): {', '.join(fields)}"
+    """Say which params are missing, unknown or invalid; never put pydantic's validator text on the wire."""
+    by_kind: dict[str, list[str]] = {label: [] for label in (*_KINDS.values(), _INVALID)}
+    fields: list[str] = []
+    for err in exc.errors():
+        name = _field_name(err["loc"])
+        for names in (by_kind[_KINDS.get(err["type"], _INVALID)], fields):
+            if name not in names:
+                names.append(name)
+    message = "; ".join(f"{label}: {', '.join(names)}" for label, names in by_kind.items() if names)
     return InvalidParams(message, fields=fields)
 
 

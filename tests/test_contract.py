@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from jsonl_engine.models import Params
-from jsonl_engine.registry import HANDLERS, DuplicateMethod, load_methods, method
+from jsonl_engine.registry import HANDLERS, DuplicateMethod, invalid_params_from, load_methods, method
 from tests.support.daemon import ROOT
 
 
@@ -67,3 +67,15 @@ def test_cross_field_rules_are_invalid_params_with_fields(tmp_path) -> None:
     for events, field in ((ingest, "title"), (read, "section_id")):
         assert [e["event"] for e in events] == ["error", "done"]
         assert events[0]["error"]["code"] == "invalid_params" and events[0]["error"]["data"]["fields"] == [field]
+
+
+def test_invalid_params_message_says_which_params_are_missing_unknown_or_invalid() -> None:
+    load_methods()
+    with pytest.raises(ValidationError) as info:
+        HANDLERS["kb.read"].params.model_validate({"page": 0, "bogus": 1, "section_id": ""})
+    error = invalid_params_from(info.value)
+    assert error.message == "unknown param(s): bogus; invalid value for param(s): section_id, page"
+    assert error.data == {"fields": ["section_id", "page", "bogus"], "field": "section_id"}
+    with pytest.raises(ValidationError) as info:
+        HANDLERS["cancel"].params.model_validate({"id": 2})
+    assert invalid_params_from(info.value).message == "missing param(s): target; unknown param(s): id"

@@ -103,6 +103,22 @@ def test_bad_pdfs_are_unsupported_with_a_reason(sample_pdfs, name, reason):
     assert info.value.to_wire()["data"]["reason"] == reason
 
 
+def test_a_page_pdfium_cannot_load_makes_the_pdf_corrupt(sample_pdfs, tmp_path):
+    """A page tree that counts one page more than it holds: the document opens, its last page fails to load."""
+    from jsonl_engine.ingest import pdf
+
+    pages = sample_pdfs["report_headings"]["_pages"]
+    data = sample_pdfs["report"].read_bytes()
+    assert data.count(f"/Count {pages}\n".encode()) == 1
+    path = tmp_path / "overcounted.pdf"
+    path.write_bytes(data.replace(f"/Count {pages}\n".encode(), f"/Count {pages + 1}\n".encode()))
+    for extract in (lambda: parse_file(str(path)), lambda: pdf.extract_batch(str(path), pages - 1, pages + 1)):
+        with pytest.raises(UnsupportedMedia) as info:
+            extract()
+        assert info.value.reason == "corrupt"
+        assert info.value.message == f"overcounted.pdf is corrupt: page {pages + 1}: Failed to load page."
+
+
 def test_pages_without_text_warn(sample_pdfs):
     doc = parse_file(str(sample_pdfs["scanned"]))
     assert len(doc.pages) == 3 and doc.pages[0] == doc.pages[1] == ""

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 import pytest
 
 from jsonl_engine.errors import LLMError
-from jsonl_engine.llm.gateway import Gateway, parse_retry_after
+from jsonl_engine.llm.gateway import MAX_DETAIL_CHARS, Gateway, parse_retry_after
 from jsonl_engine.llm.usage import Usage
 from tests.support.gateway import (
     API_KEY,
@@ -139,6 +139,47 @@ def test_client_errors_are_not_retried_and_never_echo_the_key(gateway):
     assert (info.value.status, info.value.retryable) == (401, False)
     assert API_KEY not in str(info.value.to_wire()) and "API key" in info.value.message
     assert len(gateway.requests) == 1
+
+
+SHOUTED_KEY = API_KEY.upper()
+
+
+def leaks_key(text: str) -> bool:
+    return API_KEY.lower() in text.lower()
+
+
+def test_a_key_echoed_in_another_case_or_as_a_bearer_token_is_masked(gateway):
+    gateway.push(error(400, f"invalid key {SHOUTED_KEY}; sent Authorization: BEARER {SHOUTED_KEY}, "
+                            "and for the record bearer sk-other-token"))
+    with pytest.raises(LLMError) as info:
+        run_with(gateway, lambda gw: gw.chat(MESSAGES))
+    message = info.value.message
+    assert not leaks_key(str(info.value.to_wire())) and "sk-other-token" not in message
+    assert message.endswith("invalid key ***; sent Authorization: Bearer ***, and for the record Bearer ***")
+
+
+def test_a_huge_error_body_is_cut_after_the_key_is_masked(gateway):
+    huge = "x" * (MAX_DETAIL_CHARS - 10) + SHOUTED_KEY + " y" * 500_000  # the key straddles the cut
+    masked = huge.replace(SHOUTED_KEY, "***")
+    gateway.push(error(400, huge), Reply(status=500, body=huge.encode()), Reply(status=500, body=huge.encode()))
+    for _ in range(2):  # a JSON error message, then a raw body on the retried path
+        with pytest.raises(LLMError) as info:
+            run_with(gateway, lambda gw: gw.chat(MESSAGES), max_retries=1)
+        message = info.value.message
+        assert message.endswith(f"{masked[:MAX_DETAIL_CHARS]}... [cut: {len(masked)} chars in all]")
+        assert len(message) < MAX_DETAIL_CHARS + 100
+        assert not leaks_key(message) and "SK-TEST" not in message
+
+
+def test_a_stream_error_event_echoing_the_key_is_masked(gateway):
+    gateway.push(Reply(sse=[{"error": {"message": f"quota exceeded for {SHOUTED_KEY}"}}], done=False))
+
+    async def collect(gw):
+        return [chunk async for chunk in gw.stream(MESSAGES)]
+
+    with pytest.raises(LLMError) as info:
+        run_with(gateway, collect, max_retries=0)
+    assert info.value.message == "the LLM stream reported an error: quota exceeded for ***"
 
 
 def test_rejected_optional_parameter_is_dropped_once_and_remembered(gateway):

@@ -2,8 +2,10 @@
 carry their section ids -> the answer (streamed) -> the citations the answer actually makes.
 
 Knows nothing of the wire: takes a store, a gateway, the request values and callbacks. An upstream failure
-after retrieval does not raise: the outcome carries `error` and keeps the candidates (and any partial answer),
-so the caller sees what was (or would have been) sent.
+after retrieval does not raise once the reader has produced something (the spans, part of the answer): the
+outcome carries `error` and keeps the candidates (and any partial answer), so the caller sees what was (or would
+have been) sent. A reader that could not be reached before it produced anything raises `llm_error`: an empty
+`ok` would hide that no LLM was there.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ MAX_SOURCE_TOKENS = 1500  # section text shown per source, at most (the verbatim
 MIN_SOURCE_TOKENS = 32  # below this a source is all but useless (the prompt may then outgrow tiny contexts)
 PER_SOURCE_OVERHEAD = 4  # the joins and "..." marks around each excerpt
 PROMPT_MARGIN = 16
+UNREACHABLE = frozenset({"connection", "timeout"})  # LLMError reasons: the endpoint never answered
 
 ANSWER_SYSTEM = (
     "You answer a question using only the sources given. Each source begins with its id in square brackets, "
@@ -89,7 +92,9 @@ class AnswerOutcome:
 async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
                  on_delta: Callable[[str], None] | None = None, progress: Progress | None = None) -> AnswerOutcome:
     """Raises before any work for an unknown strategy (invalid_params); retrieval errors (not_found for an
-    unknown document id, a strategy's own LLM failure) propagate; failures after retrieval are in `error`."""
+    unknown document id, a strategy's own LLM failure) propagate, and so does an unreachable reader (with its
+    name in `data.reader`) while neither spans nor answer text exist; other failures after retrieval are in
+    `error`."""
     progress = progress or NO_PROGRESS
     strategy = get_strategy(request.strategy)
     usage = Usage()
@@ -112,6 +117,9 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
             progress("answer")
             await _write(gateway, request, passages, spans, usage, parts, on_delta)
         except LLMError as exc:
+            if not spans and not parts and (exc.data or {}).get("reason") in UNREACHABLE:
+                raise LLMError(exc.message, exc.status, exc.retryable,
+                               {**(exc.data or {}), "reader": gateway.name}) from exc
             out.error = exc.to_wire()
             stage = "the answer" if spans else "span extraction"
             out.warnings.append(f"the reader failed during {stage}: the result keeps the retrieved sources"

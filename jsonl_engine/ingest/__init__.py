@@ -27,7 +27,8 @@ def require_media_type(path: str | Path) -> str:
 
 
 def parse_file(path: str) -> ParsedDocument:
-    """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type)."""
+    """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type|
+    not_regular|too_large)."""
     return BY_MEDIA_TYPE[require_media_type(path)].file_parser()(path)
 
 

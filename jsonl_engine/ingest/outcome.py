@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.store import DocumentInfo, ParsedDocument, Store, Transaction
@@ -41,23 +41,28 @@ def content_id(data: bytes) -> tuple[str, str]:
     return digest, digest[:16]
 
 
-def file_digest(path: str) -> tuple[str, str]:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+def file_digest(file: str | BinaryIO) -> tuple[str, str]:
+    """`content_id` of a file's bytes, read in blocks: `file` is a path, or a binary file open for reading (the
+    ingest opens files itself, refusing anything but a regular file)."""
+    if isinstance(file, str):
+        with open(file, "rb") as fh:
+            return file_digest(fh)
+    digest = hashlib.file_digest(file, "sha256").hexdigest()
     return digest, digest[:16]
 
 
 def precheck(reads: Store | Transaction, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
-    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace)."""
+    """(skip outcome if these exact bytes are already in, ids of older versions at the same path to replace).
+
+    The skip outcome names `path`, the entry asked for now; its reason names the copy already in."""
     existing = reads.find_by_sha256(sha256)
     if existing is not None:
         reason = "already ingested (same content)"
-        if existing.path and path and existing.path != path:
+        if existing.path and existing.path != path:
             reason = f"same content already ingested from {existing.path}"
-        return outcome_for(existing, skipped=True, reason=reason), []
+        skip = outcome_for(existing, skipped=True, reason=reason)
+        skip.path = path
+        return skip, []
     older = [d.document_id for d in reads.find_by_path(path)] if path else []
     return None, older
 

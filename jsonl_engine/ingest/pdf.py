@@ -28,9 +28,11 @@ def _pdfium():
 
 def open_pdf(path: str):
     """Open a PDF, translating pdfium's failures to UnsupportedMedia with a reason."""
+    from jsonl_engine.ingest.files import open_regular
+
     pdfium, raw = _pdfium()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(1024)
     except OSError as exc:
         raise UnsupportedMedia(f"cannot read {path}: {exc.strerror}", reason="corrupt") from exc
@@ -174,16 +176,23 @@ def extract_pages(path: str, start: int = 0, stop: int | None = None) -> list[Pa
     """Pages [start, stop) (0-based indexes) with their normalised text and line features."""
     doc = open_pdf(path)
     try:
-        return _pages(doc, start, stop)
+        return _pages(doc, path, start, stop)
     finally:
         doc.close()
 
 
-def _pages(doc, start: int = 0, stop: int | None = None) -> list[PageData]:
-    _pdfium_mod, raw = _pdfium()
+def _pages(doc, path: str, start: int = 0, stop: int | None = None) -> list[PageData]:
+    """Pages [start, stop); a page pdfium cannot load (or lay out as text) makes the document corrupt."""
+    pdfium, raw = _pdfium()
     stop = len(doc) if stop is None else min(stop, len(doc))
     fonts = _FontReader(raw)
-    return [_extract_page(doc, i, fonts, raw) for i in range(start, stop)]
+    pages: list[PageData] = []
+    for i in range(start, stop):
+        try:
+            pages.append(_extract_page(doc, i, fonts, raw))
+        except pdfium.PdfiumError as exc:
+            raise UnsupportedMedia(f"{Path(path).name} is corrupt: page {i + 1}: {exc}", reason="corrupt") from exc
+    return pages
 
 
 def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
@@ -370,7 +379,7 @@ def parse_small_pdf(path: str, max_pages: int | None) -> ParsedDocument | PdfInf
         info = _info(doc, path)
         if max_pages is not None and info.page_count > max_pages:
             return info
-        pages = _pages(doc)
+        pages = _pages(doc, path)
     finally:
         doc.close()
     return build_document(path, info, pages)

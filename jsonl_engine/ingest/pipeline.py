@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.errors import Cancelled, EngineError
-from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text, require_media_type
+from jsonl_engine.ingest import PDF, media_type_for, parse_file, parse_text
 from jsonl_engine.ingest import outcome as policy
 from jsonl_engine.ingest.model import ParsedDocument
 from jsonl_engine.ingest.outcome import IngestOutcome
-from jsonl_engine.ingest.sync import expand_paths, failed
+from jsonl_engine.ingest.sync import check_and_hash, expand_paths, failed
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
@@ -86,8 +86,7 @@ class IngestJob:
 
     async def _file(self, path: str) -> IngestOutcome:
         try:
-            require_media_type(path)
-            sha256, document_id = await asyncio.to_thread(policy.file_digest, path)
+            sha256, document_id = await asyncio.to_thread(check_and_hash, path)
             skip, _older = await asyncio.to_thread(self._precheck, sha256, path)
             if skip is not None:
                 return skip
@@ -99,7 +98,7 @@ class IngestJob:
             return await asyncio.to_thread(self._write, parsed, document_id, sha256, path)
         except Cancelled:
             raise
-        except Exception as exc:  # that document fails (a crashed worker too), the batch goes on
+        except Exception as exc:  # that document fails (a worker that crashed on it too), the batch goes on
             return failed(path, exc)
 
     async def _parse(self, path: str) -> ParsedDocument:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.ingest.files import read_text
 from jsonl_engine.ingest.headings import Heading
 from jsonl_engine.ingest.model import MARKDOWN, PLAIN, ParsedDocument
 from jsonl_engine.ingest.normalize import collapse_ws, normalize_text
@@ -66,21 +67,10 @@ def parse_plain(text: str, title: str) -> ParsedDocument:
     return ParsedDocument(title=title, media_type=PLAIN, pages=[text], sections=build_tree([(1, text)], [], title))
 
 
-def read_text_file(path: str) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if b"\x00" in data[:8192]:
-        raise UnsupportedMedia(f"{Path(path).name} is not a text file", reason="unknown_type")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
-
-
 def parse_markdown_file(path: str) -> ParsedDocument:
     """A Markdown file: its first level-1 heading names it, else its file name."""
-    return parse_markdown(read_text_file(path), Path(path).stem, title_from_h1=True)
+    return parse_markdown(read_text(path), Path(path).stem, title_from_h1=True)
 
 
 def parse_plain_file(path: str) -> ParsedDocument:
-    return parse_plain(read_text_file(path), Path(path).stem)
+    return parse_plain(read_text(path), Path(path).stem)

@@ -11,6 +11,8 @@ Policy where the issue is silent:
 - A parameter the endpoint rejects with HTTP 400/422 (response_format, stream_options, max_tokens,
   temperature) is dropped once and remembered (max_tokens becomes max_completion_tokens).
 - `usage.calls` counts every HTTP attempt; token counts are the endpoint's, else `estimate_tokens`.
+- What an upstream error body says reaches a message as one line, with the API key (in any case) and any
+  `Bearer <token>` masked, cut at `MAX_DETAIL_CHARS` (and marked as cut).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import email.utils
 import logging
 import math
 import random
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +42,9 @@ CHAT_PATH = "chat/completions"
 RETRY_STATUSES = frozenset({408, 409, 429})
 ADAPTABLE_PARAMS = ("response_format", "stream_options", "max_tokens", "temperature")
 JSON_REPAIR_PROMPT = "That was not a valid JSON object. Reply with the JSON object only."
+MAX_DETAIL_CHARS = 500  # of an upstream error message, in an LLMError's message
+BEARER_TOKEN = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]+=*", re.IGNORECASE)
+MASK = "***"
 
 Message = Mapping[str, Any]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -136,7 +142,7 @@ class Gateway:
         while True:
             body = self._body(messages, json_mode=json_mode, max_tokens=max_tokens,
                               temperature=temperature, stream=True)
-            state = _StreamState()
+            state = _StreamState(self._detail)
             try:
                 try:
                     async with self._slots:
@@ -199,9 +205,9 @@ class Gateway:
                                       status=status, retryable=True, data={"reason": "malformed_body"})) from exc
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            detail = _detail_of(data) if isinstance(data, dict) else ""
-            raise _Retryable(LLMError(self._redact(f"reader {self.name!r}: the endpoint sent no completion"
-                                                   + (f": {detail}" if detail else "")),
+            detail = self._detail(data) if isinstance(data, dict) else ""
+            raise _Retryable(LLMError(f"reader {self.name!r}: the endpoint sent no completion"
+                                      + (f": {detail}" if detail else ""),
                                       status=status, retryable=True, data={"reason": "malformed_body"}))
         choice = choices[0]
         message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
@@ -244,7 +250,7 @@ class Gateway:
 
     def _raise_for_status(self, response: httpx.Response, body: Mapping[str, Any]) -> None:
         status = response.status_code
-        detail = self._redact(_detail_of(_json_or_text(response)))
+        detail = self._detail(_json_or_text(response))
         if status in (400, 422):
             lowered = detail.lower()
             for param in ADAPTABLE_PARAMS:
@@ -287,8 +293,14 @@ class Gateway:
                         status=None, retryable=True, data={"reason": "stream_cut" if cut else "connection"})
 
     def _redact(self, text: str) -> str:
-        key = self.reader.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        return redact(text, self.reader.api_key)
+
+    def _detail(self, data: Any) -> str:
+        """The upstream's own error message, one line, secrets masked, bounded."""
+        detail = self._redact(" ".join(str(_message_of(data)).split()))
+        if len(detail) <= MAX_DETAIL_CHARS:
+            return detail
+        return f"{detail[:MAX_DETAIL_CHARS]}... [cut: {len(detail)} chars in all]"
 
     def _count_stream(self, usage: Usage | None, messages: Sequence[Message], state: _StreamState) -> None:
         if usage is None:
@@ -299,9 +311,10 @@ class Gateway:
 
 
 class _StreamState:
-    __slots__ = ("parts", "done", "finished", "usage")
+    __slots__ = ("detail", "parts", "done", "finished", "usage")
 
-    def __init__(self) -> None:
+    def __init__(self, detail: Callable[[Any], str]) -> None:
+        self.detail = detail  # what an error chunk says, fit for a message
         self.parts: list[str] = []
         self.done = False
         self.finished = False
@@ -323,7 +336,7 @@ class _StreamState:
         if not isinstance(chunk, dict):
             return ""
         if chunk.get("error"):
-            raise _Retryable(LLMError(f"the LLM stream reported an error: {_detail_of(chunk)}", status=None,
+            raise _Retryable(LLMError(f"the LLM stream reported an error: {self.detail(chunk)}", status=None,
                                       retryable=True, data={"reason": "stream_error"}))
         if chunk.get("usage"):
             self.usage = _usage_of(chunk["usage"])
@@ -397,12 +410,19 @@ def _json_or_text(response: httpx.Response) -> Any:
         return response.text
 
 
-def _detail_of(data: Any) -> str:
-    """The upstream's own error message, one line, bounded."""
+def redact(text: str, secret: str | None) -> str:
+    """`text` with `secret` (in any case) and any `Bearer <token>` masked."""
+    text = BEARER_TOKEN.sub(f"Bearer {MASK}", text)
+    if secret and len(secret) >= 4:
+        text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
+    return text
+
+
+def _message_of(data: Any) -> Any:
+    """The error message in an upstream body (the body itself when it has no recognisable one)."""
     if isinstance(data, dict):
         err = data.get("error")
         if isinstance(err, dict):
-            data = err.get("message") or err.get("type") or ""
-        else:
-            data = err or data.get("message") or data.get("detail") or ""
-    return " ".join(str(data).split())[:300]
+            return err.get("message") or err.get("type") or ""
+        return err or data.get("message") or data.get("detail") or ""
+    return data

@@ -4,9 +4,10 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Params(BaseModel):
-    """Base of every method's params: unknown keys are `invalid_params`, never ignored."""
+    """Base of every method's params: unknown keys are `invalid_params`, never ignored, and values are not
+    coerced (strict: "5" is not an int, 1 is not a bool), so what the published schema allows is what passes."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     def check(self) -> None:
         """Cross-field rules, run by the server right after validation. Raise InvalidParams naming the fields

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -10,16 +10,22 @@ from jsonl_engine.models import Params
 from jsonl_engine.retrieval.types import StrategyRequest
 
 Status = Literal["approved", "draft", "contested", "archived"]
+Id = Annotated[str, Field(min_length=1, max_length=256)]  # a document id (16 hex chars) or a section id
+
+MAX_STATUSES = 16  # four statuses, with room for repeats
+# The store binds one SQL variable per id: stay far below SQLite's limit (32766 unless built otherwise).
+MAX_DOCUMENT_IDS = 10_000
 
 
 class QueryParams(Params):
     """The question, the documents and review statuses it may use, and the reader for any LLM work."""
 
     query: str = Field(min_length=1, max_length=4000, description="the question to answer from the KB")
-    document_ids: list[str] | None = Field(None, description="restrict to these documents (unknown id: not_found)")
-    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1,
+    document_ids: list[Id] | None = Field(None, max_length=MAX_DOCUMENT_IDS,
+                                          description="restrict to these documents (unknown id: not_found)")
+    statuses: list[Status] = Field(default_factory=lambda: ["approved"], min_length=1, max_length=MAX_STATUSES,
                                    description="review statuses that may be used and cited (the review gate)")
-    reader: str | None = Field(None, min_length=1, description=(
+    reader: str | None = Field(None, min_length=1, max_length=256, description=(
         "a named reader (capabilities.readers) for the LLM work, if any; default: the default reader"))
 
     @field_validator("query")

@@ -14,8 +14,10 @@ class ContextParams(RetrievalParams):
     query: str = Field(min_length=1, max_length=1_000_000,
                        description="free text; never parsed as search syntax (operators and quotes are plain text)")
     limit: int = Field(8, ge=1, le=100, description="most items returned")
-    max_chars: int | None = Field(None, ge=1, description="budget for the returned text, in characters")
-    max_tokens: int | None = Field(None, ge=1, description="budget in tokens (estimated as characters / 4)")
+    max_chars: int | None = Field(None, ge=1, le=10_000_000,
+                                  description="budget for the returned text, in characters")
+    max_tokens: int | None = Field(None, ge=1, le=10_000_000,
+                                   description="budget in tokens (estimated as characters / 4)")
     include_text: bool = Field(True, description="false: items carry snippets only (text is null)")
     unit: Literal["section", "page"] = Field("section", description="page: whole pages, for clients citing pages")
 

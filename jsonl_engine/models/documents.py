@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from jsonl_engine.errors import InvalidParams
 from jsonl_engine.ingest.parsers import EXTENSIONS
 from jsonl_engine.models import Params, Result
-from jsonl_engine.models.common import Status
+from jsonl_engine.models.common import MAX_STATUSES, Id, Status
 
 TextMediaType = Literal["text/plain", "text/markdown"]
+FilePath = Annotated[str, Field(min_length=1)]  # no length cap: an unusable path fails its own entry only
 
 
 class IngestParams(Params):
-    paths: list[str] | None = Field(None, min_length=1, description=(
+    paths: list[FilePath] | None = Field(None, min_length=1, description=(
         f"files and/or directories (searched recursively for {EXTENSIONS})"))
     text: str | None = Field(None, min_length=1, description="inline document text (instead of paths)")
     title: str | None = Field(None, min_length=1, max_length=500, description="title of the inline text")
@@ -24,7 +25,8 @@ class IngestParams(Params):
     summarize: bool = Field(False, description=(
         "fill each section's summary (used by the outline strategies): one sentence per section written by the "
         "LLM when a reader is configured, else extractive (leading sentence and salient terms)"))
-    reader: str | None = Field(None, min_length=1, description="with summarize: a named reader (capabilities.readers)")
+    reader: str | None = Field(None, min_length=1, max_length=256,
+                               description="with summarize: a named reader (capabilities.readers)")
 
     def check(self) -> None:
         if (self.paths is None) == (self.text is None):
@@ -39,7 +41,7 @@ class IngestError(Result):
     code: str = Field(description="unsupported_media, not_found or internal")
     message: str
     reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
-                                                 "unknown_type")
+                                                 "unknown_type, not_regular, too_large, crashed")
 
 
 class IngestResult(Result):
@@ -59,8 +61,8 @@ class IngestResult(Result):
 
 
 class DocumentsParams(Params):
-    statuses: list[Status] | None = Field(None, description="only documents with these review statuses (all when "
-                                                            "omitted)")
+    statuses: list[Status] | None = Field(None, max_length=MAX_STATUSES, description=(
+        "only documents with these review statuses (all when omitted)"))
 
 
 class DocumentItem(Result):
@@ -79,7 +81,7 @@ class DocumentsResult(Result):
 
 
 class OutlineParams(Params):
-    document_id: str = Field(min_length=1)
+    document_id: Id
     max_depth: int | None = Field(None, ge=1, le=64, description="1 = top-level sections only")
 
 
@@ -99,9 +101,9 @@ class OutlineResult(Result):
 
 
 class ReadParams(Params):
-    section_id: str | None = Field(None, min_length=1, description="a section to read")
-    document_id: str | None = Field(None, min_length=1, description="with page: read one page")
-    page: int | None = Field(None, ge=1, description="1-based page number (with document_id)")
+    section_id: Id | None = Field(None, description="a section to read")
+    document_id: Id | None = Field(None, description="with page: read one page")
+    page: int | None = Field(None, ge=1, le=1_000_000, description="1-based page number (with document_id)")
 
     def check(self) -> None:
         if self.section_id is not None:
@@ -128,7 +130,7 @@ class ReadResult(Result):
 
 
 class RemoveParams(Params):
-    document_id: str = Field(min_length=1)
+    document_id: Id
 
 
 class RemoveResult(Result):
@@ -139,7 +141,7 @@ class RemoveResult(Result):
 
 
 class ReviewParams(Params):
-    document_id: str = Field(min_length=1)
+    document_id: Id
     status: Status
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from jsonl_engine.models import Params, Result
@@ -30,7 +32,8 @@ class CapabilitiesResult(Result):
 
 
 class CancelParams(Params):
-    target: str | int = Field(description="id of the request to cancel")
+    target: str | Annotated[int, Field(ge=-(2**63), le=2**64 - 1)] = Field(
+        description="id of the request to cancel (an integer id is within what the daemon reads: 64 bits)")
 
 
 class CancelResult(Result):

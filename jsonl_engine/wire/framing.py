@@ -59,7 +59,10 @@ def decode_line(line: bytes) -> Any:
         if b"\\u" not in line:
             raise
         # orjson refuses lone surrogate escapes; the stdlib accepts them, then we scrub.
-        return scrub(json.loads(line.decode("utf-8"), parse_constant=_reject_constant))
+        try:
+            return scrub(json.loads(line.decode("utf-8"), parse_constant=_reject_constant))
+        except RecursionError:
+            raise ValueError("request line is nested too deeply") from None
 
 
 class Writer:

@@ -24,6 +24,7 @@ from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import (
     Cancelled,
     EngineError,
+    Internal,
     InvalidRequest,
     MethodNotFound,
     Overloaded,
@@ -45,8 +46,29 @@ from jsonl_engine.wire.framing import (
 
 log = logging.getLogger("jsonl_engine.server")
 
-SIGNAL_GRACE_S = 1.5
+SIGNAL_GRACE_S = 1.0
+CLOSE_TIMEOUT_S = 0.3
 PARENT_POLL_S = 0.2
+
+
+# What an integer id may be: orjson writes integers in this range only, and an id must echo back unchanged.
+ID_MIN, ID_MAX = -(1 << 63), (1 << 64) - 1
+
+
+class Rejected(Exception):
+    """A line refused before it became a job: answered with `error` and `done` under `request_id`."""
+
+    def __init__(self, request_id: Any, error: EngineError) -> None:
+        super().__init__(error.message)
+        self.request_id = request_id
+        self.error = error
+
+
+def _request_id(obj: dict[str, Any]) -> Any:
+    request_id = obj.get("id")
+    if type(request_id) is str or (type(request_id) is int and ID_MIN <= request_id <= ID_MAX):
+        return request_id
+    raise Rejected(None, InvalidRequest("request `id` must be a string or a 64-bit integer", {"field": "id"}))
 
 
 class Job:
@@ -79,13 +101,17 @@ class Server(Control):
 
     def _emitter(self, job: Job):
         request_id = job.id
-        write = self.writer.write
+        write = self.writer.write_bytes
 
         def emit(kind: str, data: dict[str, Any]) -> None:
+            try:
+                line = encode_event({"id": request_id, "event": kind, "data": data})
+            except Exception as exc:
+                raise Internal(f"internal error: a {kind} event could not be encoded") from exc
             with self._lock:
                 if job.finished:
                     return  # nothing may follow `done`
-                write({"id": request_id, "event": kind, "data": data})
+                write(line)
 
         return emit
 
@@ -141,15 +167,71 @@ class Server(Control):
 
     def handle_line(self, line: bytes | TooLong) -> None:
         started = time.perf_counter()
+        try:
+            request = self._admit(line)
+        except Rejected as rejected:
+            self._error(rejected.request_id, rejected.error, started)
+            return
+        if request is None:
+            return  # a blank line
+        request_id, method, params = request
+        job = Job(request_id, (type(request_id) is str, request_id), None)  # type: ignore[arg-type]
+        job.started = started
+        job.ctx = RequestContext(request_id, self.app, self._emitter(job))
+        if method.inline:
+            self._run_inline(job, method, params)
+            return
+        self.jobs[job.key] = job
+        if method.name == "shutdown":
+            self.accepting = False  # lines read after it are refused even before its handler runs
+        job.task = self._loop.create_task(self._run(job, method, params))
+        # A task cancelled before it starts never runs its body: the callback, not the body, ends every job.
+        job.task.add_done_callback(lambda task: self._settle(job, method, task))
+
+    def _admit(self, line: bytes | TooLong) -> tuple[Any, Method, BaseModel] | None:
+        """The request a line carries, checked against the envelope, the server's state and the method's
+        params; raises Rejected with the id to answer (None where the line has no usable id)."""
+        obj = self._decode(line)
+        if obj is None:
+            return None
+        request_id = _request_id(obj)
+        name = obj.get("method")
+        if type(name) is not str:
+            raise Rejected(request_id, InvalidRequest("request `method` must be a string", {"field": "method"}))
+        params = obj.get("params")
+        if params is None:
+            params = {}
+        elif type(params) is not dict:
+            raise Rejected(request_id, InvalidRequest("request `params` must be an object", {"field": "params"}))
+        if (type(request_id) is str, request_id) in self.jobs:
+            # Answered under id null: the request in flight keeps its id, and so its one `done`.
+            raise Rejected(None, InvalidRequest(f"id {request_id!r} is already in flight",
+                                                {"field": "id", "id": request_id}))
+        if not self.accepting:
+            raise Rejected(request_id, ShuttingDown("the daemon is shutting down"))
+        if len(self.jobs) >= self.app.settings.max_in_flight:
+            raise Rejected(request_id, Overloaded(
+                f"too many requests in flight (limit {self.app.settings.max_in_flight})"))
+        method = self.handlers.get(name)
+        if method is None:
+            raise Rejected(request_id, MethodNotFound(f"unknown method {name!r}", {"method": name}))
+        try:
+            parsed = method.params.model_validate(params)
+            parsed.check()
+        except ValidationError as exc:
+            raise Rejected(request_id, invalid_params_from(exc)) from None
+        except EngineError as exc:
+            raise Rejected(request_id, exc) from None
+        return request_id, method, parsed
+
+    def _decode(self, line: bytes | TooLong) -> dict[str, Any] | None:
+        """The line's JSON object, or None for a blank line."""
         if isinstance(line, TooLong):
-            self._error(None, PayloadTooLarge(
-                f"request line of {line.size} bytes exceeds the limit of {self.app.settings.max_line_bytes} bytes",
-                {"limit": self.app.settings.max_line_bytes}), started)
-            return
-        if line.endswith(b"\r"):
-            line = line[:-1]
+            limit = self.app.settings.max_line_bytes
+            raise Rejected(None, PayloadTooLarge(
+                f"request line of {line.size} bytes exceeds the limit of {limit} bytes", {"limit": limit}))
         if not line.strip():
-            return
+            return None
         try:
             obj = decode_line(line)
         except ValueError:
@@ -158,63 +240,10 @@ class Server(Control):
                 message = "request line is not valid JSON"
             except UnicodeDecodeError:
                 message = "request line is not valid UTF-8"
-            self._error(None, ParseError(message), started)
-            return
+            raise Rejected(None, ParseError(message)) from None
         if not isinstance(obj, dict):
-            self._error(None, InvalidRequest("a request must be a JSON object"), started)
-            return
-        request_id = obj.get("id")
-        if type(request_id) not in (str, int):
-            self._error(None, InvalidRequest("request `id` must be a string or an integer",
-                                             {"field": "id"}), started)
-            return
-        name = obj.get("method")
-        if type(name) is not str:
-            self._error(request_id, InvalidRequest("request `method` must be a string",
-                                                   {"field": "method"}), started)
-            return
-        params = obj.get("params")
-        if params is None:
-            params = {}
-        elif type(params) is not dict:
-            self._error(request_id, InvalidRequest("request `params` must be an object",
-                                                   {"field": "params"}), started)
-            return
-        key = (type(request_id) is str, request_id)
-        if key in self.jobs:
-            self._error(request_id, InvalidRequest(f"id {request_id!r} is already in flight",
-                                                   {"field": "id"}), started)
-            return
-        if not self.accepting:
-            self._error(request_id, ShuttingDown("the daemon is shutting down"), started)
-            return
-        if len(self.jobs) >= self.app.settings.max_in_flight:
-            self._error(request_id, Overloaded(
-                f"too many requests in flight (limit {self.app.settings.max_in_flight})"), started)
-            return
-        method = self.handlers.get(name)
-        if method is None:
-            self._error(request_id, MethodNotFound(f"unknown method {name!r}", {"method": name}), started)
-            return
-        try:
-            parsed = method.params.model_validate(params)
-            parsed.check()
-        except ValidationError as exc:
-            self._error(request_id, invalid_params_from(exc), started)
-            return
-        except EngineError as exc:
-            self._error(request_id, exc, started)
-            return
-        job = Job(request_id, key, None)  # type: ignore[arg-type]
-        job.started = started
-        job.ctx = RequestContext(request_id, self.app, self._emitter(job))
-        if method.inline:
-            self._run_inline(job, method, parsed)
-            return
-        self.jobs[key] = job
-        if name == "shutdown":
-            self.accepting = False  # lines read after it are refused even before its handler runs
-        job.task = self._loop.create_task(self._run(job, method, parsed))
+            raise Rejected(None, InvalidRequest("a request must be a JSON object"))
+        return obj
 
     # ---- running ------------------------------------------------------------------------------------------
 
@@ -230,10 +259,15 @@ class Server(Control):
             error = Cancelled("request cancelled")
         except Exception as exc:
             error = self._as_engine_error(exc, method, job.id)
-        finally:
-            self._complete(job, method, result, error)
-            self.jobs.pop(job.key, None)
-            self._maybe_stop()
+        self._complete(job, method, result, error)
+
+    def _settle(self, job: Job, method: Method, task: asyncio.Task) -> None:
+        """The task is over, however it ended: make sure its job has its `done`, then forget the job."""
+        if not job.finished:
+            self._complete(job, method, None, Cancelled("request cancelled") if task.cancelled()
+                           else Internal(f"internal error in {method.name}; see the daemon's stderr"))
+        self.jobs.pop(job.key, None)
+        self._maybe_stop()
 
     def _run_inline(self, job: Job, method: Method, params: BaseModel) -> None:
         """Methods registered `inline` never block: they run right here, with no task or thread."""
@@ -250,31 +284,39 @@ class Server(Control):
         if isinstance(exc, EngineError):
             return exc
         log.error("method %s failed (request id %r)", method.name, request_id, exc_info=exc)
-        return EngineError(f"internal error in {method.name}; see the daemon's stderr")
+        return Internal(f"internal error in {method.name}; see the daemon's stderr")
 
     def _complete(self, job: Job, method: Method, result: Any, error: EngineError | None) -> None:
         """Write the outcome (the result, unless the handler streamed its own, or the error), then `done`.
 
         The final event and `done` go out in one write: nothing is held back, and a client waiting on the
-        result wakes once.
+        result wakes once. This cannot fail: an outcome that cannot be encoded becomes an `internal` error.
         """
-        ctx = job.ctx
-        final: dict[str, Any] | None = None
-        if error is None:
-            if result is not None:
-                data = result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True)
-                final = {"id": job.id, "event": "result", "data": data}
-            elif ctx.results_sent == 0:
-                error = self._as_engine_error(RuntimeError("produced no result"), method, job.id)
-        if error is not None:
-            final = {"id": job.id, "event": "error", "error": error.to_wire()}
-            if isinstance(error, Cancelled):
-                ctx.cancel_event.set()
+        if error is None and result is None and job.ctx.results_sent == 0:
+            error = self._as_engine_error(RuntimeError("produced no result"), method, job.id)
+        try:
+            final = self._final_bytes(job, result, error)
+        except Exception as exc:
+            log.error("method %s: cannot encode the outcome of request %r", method.name, job.id, exc_info=exc)
+            error = Internal(f"internal error in {method.name}: its outcome could not be encoded")
+            final = encode_event({"id": job.id, "event": "error", "error": error.to_wire()})
         status = "ok" if error is None else ("cancelled" if isinstance(error, Cancelled) else "error")
+        if isinstance(error, Cancelled):
+            job.ctx.cancel_event.set()
         done = encode_event({"id": job.id, "event": "done", "status": status, "elapsed_ms": _elapsed(job.started)})
         with self._lock:
-            self.writer.write_bytes(done if final is None else encode_event(final) + done)
-            job.finished = True
+            if not job.finished:
+                job.finished = True
+                self.writer.write_bytes(final + done)
+
+    @staticmethod
+    def _final_bytes(job: Job, result: Any, error: EngineError | None) -> bytes:
+        if error is not None:
+            return encode_event({"id": job.id, "event": "error", "error": error.to_wire()})
+        if result is None:
+            return b""  # the handler streamed its results
+        data = result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True)
+        return encode_event({"id": job.id, "event": "result", "data": data})
 
     # ---- control ------------------------------------------------------------------------------------------
 
@@ -370,11 +412,39 @@ def run(app: App, handlers: dict[str, Method], protocol_fd: int) -> int:
 
     writer = Writer(protocol_fd, broken)
     server = Server(app, handlers, writer)
+    loop = asyncio.new_event_loop()
     try:
-        code = asyncio.run(server.serve())
+        return loop.run_until_complete(server.serve())
     finally:
+        _close_loop(loop)
+        _close_app(app)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Like the end of asyncio.run, without waiting for executor threads: a thread stuck in cancelled work
+    (a blocking read, a slow native call) must not keep the daemon from exiting on time."""
+    try:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=CLOSE_TIMEOUT_S))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()  # shuts the default executor down without waiting for its threads
+
+
+def _close_app(app: App) -> None:
+    """Close the pool and the KB, giving up after CLOSE_TIMEOUT_S (a stuck thread may hold a store lock)."""
+
+    def close() -> None:
         try:
             app.close()
         except Exception:
             log.exception("error while closing")
-    return code
+
+    closer = threading.Thread(target=close, name="jsonl-engine-close", daemon=True)
+    closer.start()
+    closer.join(CLOSE_TIMEOUT_S)
+    if closer.is_alive():
+        log.warning("closing did not finish within %.1f s; exiting anyway", CLOSE_TIMEOUT_S)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,38 @@ def test_answer_over_the_wire(kb_dir, gateway):
         assert data["error"]["code"] == "llm_error" and data["error"]["data"]["status"] == 500
         assert [c["title"] for c in data["candidates"]] == ["Staff"] and data["candidates"][0]["span"]["verified"]
         assert d.bad_lines == []
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_reader_is_llm_error_not_an_empty_answer(kb_dir):
+    env = {"JSONL_ENGINE_LLM_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "JSONL_ENGINE_LLM_MODEL": MODEL,
+           "JSONL_ENGINE_LLM_MAX_RETRIES": "1", "JSONL_ENGINE_LLM_RETRY_BACKOFF": "0.01"}
+    with Daemon(kb_dir, env=env) as d:
+        for stream in (True, False):
+            events = d.request("kb.answer", {"query": "harbour tonnage", "stream": stream})
+            assert kinds(events)[-2:] == ["error", "done"] and "result" not in kinds(events)
+            assert events[-1]["status"] == "error"
+            error = events[-2]["error"]
+            assert error["code"] == "llm_error" and "cannot reach the LLM endpoint" in error["message"]
+            assert error["data"] == {"status": None, "retryable": True, "reason": "connection", "reader": "default"}
+        assert d.result("capabilities")["readers"] == ["default"]
+
+
+def test_a_reader_that_never_answers_is_llm_error(kb_dir, gateway):
+    gateway.responder = lambda request: Reply(delay=30, json={})
+    env = gateway.env(JSONL_ENGINE_LLM_TIMEOUT="0.3", JSONL_ENGINE_LLM_MAX_RETRIES="1")
+    with Daemon(kb_dir, env=env) as d:
+        events = d.request("kb.answer", {"query": "harbour tonnage", "max_sections": 1})
+    assert kinds(events)[-2:] == ["error", "done"] and events[-1]["status"] == "error"
+    assert events[-2]["error"]["data"] == {"status": None, "retryable": True, "reason": "timeout",
+                                           "reader": "default"}
+    assert len(gateway.requests) == 2  # the span call and its one retry; no answer call
 
 
 def test_cancel_mid_stream_closes_the_upstream_request(kb_dir, gateway):

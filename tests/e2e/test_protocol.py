@@ -135,14 +135,14 @@ def test_unicode_round_trip(daemon: Daemon) -> None:
     assert_well_formed(daemon)
 
 
-def test_duplicate_in_flight_id_is_invalid_request(daemon: Daemon) -> None:
+def test_duplicate_in_flight_id_is_answered_under_id_null(daemon: Daemon) -> None:
+    """The duplicate is refused under id null, so the request in flight keeps exactly one `done`."""
     daemon.start("test.sleep", {"seconds": 0.5}, id="dup")
     daemon.start("test.sleep", {"seconds": 0}, id="dup")
-    events = daemon.wait_done("dup")
-    assert events[0]["error"]["code"] == "invalid_request"
-    time.sleep(0.8)
-    final = daemon.events_for("dup")
-    assert [e["event"] for e in final] == ["error", "done", "result", "done"]
+    refused = daemon.wait_done(None)
+    assert refused[0]["error"]["code"] == "invalid_request"
+    assert refused[0]["error"]["data"] == {"field": "id", "id": "dup"}
+    assert [e["event"] for e in daemon.wait_done("dup")] == ["result", "done"]
 
 
 def test_capabilities_answers_while_slow_requests_are_in_flight(daemon: Daemon) -> None:

@@ -53,6 +53,14 @@ def block(params: BlockingParams, ctx: RequestContext) -> EchoResult:
     return EchoResult(value="blocked")
 
 
+@method("test.stuck", params=BlockingParams, result=EchoResult)
+async def stuck(params: BlockingParams, ctx: RequestContext) -> EchoResult:
+    """Hold a thread of the loop's executor (as ingest's file reads do) without ever checking for cancellation,
+    like a read that never returns: the request can be cancelled, the thread cannot."""
+    await ctx.run_in_thread(time.sleep, params.seconds)
+    return EchoResult(value="unstuck")
+
+
 @method("test.noisy", params=NoisyParams, result=EchoResult)
 def noisy(params: NoisyParams, ctx: RequestContext) -> EchoResult:
     """Write to stdout in every way a careless library might."""
