@@ -207,6 +207,10 @@ def _dumpable(body: Any) -> bool:
     return True
 
 
+def _is_shutdown(request: dict[str, Any]) -> bool:
+    return request.get("method") == "shutdown" and request.get("params") in (None, {})
+
+
 FUZZ_EXAMPLES = int(os.environ.get("JSONL_ENGINE_FUZZ_EXAMPLES", "40"))
 LINES_PER_EXAMPLE = 60  # more lines than this overrun what hypothesis draws for one example
 
@@ -229,16 +233,24 @@ def test_fuzzed_lines_each_usable_id_gets_one_done_and_the_daemon_exits(tmp_path
     ingest_paths = [str(docs / "notes.txt"), str(docs)]
     lines: list[bytes] = []
     usable: list[Any] = []
+    after_shutdown: set[tuple[bool, Any]] = set()  # usable ids sent after a valid shutdown request
     for serial in range(LINES_PER_EXAMPLE):
         line, request_id = data.draw(request_lines(serial, ingest_paths))
         lines.append(line)
-        if request_id is not None and orjson.loads(line).get("id") == request_id:
-            usable.append(request_id)
+        if request_id is None or orjson.loads(line).get("id") != request_id:
+            continue
+        key = (type(request_id) is str, request_id)
+        if after_shutdown or _is_shutdown(orjson.loads(line)):
+            after_shutdown.add(key)
+        usable.append(request_id)
     events, code, stderr = run_daemon(run_dir / "kb", b"".join(lines), cwd=docs)
     assert code == 0, stderr[-2000:]
     grouped = by_id(events)
     for request_id in usable:
-        assert_one_done_last(grouped[(type(request_id) is str, request_id)])
+        key = (type(request_id) is str, request_id)
+        if key in after_shutdown and key not in grouped:
+            continue  # the daemon may exit before it reads the lines that follow a shutdown
+        assert_one_done_last(grouped[key])
     for key, group in grouped.items():
         if key != (False, None):
             assert_one_done_last(group)
