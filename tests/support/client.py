@@ -11,7 +11,7 @@ from jsonl_engine.client import Client, RequestError
 from tests.support.daemon import ROOT, TEST_PLUGIN
 
 
-def test_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+def daemon_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """os.environ without JSONL_ENGINE_* settings, with the repository on PYTHONPATH, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("JSONL_ENGINE_")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -22,7 +22,7 @@ def test_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def engine(kb_dir: Path | str, *, env: dict[str, str] | None = None, plugins: bool = False,
            timeout: float = 60.0) -> Client:
     """A Client on a daemon serving `kb_dir` (stderr kept in `stderr_text`)."""
-    return Client(kb_dir, args=["--plugin", TEST_PLUGIN] if plugins else [], env=test_env(env), cwd=ROOT,
+    return Client(kb_dir, args=["--plugin", TEST_PLUGIN] if plugins else [], env=daemon_env(env), cwd=ROOT,
                   stderr=subprocess.PIPE, timeout=timeout)
 
 
