@@ -85,7 +85,7 @@ def prepare_kb(kb: Path | None, work: Path) -> Path:
 def main() -> None:
     from jsonl_engine.store import open_store
     from tests.support.answer_script import AnswerScript
-    from tests.support.daemon import Daemon
+    from tests.support.client import engine
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--kb", type=Path, default=ROOT / "bench" / "out" / "dev-kb")
@@ -106,21 +106,20 @@ def main() -> None:
 
         server, busy, lock = timed_server()
         server.responder = AnswerScript(quote=lambda text: " ".join(text.split()[5:17]) or None)
-        with server, Daemon(kb, env=server.env(JSONL_ENGINE_LLM_MAX_CONCURRENCY="4")) as d:
+        with server, engine(kb, env=server.env(JSONL_ENGINE_LLM_MAX_CONCURRENCY="4")) as d:
             for query, doc in asked[: args.warmup]:  # imports, connections, SQLite caches of the handler threads
-                d.request("kb.answer", {"query": query, "document_ids": [doc], "max_sections": args.max_sections})
+                d.call("kb.answer", {"query": query, "document_ids": [doc], "max_sections": args.max_sections})
             walls, waits, overheads, usages, cited, verified, context = [], [], [], [], 0, 0, []
             for query, doc in asked * args.rounds:
                 with lock:
                     busy.clear()
-                events = d.request("kb.answer", {"query": query, "document_ids": [doc],
+                request = d.stream("kb.answer", {"query": query, "document_ids": [doc],
                                                  "max_sections": args.max_sections})
-                assert events[-1]["status"] == "ok", events[-3:]
-                result = events[-2]["data"]
+                result = [e["data"] for e in request.events() if e["event"] == "result"][-1]
                 assert result["error"] is None, result["error"]
                 with lock:
                     wait = union_ms(list(busy))
-                wall = events[-1]["elapsed_ms"]
+                wall = request.done["elapsed_ms"]
                 walls.append(wall)
                 waits.append(wait)
                 overheads.append(wall - wait)
@@ -128,9 +127,9 @@ def main() -> None:
                 cited += len(result["citations"])
                 verified += sum(c["verified"] for c in result["citations"])
                 # after kb.answer, so the warmer page cache favours the baseline, not the measured method
-                events = d.request("kb.context", {"query": query, "document_ids": [doc], "limit": args.max_sections})
-                assert events[-1]["status"] == "ok", events[-2:]
-                context.append(events[-1]["elapsed_ms"])
+                request = d.stream("kb.context", {"query": query, "document_ids": [doc], "limit": args.max_sections})
+                request.events()  # raises on an error event
+                context.append(request.done["elapsed_ms"])
 
     n = len(walls)
     if args.verbose:

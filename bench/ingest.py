@@ -91,18 +91,18 @@ def busy_s() -> float:
 
 def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
     """One kb.ingest of the folder; also the engine's CPU seconds (daemon + pool) and everyone else's."""
-    from tests.support.daemon import Daemon
+    from tests.support.client import engine
 
     env = {"JSONL_ENGINE_WORKERS": str(workers)} if workers else {}
-    with Daemon(kb, env=env, timeout=600) as d:
-        d.request("capabilities")
+    with engine(kb, env=env, timeout=600) as d:
+        d.call("capabilities")
         daemon_pid = d.proc.pid
         daemon_cpu0 = cpu_s(daemon_pid)
         own_cpu0 = time.process_time()  # this bench's own threads read the events: not "other processes"
         busy0 = busy_s()
         start = time.perf_counter()
-        request = d.start("kb.ingest", {"paths": [str(folder)]})
-        events = d.wait_done(request, timeout=600)
+        request = d.stream("kb.ingest", {"paths": [str(folder)]})
+        events = request.events()
         elapsed = time.perf_counter() - start
         busy = busy_s() - busy0
         own_cpu = time.process_time() - own_cpu0
@@ -115,7 +115,7 @@ def daemon_ingest(folder: Path, kb: Path, workers: int | None) -> dict:
         workers = [pid for child in children(daemon_pid) for pid in children(child)]
         worker_hwm = [rss_kb(pid) for pid in workers]
         daemon_hwm = rss_kb(daemon_pid)
-        assert events[-1]["status"] == "ok", events[-1]
+        assert request.done and request.done["status"] == "ok", request.done
     return {"elapsed": elapsed, "results": results, "daemon_hwm_kb": daemon_hwm, "worker_hwm_kb": worker_hwm,
             "engine_cpu_s": engine_cpu, "daemon_cpu_s": daemon_cpu,
             "other_cpu_s": max(busy - engine_cpu - own_cpu, 0.0)}

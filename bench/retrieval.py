@@ -83,7 +83,7 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true", help="ingest the PDFs again (after ingest changes)")
     args = ap.parse_args()
 
-    from tests.support.daemon import Daemon
+    from tests.support.client import engine
 
     dev = find_dev(args.dev)
     pdfs = sorted((dev / "pdfs").glob("*.pdf"))
@@ -97,8 +97,8 @@ def main() -> None:
     baseline = PageBM25(kb)
 
     rows: list[dict] = []
-    with Daemon(kb_dir=kb, timeout=120) as d:
-        d.result("kb.context", {"query": "warm up the reader connections", "limit": 1})
+    with engine(kb, timeout=120) as d:
+        d.call("kb.context", {"query": "warm up the reader connections", "limit": 1})
         for scoped in (True, False):
             for q in questions:
                 doc = ids[q["doc_name"]]
@@ -107,7 +107,7 @@ def main() -> None:
                 if scoped:
                     params["document_ids"] = [doc]
                 c0, t = cpu_ns(d.proc.pid), time.perf_counter()
-                data = d.result("kb.context", params)
+                data = d.call("kb.context", params)
                 rtt = (time.perf_counter() - t) * 1000
                 c1 = cpu_ns(d.proc.pid)
                 cpu = (c1 - c0) / 1e6 if c0 is not None and c1 is not None else None

@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
 
-    from tests.support.daemon import Daemon
+    from tests.support.client import engine
 
     if args.rebuild and args.kb.exists():
         import shutil
@@ -118,22 +118,22 @@ def main() -> None:
         build_kb(args.kb, args.dev / "pdfs")
     questions = load_questions(args.dev / "questions.jsonl")
 
-    with Daemon(args.kb, timeout=300) as d:
-        docs = d.result("kb.documents", {})
+    with engine(args.kb, timeout=300) as d:
+        docs = d.call("kb.documents", {})
         doc_ids = {Path(doc["path"] or doc["title"]).stem: doc["document_id"] for doc in docs["documents"]}
         questions = [q for q in questions if q["doc_name"] in doc_ids]
-        has_context = any(m["name"] == "kb.context" for m in d.result("capabilities")["methods"])
+        has_context = any(m["name"] == "kb.context" for m in d.call("capabilities")["methods"])
         latency, ctx_latency, results = [], [], []
         for q in questions:
             params = {"query": q["question"], "document_ids": [doc_ids[q["doc_name"]]], "depth": args.depth,
                       "max_chars": args.max_chars}
             t0 = time.perf_counter()
-            results.append(d.result("kb.synthesize", params))
+            results.append(d.call("kb.synthesize", params))
             latency.append((time.perf_counter() - t0) * 1000)
             if has_context:
                 t0 = time.perf_counter()
-                d.request("kb.context", {"query": q["question"], "document_ids": params["document_ids"],
-                                         "limit": args.depth})
+                d.call("kb.context", {"query": q["question"], "document_ids": params["document_ids"],
+                                      "limit": args.depth})
                 ctx_latency.append((time.perf_counter() - t0) * 1000)
 
     base_pages, base_first, base_texts, spans = lead_baseline(args.kb, questions, doc_ids, args.depth, args.max_chars)

@@ -1,4 +1,5 @@
-"""Command line: `jsonl-engine [serve] [--kb DIR] [--config FILE]`, `jsonl-engine schemas --write|--check`."""
+"""Command line: `jsonl-engine [serve] [--kb DIR] [--config FILE]`, `jsonl-engine schemas --write|--check`, and the
+one-shot commands of cli_oneshot.py (ingest, ask, docs, outline, read, call, mcp)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from jsonl_engine import __version__
+from jsonl_engine import __version__, cli_oneshot
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")
     schemas.add_argument("--root", default=".", help="project root holding schemas/ (default .)")
+    cli_oneshot.add_commands(sub)
     return parser
 
 
@@ -35,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "schemas":
         return _schemas(args)
+    if args.command in cli_oneshot.COMMANDS:
+        return cli_oneshot.run(args)
     return _serve(args)
 
 

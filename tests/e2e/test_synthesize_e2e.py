@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.support.daemon import Daemon
+from tests.support.client import engine, error_of
 
 REPORT = """# Zephyr Airships Annual Report 2031
 
@@ -24,18 +24,18 @@ QUERY = "How many airships did Zephyr operate in fiscal 2031?"
 
 
 def test_synthesize_over_the_wire_with_review_gate(tmp_path):
-    with Daemon(tmp_path / "kb") as d:
-        ingested = d.result("kb.ingest", {"text": REPORT, "title": "Zephyr report", "media_type": "text/markdown",
+    with engine(tmp_path / "kb") as d:
+        ingested = d.call("kb.ingest", {"text": REPORT, "title": "Zephyr report", "media_type": "text/markdown",
                                           "status": "draft"})
         doc = ingested["document_id"]
 
-        hidden = d.result("kb.synthesize", {"query": QUERY})
+        hidden = d.call("kb.synthesize", {"query": QUERY})
         assert hidden["answer"] == "" and hidden["claims"] == []
         assert hidden["gaps"] == hidden["_meta"]["salient_terms"]
         assert hidden["_meta"]["synthesis_confidence"] == "none"
 
-        d.result("kb.review", {"document_id": doc, "status": "approved"})
-        out = d.result("kb.synthesize", {"query": QUERY, "max_chars": 2000})
+        d.call("kb.review", {"document_id": doc, "status": "approved"})
+        out = d.call("kb.synthesize", {"query": QUERY, "max_chars": 2000})
         assert set(out) == {"answer", "claims", "gaps", "_meta"}
         assert out["_meta"]["synthesis_confidence"] == "high"
         assert out["gaps"] == []
@@ -45,27 +45,27 @@ def test_synthesize_over_the_wire_with_review_gate(tmp_path):
                               "quote_end"}
         assert out["answer"].startswith(f"{first['text']} [{first['id']}]")
         assert re.findall(r"\[(c[0-9a-f]{12})\]", out["answer"]) == [c["id"] for c in out["claims"]]
-        section = d.result("kb.read", {"section_id": first["section_id"]})
+        section = d.call("kb.read", {"section_id": first["section_id"]})
         assert section["text"][first["quote_start"]:first["quote_end"]] == first["text"]
 
-        again = d.request("kb.synthesize", {"query": QUERY, "max_chars": 2000})
+        again = d.stream("kb.synthesize", {"query": QUERY, "max_chars": 2000}).events()
         assert [e["data"] for e in again if e["event"] == "result"] == [out]  # byte-identical data
 
-        d.result("kb.review", {"document_id": doc, "status": "draft"})
-        assert d.result("kb.synthesize", {"query": QUERY})["claims"] == []
-        drafted = d.result("kb.synthesize", {"query": QUERY, "statuses": ["approved", "draft"]})
+        d.call("kb.review", {"document_id": doc, "status": "draft"})
+        assert d.call("kb.synthesize", {"query": QUERY})["claims"] == []
+        drafted = d.call("kb.synthesize", {"query": QUERY, "statuses": ["approved", "draft"]})
         assert drafted["claims"] and drafted["_meta"]["synthesis_confidence"] == "medium"
 
 
 def test_synthesize_errors(tmp_path):
-    with Daemon(tmp_path / "kb") as d:
-        err = d.error("kb.synthesize", {"query": "revenue", "llm": True})
+    with engine(tmp_path / "kb") as d:
+        err = error_of(d, "kb.synthesize", {"query": "revenue", "llm": True})
         assert err["code"] == "llm_unavailable" and "llm=false" in err["message"]
-        err = d.error("kb.synthesize", {"query": "revenue", "depth": 0})
+        err = error_of(d, "kb.synthesize", {"query": "revenue", "depth": 0})
         assert err["code"] == "invalid_params" and err["data"]["field"] == "depth"
-        err = d.error("kb.synthesize", {"query": "revenue", "statuses": ["published"]})
+        err = error_of(d, "kb.synthesize", {"query": "revenue", "statuses": ["published"]})
         assert err["code"] == "invalid_params" and err["data"]["field"].startswith("statuses")
-        err = d.error("kb.synthesize", {"query": "revenue", "max_char": 10})
+        err = error_of(d, "kb.synthesize", {"query": "revenue", "max_char": 10})
         assert err["code"] == "invalid_params" and err["data"]["field"] == "max_char"
-        err = d.error("kb.synthesize", {"query": "revenue", "document_ids": ["0123456789abcdef"]})
+        err = error_of(d, "kb.synthesize", {"query": "revenue", "document_ids": ["0123456789abcdef"]})
         assert err["code"] == "not_found"
