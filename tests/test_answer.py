@@ -8,6 +8,7 @@ import re
 import pytest
 
 from jsonl_engine.answer.answer import answer, answer_messages, cited_ids, excerpt
+from jsonl_engine.answer.pages import place_citations
 from jsonl_engine.answer.spans import Span
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.ingest.sync import ingest_text
@@ -62,7 +63,9 @@ def ask(store: Store, gw: Gateway, query: str, deltas: list[str] | None = None, 
                                progress=None if progress is None else (lambda *a, **k: progress.append(a)))
         finally:
             await gw.aclose()
-        return AnswerResult.model_validate(out.as_dict()).model_dump(mode="json")
+        result = out.as_dict()
+        place_citations(store, result["citations"])  # what the kb.answer handler adds (issue 15)
+        return AnswerResult.model_validate(result).model_dump(mode="json")
 
     return asyncio.run(go())
 

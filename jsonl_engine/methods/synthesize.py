@@ -13,6 +13,7 @@ from jsonl_engine.registry import method
 async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> SynthesizeResult:
     """Compose an answer only from reviewed sources, each sentence verbatim with its [claim_id]; name the gaps."""
     gateway = _gateway(ctx, params.reader) if params.llm else None
+    from jsonl_engine.answer.pages import Quote, locate
     from jsonl_engine.answer.synthesize import synthesize as run
 
     ctx.check_cancelled()
@@ -29,9 +30,12 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
         claims = [c for c in out.claims if f"[{c.id}]" in answer]
         llm = SynthLLM(reader=gateway.name, model=gateway.model, dropped_sentences=dropped,
                        stripped_claim_ids=stripped, usage=usage.to_dict())
+    located = await ctx.run_in_thread(lambda: locate(ctx.app.store, [Quote(c.document_id, c.section_id,
+                                                                            c.quote_start, c.quote_end)
+                                                                      for c in claims]))
     return SynthesizeResult(
         answer=answer,
-        claims=[Claim(**c.as_dict()) for c in claims],
+        claims=[Claim(**c.as_dict(), **where.as_dict()) for c, where in zip(claims, located, strict=True)],
         gaps=out.gaps,
         meta=SynthMeta(synthesis_confidence=out.confidence, passages=out.passages,
                        salient_terms=out.salient_terms, truncated=out.truncated, llm=llm),

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from jsonl_engine.models import Result
 from jsonl_engine.models.common import RetrievalParams
+from jsonl_engine.models.render import BOXES_STATUS, BoxesStatus, QuotePage
 
 if TYPE_CHECKING:
     from jsonl_engine.answer.answer import AnswerRequest
@@ -40,6 +41,9 @@ class Citation(Result):
     quote_start: int = Field(description="offset into the section text; -1 when unverified")
     quote_end: int
     verified: bool = Field(description="the quote was found in the section text")
+    pages: list[QuotePage] = Field(description="verified: the page(s) the quote spans, offsets into each page's "
+                                               "text and, for a PDF, its boxes on the page; else empty")
+    boxes_status: BoxesStatus = Field(description=BOXES_STATUS)
 
 
 class CandidateSpan(Result):

@@ -6,6 +6,7 @@ from pydantic import ConfigDict, Field
 
 from jsonl_engine.models import Result
 from jsonl_engine.models.common import QueryParams
+from jsonl_engine.models.render import BOXES_STATUS, BoxesStatus, QuotePage
 
 Confidence = Literal["high", "medium", "low", "none"]
 
@@ -28,6 +29,9 @@ class Claim(Result):
     page: int = Field(description="1-based page the sentence is on")
     quote_start: int = Field(description="offset into the section text")
     quote_end: int
+    pages: list[QuotePage] = Field(description="the page(s) the quote spans: offsets into each page's text and, "
+                                               "for a PDF, its boxes on the page (kb.render draws them)")
+    boxes_status: BoxesStatus = Field(description=BOXES_STATUS)
 
 
 class SynthMeta(Result):

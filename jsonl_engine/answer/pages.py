@@ -1,0 +1,155 @@
+"""Where a quote is: the pages it spans, offsets into each page's stored text, and (PDFs) boxes on the page.
+
+A section's text is its pages' texts sliced and joined with "\\n" (`ingest.tree.slice_pages`): every page after
+its first starts at offset 0 of that page's text, the first at the section's start on its page. That start is
+not stored; the sections of a document, in tree order, tile its pages in order, so one pass over them finds
+each start (searching each section's first-page text from where the previous one ended) and the store's memo
+keeps the result per document. Every offset handed out is checked: the page text there equals the quote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonl_engine.ingest import pdfgeom
+from jsonl_engine.ingest.model import PDF
+
+if TYPE_CHECKING:
+    from jsonl_engine.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A quote as claims and citations name it: offsets into a section's text."""
+
+    document_id: str
+    section_id: str
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class QuotePage:
+    page: int
+    start: int  # offset into the page's stored text (kb.read with page)
+    end: int
+    boxes: list[list[float]] | None = None
+    rotation: int | None = None
+    width: float | None = None
+    height: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"page": self.page, "start": self.start, "end": self.end, "boxes": self.boxes,
+                "rotation": self.rotation, "width": self.width, "height": self.height}
+
+
+@dataclass(slots=True)
+class Location:
+    pages: list[QuotePage] = field(default_factory=list)
+    boxes_status: str = "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pages": [p.as_dict() for p in self.pages], "boxes_status": self.boxes_status}
+
+
+def section_starts(store: Store, document_id: str) -> dict[str, int]:
+    """section id -> offset into its first page's text where the section's text begins (sections whose start
+    cannot be found are left out)."""
+    return store.memo("section_starts", document_id, lambda: _tile(store, document_id))
+
+
+def _tile(store: Store, document_id: str) -> dict[str, int]:
+    sections = store.document_sections(document_id)
+    pages = store.page_range(document_id, 1, store.document(document_id).pages)
+    out: dict[str, int] = {}
+    cursor = (0, 0)  # (page, offset) where the previous section's text ended
+    for s in sections:
+        if not s.text:
+            continue
+        pmap = s.page_map or [(0, s.page_start)]
+        first = pmap[0][1]
+        seg = s.text[: pmap[1][0] - 1] if len(pmap) > 1 else s.text
+        at = pages.get(first, "").find(seg, cursor[1] if first == cursor[0] else 0)
+        if at < 0:
+            continue
+        out[s.section_id] = at
+        cursor = (pmap[-1][1], len(s.text) - pmap[-1][0]) if len(pmap) > 1 else (first, at + len(seg))
+    return out
+
+
+def page_pieces(text: str, page_map: Sequence[Sequence[int]], page_start: int, first_offset: int,
+                start: int, end: int) -> list[tuple[int, int, int, int, int]]:
+    """The quote [start, end) of a section's text cut at its page breaks: (page, page start, page end, section
+    start, section end) per page, the page offsets into that page's text; whitespace-only pieces left out."""
+    pmap = [(int(o), int(p)) for o, p in page_map] or [(0, page_start)]
+    out = []
+    for i, (offset, page) in enumerate(pmap):
+        seg_end = pmap[i + 1][0] - 1 if i + 1 < len(pmap) else len(text)  # the "\n" joining two pages is neither's
+        s, e = max(start, offset), min(end, seg_end)
+        if s >= e or text[s:e].isspace():
+            continue
+        base = (first_offset if i == 0 else 0) - offset
+        out.append((page, s + base, e + base, s, e))
+    return out
+
+
+def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
+    """The location of each quote; boxes for PDF pages (recomputed from the file, see `ingest.pdfgeom`)."""
+    if not quotes:
+        return []
+    texts = store.section_texts(list(dict.fromkeys(q.section_id for q in quotes)))
+    docs = {d.document_id: d for d in store.documents(document_ids=list(dict.fromkeys(q.document_id
+                                                                                        for q in quotes)))}
+    out: list[Location] = []
+    wanted: dict[tuple[str, int], list[tuple[QuotePage, Location]]] = {}
+    for q in quotes:
+        loc = Location()
+        out.append(loc)
+        doc = docs.get(q.document_id)
+        found = texts.get(q.section_id)
+        first = section_starts(store, q.document_id).get(q.section_id) if doc is not None else None
+        if doc is None or found is None or first is None:
+            loc.boxes_status = pdfgeom.UNMAPPED
+            continue
+        text, pmap = found
+        pieces = page_pieces(text, pmap, pmap[0][1] if pmap else 1, first, q.start, q.end)
+        page_texts = store.page_texts([(q.document_id, p[0]) for p in pieces])
+        if not pieces or any(page_texts.get((q.document_id, page), "")[a:b] != text[s:e]
+                             for page, a, b, s, e in pieces):
+            loc.boxes_status = pdfgeom.UNMAPPED
+            continue
+        loc.pages = [QuotePage(page, a, b) for page, a, b, _s, _e in pieces]
+        if doc.media_type != PDF:
+            loc.boxes_status = pdfgeom.NOT_PDF
+            continue
+        for qp in loc.pages:
+            wanted.setdefault((q.document_id, qp.page), []).append((qp, loc))
+    for (document_id, number), items in wanted.items():
+        doc = docs[document_id]
+        page_text = store.page_texts([(document_id, number)])[(document_id, number)]
+        geometry, boxes, status = pdfgeom.page_boxes(doc.path, doc.sha256, number, page_text,
+                                                     [(qp.start, qp.end) for qp, _loc in items])
+        for (qp, loc), found_boxes in zip(items, boxes, strict=True):
+            if geometry is None:
+                loc.boxes_status = status
+                continue
+            qp.boxes, qp.rotation, qp.width, qp.height = found_boxes, geometry.rotation, geometry.width, \
+                geometry.height
+    for loc in out:  # a quote with a page whose boxes failed carries none (never half its boxes)
+        if loc.boxes_status != "ok":
+            for qp in loc.pages:
+                qp.boxes = qp.rotation = qp.width = qp.height = None
+    return out
+
+
+def place_citations(store: Store, citations: list[dict[str, Any]]) -> None:
+    """Add `pages` and `boxes_status` to kb.answer's citation dicts (unverified ones: no pages)."""
+    verified = [c for c in citations if c.get("verified")]
+    located = locate(store, [Quote(c["document_id"], c["section_id"], c["quote_start"], c["quote_end"])
+                             for c in verified])
+    for c in citations:
+        c.update(pages=[], boxes_status="unverified")
+    for c, where in zip(verified, located, strict=True):
+        c.update(where.as_dict())

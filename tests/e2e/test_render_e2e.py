@@ -1,0 +1,32 @@
+"""kb.render and claim locations through the daemon (issue 15)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from tests.support.daemon import Daemon
+
+
+def test_claim_pages_and_render_over_the_wire(sample_pdfs, tmp_path):
+    with Daemon(tmp_path / "kb") as d:
+        doc = d.result("kb.ingest", {"paths": [str(sample_pdfs["report"])]})["document_id"]
+        out = d.result("kb.synthesize", {"query": "How does the company sell widgets in the liquidity section?"})
+        claim = out["claims"][0]
+        assert claim["boxes_status"] == "ok"
+        where = claim["pages"][0]
+        assert where["boxes"] and where["rotation"] == 0 and where["width"] > 500
+        page = d.result("kb.read", {"document_id": doc, "page": where["page"]})
+        assert page["text"][where["start"]:where["end"]].split() == claim["text"].split()[:len(
+            page["text"][where["start"]:where["end"]].split())]
+        span = {"document_id": doc, "page": where["page"], "start": where["start"], "end": where["end"]}
+        as_file = d.result("kb.render", {**span, "crop": True, "scale": 1.5})
+        path = Path(as_file["path"])
+        assert path.parent == (tmp_path / "kb" / "cache" / "render").resolve()
+        assert path.read_bytes()[:4] == b"\x89PNG" and as_file["data"] is None and as_file["pixel_boxes"]
+        inline = d.result("kb.render", {**span, "output": "base64", "scale": 0.5})
+        assert base64.b64decode(inline["data"])[:4] == b"\x89PNG" and inline["path"] is None
+        bad = d.request("kb.render", {"document_id": doc, "page": 1, "crop": True})
+        assert [e["error"]["code"] for e in bad if e["event"] == "error"] == ["invalid_params"]
+        missing = d.request("kb.render", {"document_id": doc, "page": 999})
+        assert [e["error"]["code"] for e in missing if e["event"] == "error"] == ["not_found"]
