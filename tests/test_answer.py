@@ -290,7 +290,8 @@ def test_no_sources_means_no_llm_call(text_kb, gateway):
     out = ask(text_kb, Gateway(gateway.reader()), "widget revenue", statuses=["archived"])
     assert gateway.requests == [] and out["answer"] == "" and out["candidates"] == []
     assert out["warnings"][0].startswith("no sources to answer from")
-    assert out["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0}
+    assert out["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "calls": 0,
+                            "estimated": False}
 
 
 def test_statuses_param_opens_the_review_gate(text_kb, gateway):

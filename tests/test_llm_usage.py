@@ -48,4 +48,5 @@ def test_usage_sums_calls():
     usage = Usage()
     usage.add(10, 5, 1)
     usage.merge(Usage(1, 2, 3))
-    assert usage.to_dict() == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, "calls": 4}
+    assert usage.to_dict() == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, "calls": 4,
+                               "estimated": False}

@@ -112,7 +112,7 @@ def test_out_of_range_citations_and_page_reads(nav_kb, gateway) -> None:
                  json_reply({"tool": "done", "answer": "On the last page.", "cited_pages": [[99, 120], "0"]}))
     found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id])
     assert "has pages 1-8; pages 30-40 do not exist" in gateway.requests[1].messages[-1]["content"]
-    assert gateway.requests[2].messages[-1]["content"].startswith("Document 1, pages 1-1 (of 8)")
+    assert "pages 0-1 do not exist" in gateway.requests[2].messages[-1]["content"]  # never clamped to page 1
     assert found.passages == [] and found.details["citations"] == []
     assert "no page that exists" in found.reason and found.confidence is None
 
@@ -126,7 +126,9 @@ def test_a_loop_without_done_returns_the_pages_read(nav_kb, gateway) -> None:
     assert len(gateway.requests) == 5 and found.hops_taken == 5
     assert "did not call done within max_hops=5" in found.reason and found.details["fallback"] is True
     assert "pages 7-8 not shown" in gateway.requests[3].messages[-1]["content"]
-    assert [(c["page_start"], c["page_end"]) for c in found.details["citations"]] == [(5, 6), (3, 3)]
+    assert found.details["citations"] == []  # the model cited nothing: what it was shown is under "read"
+    assert [(c["page_start"], c["page_end"]) for c in found.details["read"]] == [(5, 6), (3, 3)]
+    assert "not cited by the model" in found.reason
     assert [p.page_start for p in found.passages] == [5, 6, 3] and found.confidence is None
     assert "last tool call" in gateway.requests[4].messages[-1]["content"]
 
@@ -151,3 +153,17 @@ def test_several_documents_need_a_document_number(nav_kb, gateway) -> None:
 def test_no_pages_in_scope_makes_no_call(nav_kb, gateway) -> None:
     found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id], statuses=("draft",))
     assert found.passages == [] and gateway.requests == [] and found.hops_taken == 0
+
+
+def test_nonsense_ranges_are_refused_and_never_counted_as_read(nav_kb, gateway) -> None:
+    """issue 13 #6: start 999, end -5 was swapped and clamped to pages 1-4, then returned as read."""
+    gateway.push(json_reply({"tool": "pages", "start": 999, "end": -5}),
+                 json_reply({"tool": "pages", "start": 6, "end": 2}),
+                 json_reply({"tool": "pages", "start": 7, "end": 50}))
+    gateway.responder = lambda request: json_reply({"tool": "structure"})
+    found = run_strategy("pageindex", nav_kb.store, gateway, document_ids=[nav_kb.pdf_id], max_hops=4)
+    assert "pages 999--5 do not exist" in gateway.requests[1].messages[-1]["content"]
+    assert "pages 6-2 do not exist" in gateway.requests[2].messages[-1]["content"]
+    assert gateway.requests[3].messages[-1]["content"].startswith("Document 1, pages 7-8 (of 8)")
+    assert [(r["page_start"], r["page_end"]) for r in found.details["read"]] == [(7, 8)]
+    assert [p.page_start for p in found.passages] == [7, 8] and found.details["citations"] == []

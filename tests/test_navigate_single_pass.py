@@ -26,7 +26,8 @@ def test_picks_become_passages_in_relevance_order(nav_kb, gateway) -> None:
     assert found.details["invented_ids"] == ["7.7.7"]
     assert found.reason is None and found.confidence == 0.9
     assert found.hops_taken == 1
-    assert found.usage == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, "calls": 1}
+    assert found.usage == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, "calls": 1,
+                           "estimated": False}
     assert progress[-1][0] == "navigate" and progress[-1][1:3] == (1, 1)
     (request,) = gateway.requests
     assert request.body["response_format"] == {"type": "json_object"}

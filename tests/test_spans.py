@@ -163,7 +163,8 @@ def test_calls_run_with_bounded_concurrency_and_usage_adds_up(gateway):
     assert [s.section_id for s in spans] == [s.section_id for s in sections]
     assert all(s.verified and s.quote_start == 0 for s in spans)
     assert inflight.peak == 6  # the reader's limit (above the old fixed 4) is reached and never exceeded
-    assert usage.to_dict() == {"prompt_tokens": 700, "completion_tokens": 70, "total_tokens": 770, "calls": 7}
+    assert usage.to_dict() == {"prompt_tokens": 700, "completion_tokens": 70, "total_tokens": 770, "calls": 7,
+                               "estimated": False}
 
 
 def test_unparseable_reply_counts_as_not_found_but_upstream_failure_propagates(gateway):

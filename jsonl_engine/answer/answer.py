@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from jsonl_engine.answer.citations import page_at
 from jsonl_engine.answer.spans import Span, extract_spans
 from jsonl_engine.errors import LLMError
+from jsonl_engine.llm.gateway import ReplyStatus, reply_warnings
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 from jsonl_engine.retrieval.strategies import get_strategy
 from jsonl_engine.retrieval.types import NO_PROGRESS, Progress, StrategyRequest
@@ -82,10 +83,11 @@ class AnswerOutcome:
     warnings: list[str] = field(default_factory=list)
     candidates: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    truncated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "citations": self.citations, "invented_ids": self.invented_ids,
-                "warnings": self.warnings, "strategy": self.strategy, "reader": self.reader, "model": self.model,
+                "warnings": self.warnings, "truncated": self.truncated, "strategy": self.strategy, "reader": self.reader, "model": self.model,
                 "usage": self.usage.to_dict(), "candidates": self.candidates, "error": self.error}
 
 
@@ -102,7 +104,7 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
 
     progress("retrieve", message=f"strategy {strategy.name}")
     retrieval = await strategy.run(store, request.retrieval, gateway, progress)
-    _add_usage(usage, retrieval.usage)
+    usage.add_dict(retrieval.usage)
     passages = retrieval.passages[: request.max_sections]
     spans: dict[str, Span] = {}
     parts: list[str] = []
@@ -115,7 +117,9 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
                                         progress=lambda done, total: progress("spans", done, total))
             spans = {s.section_id: s for s in found}
             progress("answer")
-            await _write(gateway, request, passages, spans, usage, parts, on_delta)
+            ended = await _write(gateway, request, passages, spans, usage, parts, on_delta)
+            out.truncated = ended.truncated
+            out.warnings.extend(reply_warnings("".join(parts), ended.finish_reason, ended.capped))
         except LLMError as exc:
             if not spans and not parts and (exc.data or {}).get("reason") in UNREACHABLE:
                 raise LLMError(exc.message, exc.status, exc.retryable,
@@ -125,32 +129,30 @@ async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
             out.warnings.append(f"the reader failed during {stage}: the result keeps the retrieved sources"
                                 + (" and the partial answer" if parts else ""))
     out.answer = "".join(parts)
+    out.warnings.extend(usage.notes)
     cited = _cite(out, passages, spans, request.max_citations)
     out.candidates = [_candidate(p, spans.get(p.section_id), p.section_id in cited) for p in passages]
     return out
 
 
 async def _write(gateway: Gateway, request: AnswerRequest, passages: Sequence[Passage], spans: dict[str, Span],
-                 usage: Usage, parts: list[str], on_delta: Callable[[str], None] | None) -> None:
+                 usage: Usage, parts: list[str], on_delta: Callable[[str], None] | None) -> ReplyStatus:
     """The synthesis call; the text lands in `parts` as it comes, so a failure midway keeps what came.
     Leaving the stream early (cancel) closes the upstream response."""
     answer_tokens = min(request.max_answer_tokens, gateway.settings.max_tokens)
     messages = answer_messages(request.query, passages, spans, context_tokens=gateway.settings.context_tokens,
                                answer_tokens=answer_tokens)
     if not request.stream:
-        parts.append((await gateway.chat(messages, usage=usage, max_tokens=answer_tokens)).text)
-        return
-    async with aclosing(gateway.stream(messages, usage=usage, max_tokens=answer_tokens)) as chunks:
+        completion = await gateway.chat(messages, usage=usage, max_tokens=answer_tokens)
+        parts.append(completion.text)
+        return ReplyStatus(completion.finish_reason, completion.capped)
+    status = ReplyStatus()
+    async with aclosing(gateway.stream(messages, usage=usage, max_tokens=answer_tokens, status=status)) as chunks:
         async for chunk in chunks:
             parts.append(chunk)
             if on_delta is not None:
                 on_delta(chunk)
-
-
-def _add_usage(usage: Usage, extra: dict[str, Any] | None) -> None:
-    if extra:
-        usage.add(int(extra.get("prompt_tokens") or 0), int(extra.get("completion_tokens") or 0),
-                  int(extra.get("calls") or 0))
+    return status
 
 
 # -- the synthesis prompt -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.ingest.normalize import collapse_ws
@@ -48,15 +49,44 @@ def rewrite_messages(query: str, claims: Sequence[Claim], budget: int) -> list[d
             {"role": "user", "content": head + "\n".join(lines) + "\n\nWrite the answer, citing claim ids."}]
 
 
-async def rewrite_claims(gateway: Gateway, query: str, claims: Sequence[Claim], usage: Usage
-                         ) -> tuple[str, list[str], list[str]]:
-    """(answer text with "[id]" after each sentence, dropped sentences, stripped ids). No claims: no call."""
+async def rewrite_claims(gateway: Gateway, query: str, claims: Sequence[Claim], usage: Usage,
+                         warnings: list[str] | None = None) -> tuple[str, list[str], list[str]]:
+    """(answer text with "[id]" after each sentence, dropped sentences, stripped ids). No claims: no call.
+    An empty or cut-off reply adds its coded warnings to `warnings`."""
     if not claims:
         return "", [], []
     budget = gateway.settings.context_tokens - REPLY_TOKENS
     completion = await gateway.chat(rewrite_messages(query, claims, budget), usage=usage, json_mode=True,
                                     max_tokens=REPLY_TOKENS)
+    if warnings is not None:
+        warnings.extend(completion.warnings())
     return check_sentences(sentences_of(completion.text), {c.id for c in claims})
+
+
+@dataclass
+class Rewrite:
+    """What kb.synthesize llm=true returns: the model's prose, or the deterministic answer it fell back to."""
+
+    answer: str
+    dropped: list[str] = field(default_factory=list)
+    stripped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    fallback: bool = False
+
+
+async def rewrite_or_keep(gateway: Gateway, query: str, claims: Sequence[Claim], usage: Usage,
+                          deterministic: str) -> Rewrite:
+    """The rewrite, unless the reply is unusable (not the expected sentences, nothing citing a claim, cut
+    off or empty): then the deterministic answer, with an `llm_fallback` warning."""
+    warnings: list[str] = []
+    answer, dropped, stripped = await rewrite_claims(gateway, query, claims, usage, warnings)
+    warnings.extend(usage.notes)
+    cut = any(w.startswith(("reply_truncated:", "reply_capped:")) for w in warnings)
+    if claims and (cut or not answer):
+        why = "the reply was cut off" if cut else "the reply had no sentence citing an offered claim"
+        warnings.append(f"llm_fallback: {why}; the answer is the deterministic one (verbatim cited claims)")
+        return Rewrite(deterministic, dropped, stripped, warnings, fallback=True)
+    return Rewrite(answer, dropped, stripped, warnings)
 
 
 def sentences_of(reply: str) -> list[tuple[str, list[str]]]:
@@ -80,6 +110,8 @@ def sentences_of(reply: str) -> list[tuple[str, list[str]]]:
         return out
     if isinstance(obj, dict) and isinstance(obj.get("answer"), str):
         return _prose(obj["answer"])
+    if obj is not None or reply.lstrip().startswith(("{", "[", "```")):
+        return []  # a JSON object of another shape, or JSON cut short: no sentences, never the raw reply
     return _prose(reply)
 
 

@@ -112,8 +112,10 @@ class SummaryItem:
 
 async def llm_summaries(gateway: Gateway, items: Sequence[SummaryItem], *, usage: Usage,
                         max_tokens_per_call: int = 3000, concurrency: int = 4,
-                        progress: Callable[[int, int], None] | None = None) -> dict[str, str]:
-    """A summary per item: the model's sentence when it gave one, else the extractive summary."""
+                        progress: Callable[[int, int], None] | None = None,
+                        missed: list[int] | None = None) -> dict[str, str]:
+    """A summary per item: the model's sentence when it gave one, else the extractive summary (`missed`
+    gets the number of sections the model gave no sentence for)."""
     from jsonl_engine.llm.usage import estimate_tokens, truncate_to_tokens
 
     out = {it.section_id: extractive_summary(it.title, it.text) for it in items}
@@ -141,12 +143,16 @@ async def llm_summaries(gateway: Gateway, items: Sequence[SummaryItem], *, usage
         async with slots:
             reply = await _ask(gateway, messages, usage, REPLY_TOKENS_PER_SECTION * len(batch) + 40)
         by_local = {sid: it for sid, it, _ in batch}
+        answered: set[str] = set()
         for entry in (reply or {}).get("summaries") or []:
             if isinstance(entry, dict):
                 it = by_local.get(str(entry.get("id", "")).strip())
                 text = entry.get("summary")
                 if it is not None and isinstance(text, str) and text.strip():
                     out[it.section_id] = _cut(collapse_ws(text), SUMMARY_CHARS)
+                    answered.add(it.section_id)
+        if missed is not None:
+            missed.append(len(batch) - len(answered))
         done[0] += len(batch)
         if progress is not None:
             progress(done[0], len(wanted))
@@ -194,9 +200,12 @@ def _document_items(store: Store, document_id: str) -> list[SummaryItem]:
 async def summarize_documents(store: Store, document_ids: Sequence[str], gateway: Gateway | None = None, *,
                               usage: Usage | None = None, max_tokens_per_call: int = 3000,
                               progress: Callable[[str, int | None, int | None, str | None], None] | None = None,
-                              check_cancelled: Callable[[], None] | None = None) -> int:
+                              check_cancelled: Callable[[], None] | None = None,
+                              warnings: dict[str, list[str]] | None = None) -> int:
     """Fill the summaries of stored documents; returns how many sections got one. An upstream failure falls
-    back to extractive summaries for that document (it is ingested already); cancellation propagates."""
+    back to extractive summaries for that document (it is ingested already), said in `warnings` (document id
+    -> coded warnings: summaries_extractive, summaries_partial, and the gateway's notes); cancellation
+    propagates."""
     from jsonl_engine.errors import LLMError
     from jsonl_engine.llm.usage import Usage
 
@@ -213,13 +222,22 @@ async def summarize_documents(store: Store, document_ids: Sequence[str], gateway
                 if progress is not None:
                     progress("summarize", done, total, f"document {_n}/{len(document_ids)}")
 
+            said = warnings.setdefault(document_id, []) if warnings is not None else []
+            missed: list[int] = []
             try:
                 summaries = await llm_summaries(gateway, items, usage=usage, max_tokens_per_call=max_tokens_per_call,
-                                                concurrency=gateway.settings.max_concurrency, progress=report)
+                                                concurrency=gateway.settings.max_concurrency, progress=report,
+                                                missed=missed)
+                if sum(missed):
+                    said.append(f"summaries_partial: the reader gave no usable summary for {sum(missed)} of "
+                                f"{len(items)} sections; they got extractive summaries")
             except LLMError as exc:  # the document is in already: keep it, with extractive summaries
                 log.warning("summaries of %s: the reader failed (%s); extractive summaries used", document_id,
                             exc.message)
+                said.append(f"summaries_extractive: the reader failed ({exc.message}); extractive summaries "
+                            "were written instead (resummarize: true regenerates them)")
                 summaries = {it.section_id: extractive_summary(it.title, it.text) for it in items}
+            said.extend(n for n in usage.notes if n not in said)
         if check_cancelled is not None:
             check_cancelled()
         written += await asyncio.to_thread(store.set_summaries, summaries)

@@ -8,9 +8,20 @@ Policy where the issue is silent:
   the engine's own request deadlines.
 - A stream is retried only before its first chunk; a stream cut after that raises a retryable `llm_error`
   once the chunks that came have been yielded.
-- A parameter the endpoint rejects with HTTP 400/422 (response_format, stream_options, max_tokens,
-  temperature) is dropped once and remembered (max_tokens becomes max_completion_tokens).
-- `usage.calls` counts every HTTP attempt; token counts are the endpoint's, else `estimate_tokens`.
+- A parameter the endpoint clearly rejects with HTTP 400/422 (the error's `param`, or an "unsupported
+  parameter" kind of message naming it: response_format, stream_options, max_tokens, temperature) is left out
+  of that reader's calls for ADAPT_TTL_S, then tried again; every request that runs without it gets a
+  `parameter_dropped` note (`Usage.notes`). max_tokens becomes max_completion_tokens only when the server
+  says max_tokens itself is unsupported; a message that merely names a parameter changes nothing.
+- A context-length error (400/413/422 saying so), or a stream that sends nothing at all with HTTP 200 (what
+  llama-cpp-python does with an over-long streamed prompt), is retried once with the prompt fitted to the
+  reader's `context_tokens` (or the smaller context the server names) by a conservative token estimate,
+  with a `prompt_fitted` note; failing again it is `llm_error` with reason `context_overflow`/`empty_stream`.
+- A reply is capped by the daemon at `max_reply_chars(limit)` characters whatever the server does with
+  max_tokens; stream chunks are coalesced (COALESCE_CHARS, COALESCE_S) so a reply of tiny deltas does not
+  become as many events.
+- `usage.calls` counts every HTTP attempt; token counts are the endpoint's, else `estimate_tokens` (and the
+  usage is then marked `estimated`).
 - What an upstream error body says reaches a message as one line, with the API key (in any case) and any
   `Bearer <token>` masked, cut at `MAX_DETAIL_CHARS` (and marked as cut).
 """
@@ -23,6 +34,7 @@ import logging
 import math
 import random
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,7 +46,7 @@ import orjson
 from jsonl_engine.errors import LLMError
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.readers import Reader
-from jsonl_engine.llm.usage import Usage, content_text, estimate_messages, estimate_tokens
+from jsonl_engine.llm.usage import Usage, content_text, estimate_messages, estimate_tokens, fit_messages
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +57,21 @@ JSON_REPAIR_PROMPT = "That was not a valid JSON object. Reply with the JSON obje
 MAX_DETAIL_CHARS = 500  # of an upstream error message, in an LLMError's message
 BEARER_TOKEN = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]+=*", re.IGNORECASE)
 MASK = "***"
+ADAPT_TTL_S = 600.0  # a parameter left out after a clear rejection is tried again after this long
+UNSUPPORTED_CODES = frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter"})
+UNSUPPORTED = re.compile(r"unsupported|not supported|unrecogni[sz]ed|unknown (?:parameter|field|argument|key)|"
+                         r"extra (?:fields|inputs) (?:are )?not permitted|does not support|unexpected keyword|"
+                         r"not (?:a )?valid (?:parameter|argument)", re.IGNORECASE)
+CONTEXT_OVERFLOW = re.compile(r"context[ _-]?(?:length|window|size)|maximum context|too many tokens|"
+                              r"prompt is too long|input is too long|n_ctx|exceed_context|"
+                              r"'?max_tokens'? (?:or '?max_completion_tokens'? )?is too large", re.IGNORECASE)
+CONTEXT_SIZE = re.compile(r"(?:context (?:window|length|size)|maximum context length|n_ctx)\D{0,12}?(\d{3,7})",
+                          re.IGNORECASE)
+FIT_MARGIN = 32  # tokens kept free when a prompt is fitted after an overflow
+REPLY_CHARS_PER_TOKEN = 8  # the daemon's own cap on a reply: this many characters per max_tokens token...
+REPLY_CHARS_SLACK = 1024  # ...plus this
+COALESCE_CHARS = 64  # stream chunks are held until this many characters...
+COALESCE_S = 0.05  # ...or this long since the last chunk went out
 
 Message = Mapping[str, Any]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -54,6 +81,45 @@ Sleep = Callable[[float], Awaitable[Any]]
 class Completion:
     text: str
     usage: Usage  # this call's tokens
+    finish_reason: str | None = None
+    capped: bool = False  # the daemon cut the reply at max_reply_chars
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length" or self.capped
+
+    def warnings(self) -> list[str]:
+        return reply_warnings(self.text, self.finish_reason, self.capped)
+
+
+@dataclass(slots=True)
+class ReplyStatus:
+    """How a streamed reply ended: pass one to `Gateway.stream(status=...)`."""
+
+    finish_reason: str | None = None
+    capped: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length" or self.capped
+
+
+def max_reply_chars(limit: int) -> int:
+    return limit * REPLY_CHARS_PER_TOKEN + REPLY_CHARS_SLACK
+
+
+def reply_warnings(text: str, finish_reason: str | None, capped: bool = False) -> list[str]:
+    """Coded warnings ("code: text") for a reply that is empty or was cut off."""
+    out = []
+    if not text.strip():
+        out.append("empty_reply: the reader returned no text"
+                   + (f" (finish_reason {finish_reason!r})" if finish_reason else ""))
+    if capped:
+        out.append("reply_capped: the daemon stopped the reply at its own size cap (the server did not "
+                   "honour max_tokens)")
+    elif finish_reason == "length":
+        out.append("reply_truncated: the reply was cut off at max_tokens (finish_reason \"length\")")
+    return out
 
 
 class _Retryable(Exception):
@@ -69,6 +135,15 @@ class _Adapted(Exception):
     """The endpoint rejected an optional parameter, now dropped: try again at once."""
 
 
+class _Overflow(Exception):
+    """The prompt did not fit the server's context (`context`: the size it named, if any)."""
+
+    def __init__(self, error: LLMError, context: int | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.context = context
+
+
 class Gateway:
     def __init__(self, reader: Reader, *, sleep: Sleep = asyncio.sleep) -> None:
         self.reader = reader
@@ -76,7 +151,7 @@ class Gateway:
         self._sleep = sleep
         self._slots = asyncio.Semaphore(self.settings.max_concurrency)
         self._http: httpx.AsyncClient | None = None
-        self._dropped: set[str] = set()
+        self._dropped: dict[str, float] = {}  # parameter -> when it was dropped (time.monotonic)
 
     @property
     def name(self) -> str:
@@ -89,6 +164,53 @@ class Gateway:
     def __repr__(self) -> str:
         return f"Gateway(reader={self.name!r}, model={self.model!r}, base_url={self.reader.base_url!r})"
 
+    @property
+    def adaptations(self) -> list[str]:
+        """Parameters this reader's calls currently leave out."""
+        return [p for p in ADAPTABLE_PARAMS if self._is_dropped(p)]
+
+    def _is_dropped(self, param: str) -> bool:
+        when = self._dropped.get(param)
+        if when is None:
+            return False
+        if time.monotonic() - when >= ADAPT_TTL_S:
+            self._dropped.pop(param, None)
+            log.info("reader %s: trying %s again", self.name, param)
+            return False
+        return True
+
+    def _note_adaptations(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+        for param in self.adaptations:
+            usage.note(f"parameter_dropped: reader {self.name!r} rejected {param}; its calls leave it out "
+                       f"(tried again {ADAPT_TTL_S:g}s after the rejection)")
+
+    def _fit(self, messages: Sequence[Message], max_tokens: int | None, failure: _Overflow,
+             usage: Usage | None, *, again: bool) -> tuple[list[dict[str, Any]], int]:
+        """The prompt and reply limit for the one retry after an overflow (`again`: that retry overflowed
+        too, which raises)."""
+        if again:
+            raise self._overflowed(failure) from failure
+        context = self.settings.context_tokens
+        if failure.context is not None:
+            context = min(context, failure.context)
+        reply = self._limit(max_tokens)
+        reply = min(reply, max(16, context // 4))
+        fitted = fit_messages(messages, max(16, context - reply - FIT_MARGIN))
+        log.warning("reader %s: %s; retrying once with the prompt fitted to %d tokens", self.name,
+                    failure.error.message, context)
+        if usage is not None:
+            usage.note(f"prompt_fitted: the prompt did not fit the reader's context; it was shortened to fit "
+                       f"{context} tokens and the reply limited to {reply} tokens")
+        return fitted, reply
+
+    def _overflowed(self, failure: _Overflow) -> LLMError:
+        reason = (failure.error.data or {}).get("reason", "context_overflow")
+        return LLMError(f"{failure.error.message} (also after fitting the prompt to the reader's context: "
+                        f"set context_tokens to the server's context size)", status=failure.error.status,
+                        retryable=False, data={"reason": reason})
+
     async def aclose(self) -> None:
         if self._http is not None:
             http, self._http = self._http, None
@@ -98,20 +220,26 @@ class Gateway:
 
     async def chat(self, messages: Sequence[Message], *, usage: Usage | None = None, json_mode: bool = False,
                    max_tokens: int | None = None, temperature: float | None = 0.0) -> Completion:
-        attempt = 0
+        attempt, fitted = 0, False
         while True:
             body = self._body(messages, json_mode=json_mode, max_tokens=max_tokens,
                               temperature=temperature, stream=False)
+            self._note_adaptations(usage)
             try:
                 completion = await self._chat_once(body, usage)
             except _Adapted:
+                continue
+            except _Overflow as failure:
+                messages, max_tokens = self._fit(messages, max_tokens, failure, usage, again=fitted)
+                fitted = True
                 continue
             except _Retryable as failure:
                 await self._before_retry(failure, attempt)
                 attempt += 1
                 continue
             if usage is not None:
-                usage.add(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+                usage.add(completion.usage.prompt_tokens, completion.usage.completion_tokens,
+                          estimated=completion.usage.estimated)
             return completion
 
     async def chat_json(self, messages: Sequence[Message], *, usage: Usage | None = None,
@@ -135,14 +263,20 @@ class Gateway:
 
     async def stream(self, messages: Sequence[Message], *, usage: Usage | None = None,
                      json_mode: bool = False, max_tokens: int | None = None,
-                     temperature: float | None = 0.0) -> AsyncIterator[str]:
-        """Text chunks as the server sends them (SSE). Consume with `contextlib.aclosing` (or from a task
-        that may be cancelled): leaving the iteration closes the upstream response."""
-        attempt = 0
+                     temperature: float | None = 0.0, status: ReplyStatus | None = None) -> AsyncIterator[str]:
+        """Text chunks as the server sends them (SSE), coalesced (COALESCE_CHARS, COALESCE_S) and capped at
+        `max_reply_chars`; `status` learns the finish reason and whether the cap cut the reply. Consume with
+        `contextlib.aclosing` (or from a task that may be cancelled): leaving the iteration closes the upstream
+        response."""
+        attempt, fitted = 0, False
+        status = status if status is not None else ReplyStatus()
         while True:
             body = self._body(messages, json_mode=json_mode, max_tokens=max_tokens,
                               temperature=temperature, stream=True)
-            state = _StreamState(self._detail)
+            self._note_adaptations(usage)
+            state = _StreamState(self._detail, max_reply_chars(self._limit(max_tokens)))
+            held: list[str] = []
+            sent_at = -math.inf
             try:
                 try:
                     async with self._slots:
@@ -156,27 +290,47 @@ class Gateway:
                             async for payload in _sse_data(response):
                                 text = state.feed(payload)
                                 if text:
-                                    yield text
-                                if state.done:
+                                    held.append(text)
+                                    now = time.monotonic()
+                                    if sum(map(len, held)) >= COALESCE_CHARS or now - sent_at >= COALESCE_S:
+                                        chunk, held, sent_at = "".join(held), [], now
+                                        yield chunk
+                                if state.done or state.capped:
                                     break
                 except httpx.TimeoutException as exc:
                     raise _Retryable(self._timeout_error()) from exc
                 except httpx.TransportError as exc:
                     if not state.complete:
                         raise _Retryable(self._transport_error(exc, cut=bool(state.parts))) from exc
-                if not state.complete:
+                if not state.events:
+                    raise _Overflow(LLMError(f"reader {self.name!r}: the endpoint answered HTTP 200 with an empty "
+                                             "stream (llama.cpp servers do this when the prompt exceeds their "
+                                             "context)", status=200, retryable=False,
+                                             data={"reason": "empty_stream"}))
+                if not state.complete and not state.capped:
                     raise _Retryable(LLMError(f"reader {self.name!r}: stream ended before the reply was "
                                               "complete", status=None, retryable=True,
                                               data={"reason": "stream_cut"}))
             except _Adapted:
                 continue
+            except _Overflow as failure:
+                messages, max_tokens = self._fit(messages, max_tokens, failure, usage, again=fitted)
+                fitted = True
+                continue
             except _Retryable as failure:
                 if state.parts:
+                    if held:
+                        yield "".join(held)
                     self._count_stream(usage, messages, state)
                     raise failure.error from failure.__cause__
                 await self._before_retry(failure, attempt)
                 attempt += 1
                 continue
+            if held:
+                yield "".join(held)
+            status.finish_reason, status.capped = state.finish_reason, state.capped
+            if state.capped:
+                log.warning("reader %s: reply cut at the daemon's cap of %d characters", self.name, state.cap)
             self._count_stream(usage, messages, state)
             return
 
@@ -194,9 +348,10 @@ class Gateway:
             raise _Retryable(self._transport_error(exc)) from exc
         if not response.is_success:
             self._raise_for_status(response, body)
-        return self._completion(response, body["messages"])
+        return self._completion(response, body["messages"], self._limit(body.get("max_tokens")
+                                                                        or body.get("max_completion_tokens")))
 
-    def _completion(self, response: httpx.Response, messages: Sequence[Message]) -> Completion:
+    def _completion(self, response: httpx.Response, messages: Sequence[Message], limit: int) -> Completion:
         status = response.status_code
         try:
             data = orjson.loads(response.content)
@@ -212,10 +367,18 @@ class Gateway:
         choice = choices[0]
         message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
         text = content_text(message.get("content"))
+        cap = max_reply_chars(limit)
+        capped = len(text) > cap
+        if capped:
+            log.warning("reader %s: reply cut at the daemon's cap of %d characters", self.name, cap)
+            text = text[:cap]
+        finish = choice.get("finish_reason")
         prompt, completion = _usage_of(data.get("usage"))
         usage = Usage(prompt if prompt is not None else estimate_messages(messages),
-                      completion if completion is not None else estimate_tokens(text), 1)
-        return Completion(text=text, usage=usage)
+                      completion if completion is not None else estimate_tokens(text), 1,
+                      estimated=prompt is None or completion is None)
+        return Completion(text=text, usage=usage, finish_reason=finish if isinstance(finish, str) else None,
+                          capped=capped)
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -236,31 +399,40 @@ class Gateway:
     def _body(self, messages: Sequence[Message], *, json_mode: bool, max_tokens: int | None,
               temperature: float | None, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
-        limit = min(max_tokens, self.settings.max_tokens) if max_tokens else self.settings.max_tokens
-        body["max_completion_tokens" if "max_tokens" in self._dropped else "max_tokens"] = limit
-        if temperature is not None and "temperature" not in self._dropped:
+        body["max_completion_tokens" if self._is_dropped("max_tokens") else "max_tokens"] = self._limit(max_tokens)
+        if temperature is not None and not self._is_dropped("temperature"):
             body["temperature"] = temperature
-        if json_mode and "response_format" not in self._dropped:
+        if json_mode and not self._is_dropped("response_format"):
             body["response_format"] = {"type": "json_object"}
         if stream:
             body["stream"] = True
-            if "stream_options" not in self._dropped:
+            if not self._is_dropped("stream_options"):
                 body["stream_options"] = {"include_usage": True}
         return body
 
+    def _limit(self, max_tokens: int | None) -> int:
+        return min(max_tokens, self.settings.max_tokens) if max_tokens else self.settings.max_tokens
+
     def _raise_for_status(self, response: httpx.Response, body: Mapping[str, Any]) -> None:
         status = response.status_code
-        detail = self._detail(_json_or_text(response))
-        if status in (400, 422):
-            lowered = detail.lower()
-            for param in ADAPTABLE_PARAMS:
-                if param in body and param in lowered and param not in self._dropped:
-                    log.warning("reader %s rejected %s; retrying without it", self.name, param)
-                    self._dropped.add(param)
-                    raise _Adapted(param)
+        data = _json_or_text(response)
+        detail = self._detail(data)
         message = f"reader {self.name!r}: the LLM endpoint answered HTTP {status}"
+        if status in (400, 413, 422) and CONTEXT_OVERFLOW.search(detail):
+            size = CONTEXT_SIZE.search(detail)
+            raise _Overflow(LLMError(f"{message}: {detail}", status=status, retryable=False,
+                                     data={"reason": "context_overflow"}),
+                            int(size.group(1)) if size else None)
+        if status in (400, 422) and (param := self._rejected_param(data, detail, body)) is not None:
+            log.warning("reader %s rejected %s (%s); leaving it out for %gs", self.name, param, detail,
+                        ADAPT_TTL_S)
+            self._dropped[param] = time.monotonic()
+            raise _Adapted(param)
         if status in (401, 403):
             message += " (check the API key)"
+        if status == 404 and not re.search(r"/v\d+\b", self.reader.base_url):
+            message += (f" (base_url {self.reader.base_url} has no /v1: OpenAI-compatible servers usually "
+                        f"serve {self.reader.base_url}/v1/{CHAT_PATH})")
         if detail:
             message += f": {detail}"
         retryable = status in RETRY_STATUSES or status >= 500
@@ -268,6 +440,22 @@ class Gateway:
         if retryable:
             raise _Retryable(error, parse_retry_after(response.headers))
         raise error
+
+    def _rejected_param(self, data: Any, detail: str, body: Mapping[str, Any]) -> str | None:
+        """The parameter a 400/422 clearly rejects as such: named by the error's `param` field or by an
+        "unsupported parameter" kind of message (with such a code or wording); else None."""
+        err = data.get("error") if isinstance(data, dict) else None
+        err = err if isinstance(err, dict) else (data if isinstance(data, dict) else {})
+        named = err.get("param") if isinstance(err.get("param"), str) else None
+        unsupported = str(err.get("code") or "").lower() in UNSUPPORTED_CODES or bool(UNSUPPORTED.search(detail))
+        if not unsupported:
+            return None
+        for param in ADAPTABLE_PARAMS:
+            if param not in body or self._is_dropped(param):
+                continue
+            if named == param or (named is None and re.search(rf"\b{param}\b", detail)):
+                return param
+        return None
 
     async def _before_retry(self, failure: _Retryable, attempt: int) -> None:
         if attempt >= self.settings.max_retries:
@@ -307,17 +495,23 @@ class Gateway:
             return
         prompt, completion = state.usage
         usage.add(prompt if prompt is not None else estimate_messages(messages),
-                  completion if completion is not None else estimate_tokens("".join(state.parts)))
+                  completion if completion is not None else estimate_tokens("".join(state.parts)),
+                  estimated=prompt is None or completion is None)
 
 
 class _StreamState:
-    __slots__ = ("detail", "parts", "done", "finished", "usage")
+    __slots__ = ("detail", "cap", "parts", "size", "events", "done", "finished", "finish_reason", "capped", "usage")
 
-    def __init__(self, detail: Callable[[Any], str]) -> None:
+    def __init__(self, detail: Callable[[Any], str], cap: int) -> None:
         self.detail = detail  # what an error chunk says, fit for a message
+        self.cap = cap  # characters of reply kept, at most
         self.parts: list[str] = []
+        self.size = 0
+        self.events = 0
         self.done = False
         self.finished = False
+        self.finish_reason: str | None = None
+        self.capped = False
         self.usage: tuple[int | None, int | None] = (None, None)
 
     @property
@@ -325,6 +519,7 @@ class _StreamState:
         return self.done or self.finished
 
     def feed(self, payload: str) -> str:
+        self.events += 1
         if payload.strip() == "[DONE]":
             self.done = True
             return ""
@@ -347,8 +542,13 @@ class _StreamState:
             text = content_text(delta.get("content")) if isinstance(delta, dict) else ""
             if choices[0].get("finish_reason"):
                 self.finished = True
+                reason = choices[0]["finish_reason"]
+                self.finish_reason = reason if isinstance(reason, str) else None
+        if text and self.size + len(text) > self.cap:
+            text, self.capped = text[: self.cap - self.size], True
         if text:
             self.parts.append(text)
+            self.size += len(text)
         return text
 
 

@@ -8,7 +8,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+CONSERVATIVE_CHARS_PER_TOKEN = 2  # an unknown tokenizer on figures and tables: used when refitting a prompt
 MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
+ELISION = "\n[...]\n"
 
 
 def estimate_tokens(text: str) -> int:
@@ -34,6 +36,53 @@ def content_text(content: Any) -> str:
 def estimate_messages(messages: Iterable[Mapping[str, Any]]) -> int:
     """Prompt tokens of chat messages by `estimate_tokens`: each message's text plus MESSAGE_OVERHEAD."""
     return sum(estimate_tokens(content_text(m.get("content"))) + MESSAGE_OVERHEAD for m in messages)
+
+
+def conservative_tokens(text: str) -> int:
+    """A high estimate for an unknown tokenizer (~2 ASCII characters per token): what a prompt is fitted
+    with after the server said it did not fit."""
+    if not text:
+        return 0
+    wide = sum(1 for ch in text if ord(ch) > 127) if not text.isascii() else 0
+    return -(-(len(text) - wide) // CONSERVATIVE_CHARS_PER_TOKEN) + wide
+
+
+def conservative_messages(messages: Iterable[Mapping[str, Any]]) -> int:
+    return sum(conservative_tokens(content_text(m.get("content"))) + MESSAGE_OVERHEAD for m in messages)
+
+
+def fit_messages(messages: Iterable[Mapping[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """`messages` within `budget` tokens by `conservative_tokens`: the longest message is shortened in its
+    middle (its start and its last paragraph, usually the instruction, are kept) until the whole fits or
+    nothing more can go. String contents only; others are kept as they are."""
+    out = [dict(m) for m in messages]
+    for _ in range(len(out) * 2):
+        over = conservative_messages(out) - budget
+        if over <= 0:
+            break
+        sizes = [(conservative_tokens(m["content"]), i) for i, m in enumerate(out)
+                 if isinstance(m.get("content"), str) and m["content"]]
+        if not sizes:
+            break
+        size, i = max(sizes)
+        out[i]["content"] = _shorten(out[i]["content"], size - over)
+    return out
+
+
+def _shorten(text: str, keep: int) -> str:
+    """`text` within `keep` conservative tokens: its start, ELISION, and its last paragraph if that is short."""
+    room = keep - conservative_tokens(ELISION)
+    if room <= 0:
+        return ""
+    cut = text.rfind("\n\n")
+    tail = text[cut:].lstrip("\n") if cut != -1 and len(text) - cut <= 600 else ""
+    if conservative_tokens(tail) * 2 > room:
+        tail = ""
+    room -= conservative_tokens(tail)
+    head = text[: len(text) - len(tail)][: room * CONSERVATIVE_CHARS_PER_TOKEN]
+    while (tokens := conservative_tokens(head)) > room:
+        head = head[: len(head) * room // tokens]
+    return head.rstrip() + ELISION + tail
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:
@@ -66,22 +115,41 @@ class Usage:
     """Tokens and calls summed over every upstream call one request makes (retried attempts included in
     `calls`). Pass one instance down to every gateway call of the request."""
 
-    __slots__ = ("prompt_tokens", "completion_tokens", "calls", "_lock")
+    __slots__ = ("prompt_tokens", "completion_tokens", "calls", "estimated", "notes", "_lock")
 
-    def __init__(self, prompt_tokens: int = 0, completion_tokens: int = 0, calls: int = 0) -> None:
+    def __init__(self, prompt_tokens: int = 0, completion_tokens: int = 0, calls: int = 0,
+                 estimated: bool = False) -> None:
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
         self.calls = calls
+        self.estimated = estimated  # some token count is `estimate_tokens`', not the server's
+        self.notes: list[str] = []  # coded warnings the gateway raised for this request ("code: text")
         self._lock = threading.Lock()
 
-    def add(self, prompt_tokens: int = 0, completion_tokens: int = 0, calls: int = 0) -> None:
+    def add(self, prompt_tokens: int = 0, completion_tokens: int = 0, calls: int = 0,
+            estimated: bool = False) -> None:
         with self._lock:
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
             self.calls += calls
+            self.estimated = self.estimated or estimated
+
+    def note(self, warning: str) -> None:
+        """Record a gateway warning once per request."""
+        with self._lock:
+            if warning not in self.notes:
+                self.notes.append(warning)
 
     def merge(self, other: Usage) -> None:
-        self.add(other.prompt_tokens, other.completion_tokens, other.calls)
+        self.add(other.prompt_tokens, other.completion_tokens, other.calls, other.estimated)
+        for warning in other.notes:
+            self.note(warning)
+
+    def add_dict(self, extra: Mapping[str, Any] | None) -> None:
+        """Add a `to_dict()` of another Usage (a retrieval's)."""
+        if extra:
+            self.add(int(extra.get("prompt_tokens") or 0), int(extra.get("completion_tokens") or 0),
+                     int(extra.get("calls") or 0), bool(extra.get("estimated")))
 
     @property
     def total_tokens(self) -> int:
@@ -89,7 +157,7 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens, "calls": self.calls}
+                "total_tokens": self.total_tokens, "calls": self.calls, "estimated": self.estimated}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Usage):
@@ -98,4 +166,4 @@ class Usage:
 
     def __repr__(self) -> str:
         return (f"Usage(prompt_tokens={self.prompt_tokens}, completion_tokens={self.completion_tokens}, "
-                f"calls={self.calls})")
+                f"calls={self.calls}, estimated={self.estimated})")

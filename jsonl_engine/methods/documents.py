@@ -27,26 +27,47 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     """Ingest PDFs, Markdown and text (files, directories or inline text); one result per document."""
     from jsonl_engine.ingest.pipeline import IngestJob
 
-    gateway = _summary_gateway(ctx, params.reader) if params.summarize else None
+    summarize = params.summarize or params.resummarize
+    gateway = _summary_gateway(ctx, params.reader) if summarize else None
     store = await ctx.store()
-    written: list[str] = []
+    held: list[IngestResult] = []  # with summarize: each result goes out once its summaries are written
 
     def emit(outcome) -> None:
-        ctx.result(IngestResult.model_validate(outcome, from_attributes=True))
-        if params.summarize and outcome.document_id and not outcome.skipped and outcome.error is None:
-            written.append(outcome.document_id)
+        result = IngestResult.model_validate(outcome, from_attributes=True)
+        if summarize:
+            held.append(result)
+        else:
+            ctx.result(result)
 
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress, emit=emit,
                     cancel=ctx.cancel_event, workers=ctx.app.settings.workers, status=params.status)
-    if params.text is not None:
-        await job.run_text(params.text, params.title or "", params.media_type)
-    else:
-        await job.run_paths(params.paths or [])
-    if written:
-        from jsonl_engine.ingest.summarize import summarize_documents
+    try:
+        if params.text is not None:
+            await job.run_text(params.text, params.title or "", params.media_type)
+        else:
+            await job.run_paths(params.paths or [])
+        while held:
+            result = held[0]
+            if result.document_id and result.error is None and (not result.skipped or params.resummarize):
+                held[0] = await _summarized(ctx, store, result, gateway)
+            ctx.result(held.pop(0))
+    finally:  # cancelled: the documents in the KB still get their results
+        for result in held:
+            ctx.result(result)
 
-        await summarize_documents(store, written, gateway, progress=ctx.progress,
-                                  check_cancelled=ctx.check_cancelled)
+
+async def _summarized(ctx: RequestContext, store, result: IngestResult, gateway) -> IngestResult:
+    """`result` once the document's summaries are written, with what went wrong and the calls' usage."""
+    from jsonl_engine.ingest.summarize import summarize_documents
+    from jsonl_engine.llm.usage import Usage
+    from jsonl_engine.models.answer import Usage as UsageModel
+
+    usage, warnings = Usage(), {}
+    await summarize_documents(store, [result.document_id], gateway, usage=usage, progress=ctx.progress,
+                              check_cancelled=ctx.check_cancelled, warnings=warnings)
+    return result.model_copy(update={
+        "warnings": [*result.warnings, *warnings.get(result.document_id, [])],
+        "summary_usage": UsageModel(**usage.to_dict()) if gateway is not None else None})
 
 
 def _summary_gateway(ctx: RequestContext, reader: str | None):

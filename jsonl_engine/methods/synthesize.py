@@ -20,16 +20,22 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
     out = await ctx.run_in_thread(lambda: run(ctx.app.store, params.query, depth=params.depth,
                                               max_chars=params.max_chars, document_ids=params.document_ids,
                                               statuses=params.statuses))
-    answer, claims, llm = out.answer, out.claims, None
+    answer, claims, llm, confidence = out.answer, out.claims, None, out.confidence
     if gateway is not None:
-        from jsonl_engine.answer.rewrite import rewrite_claims
+        from jsonl_engine.answer.rewrite import rewrite_or_keep
         from jsonl_engine.llm.usage import Usage
 
         usage = Usage()
-        answer, dropped, stripped = await rewrite_claims(gateway, params.query, out.claims, usage)
+        rewrite = await rewrite_or_keep(gateway, params.query, out.claims, usage, out.answer)
+        answer = rewrite.answer
         claims = [c for c in out.claims if f"[{c.id}]" in answer]
-        llm = SynthLLM(reader=gateway.name, model=gateway.model, dropped_sentences=dropped,
-                       stripped_claim_ids=stripped, usage=usage.to_dict())
+        if not answer.strip():
+            confidence = "none"
+        elif not rewrite.fallback and (rewrite.dropped or rewrite.stripped) and confidence == "high":
+            confidence = "medium"
+        llm = SynthLLM(reader=gateway.name, model=gateway.model, dropped_sentences=rewrite.dropped,
+                       stripped_claim_ids=rewrite.stripped, fallback=rewrite.fallback, warnings=rewrite.warnings,
+                       usage=usage.to_dict())
     located = await ctx.run_in_thread(lambda: locate(ctx.app.store, [Quote(c.document_id, c.section_id,
                                                                             c.quote_start, c.quote_end)
                                                                       for c in claims]))
@@ -37,7 +43,7 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
         answer=answer,
         claims=[Claim(**c.as_dict(), **where.as_dict()) for c, where in zip(claims, located, strict=True)],
         gaps=out.gaps,
-        meta=SynthMeta(synthesis_confidence=out.confidence, passages=out.passages,
+        meta=SynthMeta(synthesis_confidence=confidence, passages=out.passages,
                        salient_terms=out.salient_terms, truncated=out.truncated, llm=llm),
     )
 

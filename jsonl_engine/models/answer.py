@@ -75,6 +75,8 @@ class Usage(Result):
     completion_tokens: int
     total_tokens: int
     calls: int = Field(description="HTTP calls to the LLM endpoint, retries included")
+    estimated: bool = Field(description="some token count is the daemon's estimate (the server reported none, "
+                                        "e.g. a stream from a server that ignores stream_options)")
 
 
 class AnswerError(Result):
@@ -89,7 +91,11 @@ class AnswerResult(Result):
                                                   "in order of first citation, at most max_citations")
     invented_ids: list[str] = Field(description="ids cited in the answer that were not among the sources "
                                                 "(dropped from citations)")
-    warnings: list[str]
+    warnings: list[str] = Field(description=(
+        "what the caller should know; a warning the engine can name starts with a code and a colon: "
+        "empty_reply, reply_truncated, reply_capped, parameter_dropped, prompt_fitted"))
+    truncated: bool = Field(description="the answer was cut off (finish_reason \"length\" or the daemon's cap on "
+                                        "reply size): it may end mid-sentence")
     strategy: str
     reader: str
     model: str

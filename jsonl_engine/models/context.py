@@ -52,6 +52,7 @@ class ContextResult(Result):
     budget: ContextBudget
     reason: str | None = Field(description="why items is empty, or what the budget cut; null otherwise")
     hops_taken: int = Field(0, description="LLM strategies: model turns taken (0 for lexical)")
-    usage: dict[str, int] | None = Field(None, description="LLM strategies: prompt_tokens, completion_tokens, "
-                                                           "total_tokens, calls")
+    usage: dict[str, int | bool] | None = Field(None, description=(
+        "LLM strategies: prompt_tokens, completion_tokens, total_tokens, calls, and estimated (true when some "
+        "token count is the daemon's estimate, the server having reported none)"))
     confidence: float | None = Field(None, description="LLM strategies: overall confidence, 0..1")

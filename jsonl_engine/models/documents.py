@@ -9,6 +9,7 @@ from pydantic import Field
 from jsonl_engine.errors import InvalidParams
 from jsonl_engine.ingest.parsers import EXTENSIONS
 from jsonl_engine.models import Params, Result
+from jsonl_engine.models.answer import Usage
 from jsonl_engine.models.common import MAX_STATUSES, Id, Status
 
 TextMediaType = Literal["text/plain", "text/markdown"]
@@ -25,6 +26,9 @@ class IngestParams(Params):
     summarize: bool = Field(False, description=(
         "fill each section's summary (used by the outline strategies): one sentence per section written by the "
         "LLM when a reader is configured, else extractive (leading sentence and salient terms)"))
+    resummarize: bool = Field(False, description=(
+        "summarize (as summarize: true) also the documents skipped because these exact bytes are in the KB "
+        "already: regenerates their summaries without re-ingesting"))
     reader: str | None = Field(None, min_length=1, max_length=256,
                                description="with summarize: a named reader (capabilities.readers)")
 
@@ -56,8 +60,13 @@ class IngestResult(Result):
     status: Status | None
     skipped: bool = Field(description="true when nothing was written (same content already in the KB)")
     reason: str | None = Field(description="why it was skipped, or what was replaced")
-    warnings: list[str]
+    warnings: list[str] = Field(description=(
+        "what the caller should know; with summarize, coded: summaries_extractive (the reader failed, extractive "
+        "summaries were written), summaries_partial (some batches had no usable reply), parameter_dropped, "
+        "prompt_fitted"))
     error: IngestError | None = Field(None, description="set when this entry could not be ingested")
+    summary_usage: Usage | None = Field(None, description=(
+        "summarize with a reader: the summary calls made for this document (null otherwise)"))
 
 
 class DocumentsParams(Params):

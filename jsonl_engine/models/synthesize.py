@@ -38,7 +38,9 @@ class SynthMeta(Result):
     synthesis_confidence: Confidence = Field(description=(
         "none: nothing found; low: a cited source is contested or the best section covers under half the "
         "query's terms; medium: some term uncovered, a non-approved source cited, or the strongest "
-        "sentences of different documents carry different figures; high: otherwise"))
+        "sentences of different documents carry different figures; high: otherwise. With llm=true: of the "
+        "answer returned (none when it is empty; at most medium when the model's sentences were dropped or "
+        "ids stripped)"))
     passages: int = Field(description="passages considered")
     salient_terms: list[str]
     truncated: bool = Field(description="sentences were dropped to fit max_chars")
@@ -50,7 +52,14 @@ class SynthLLM(Result):
     model: str
     dropped_sentences: list[str] = Field(description="sentences the model wrote without a valid citation")
     stripped_claim_ids: list[str] = Field(description="ids the model cited that were not offered")
-    usage: dict[str, int] = Field(description="prompt_tokens, completion_tokens, total_tokens, calls")
+    fallback: bool = Field(description=(
+        "the model's reply was unusable (no sentence citing an offered claim, not the expected JSON, cut off "
+        "or empty): answer and claims are the deterministic ones"))
+    warnings: list[str] = Field(description=(
+        "coded (\"code: text\"): llm_fallback, empty_reply, reply_truncated, reply_capped, parameter_dropped, "
+        "prompt_fitted"))
+    usage: dict[str, int | bool] = Field(description="prompt_tokens, completion_tokens, total_tokens, calls, "
+                                                     "estimated")
 
 
 class SynthesizeResult(Result):

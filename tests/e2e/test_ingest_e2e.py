@@ -15,7 +15,7 @@ from tests.conftest import kb_integrity
 from tests.support.daemon import Daemon
 
 RESULT_KEYS = {"document_id", "title", "path", "media_type", "pages", "sections", "status", "skipped", "reason",
-               "warnings", "error"}
+               "warnings", "error", "summary_usage"}
 
 
 def results(events: list[dict]) -> list[dict]:

@@ -330,3 +330,31 @@ def gateway() -> Iterator[ScriptedLLM]:
     """A started scripted LLM server, closed after the test."""
     with ScriptedLLM() as server:
         yield server
+
+
+# -- what real servers send (issue 13): bodies as LiteLLM's proxy and llama-cpp-python's server write them ---
+
+
+def litellm_error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> Reply:
+    """LiteLLM proxy: `{"error": {"message", "type", "param", "code"}}`, code the status as a string."""
+    return Reply(status=status, json={"error": {"message": message, "type": None, "param": param,
+                                                "code": code or str(status)}})
+
+
+def llama_cpp_context_error(requested: int, n_ctx: int) -> Reply:
+    """llama-cpp-python's server on a prompt longer than its context (HTTP 400)."""
+    return Reply(status=400, json={"error": {
+        "message": f"This model's maximum context length is {n_ctx} tokens. However, you requested {requested} "
+                   f"tokens ({requested - 16} in the messages, 16 in the completion). Please reduce the length "
+                   "of the messages or completion.",
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+
+
+def empty_stream() -> Reply:
+    """HTTP 200 and a stream without a single event (llama-cpp-python, over-long streamed prompt)."""
+    return Reply(sse=[], done=False)
+
+
+def not_found() -> Reply:
+    """What FastAPI-based servers (llama-cpp-python, LiteLLM) answer on an unknown path."""
+    return Reply(status=404, json={"detail": "Not Found"})

@@ -227,10 +227,10 @@ class PageAgent(Navigator):
         if start is None:
             return "pages needs start and end page numbers, e.g. {\"tool\": \"pages\", \"start\": 3, \"end\": 4}."
         end = start if end is None else end
-        start, end = sorted((start, end))
-        if start > doc.pages or end < 1:
-            return f"Document {doc.index} has pages 1-{doc.pages}; pages {start}-{end} do not exist."
-        start, end = max(1, start), min(doc.pages, end)
+        if not 1 <= start <= doc.pages or end < start:  # nothing read: no swapping or clamping of nonsense
+            return (f"Document {doc.index} has pages 1-{doc.pages}; pages {start}-{end} do not exist "
+                    "(start must be a page of the document and end >= start).")
+        end = min(doc.pages, end)
         texts = await asyncio.to_thread(self.store.page_range, doc.document_id, start,
                                         min(end, start + self.max_pages - 1))
         cap = self.chat.observation_cap()
@@ -284,11 +284,12 @@ class PageAgent(Navigator):
         return await self.finish(citations, hops, reason, confidence, details)
 
     async def fallback(self, hops: int, why: str) -> Retrieval:
-        citations = finalize_ranges(list(reversed(self.read)), self.page_counts, max_citations=self.max_citations)
-        reason = f"{why}; returning " + ("the pages it read, latest first" if citations else "nothing (no page was "
-                                                                                              "read)")
-        details = {"answer": None, "refused": False, "fallback": True, "citations": [c.as_dict() for c in citations]}
-        return await self.finish(citations, hops, reason, None, details)
+        read = finalize_ranges(list(reversed(self.read)), self.page_counts, max_citations=self.max_citations)
+        reason = f"{why}; returning " + ("the pages it was shown, latest first (not cited by the model)" if read
+                                         else "nothing (no page was read)")
+        details = {"answer": None, "refused": False, "fallback": True, "citations": [],
+                   "read": [c.as_dict() for c in read]}
+        return await self.finish(read, hops, reason, None, details)
 
     async def finish(self, citations: list[PageRange], hops: int, reason: str | None, confidence: float | None,
                      details: dict[str, Any]) -> Retrieval:
