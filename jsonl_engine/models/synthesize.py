@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from jsonl_engine.models import Result
-from jsonl_engine.models.common import QueryParams
+from jsonl_engine.models.query_params import QueryParams
 
 Confidence = Literal["high", "medium", "low", "none"]
 

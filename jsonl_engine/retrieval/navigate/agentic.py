@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.loop import Navigator, arg
+from jsonl_engine.retrieval.navigate.picks import (
     ONLY_INVENTED,
     PICK_KEYS,
     Pick,
@@ -27,7 +28,6 @@ from jsonl_engine.retrieval.navigate.common import (
     raw_picks,
     resolve_picks,
 )
-from jsonl_engine.retrieval.navigate.loop import Navigator, arg
 from jsonl_engine.retrieval.navigate.tree import Node, Tree, node_text
 
 if TYPE_CHECKING:

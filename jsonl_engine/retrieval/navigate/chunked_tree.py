@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, single_pass
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     NO_SECTION,
     Pick,
     emit,

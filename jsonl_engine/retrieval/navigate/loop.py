@@ -15,7 +15,7 @@ from jsonl_engine.llm.usage import (
     truncate_to_tokens,
 )
 from jsonl_engine.retrieval.navigate import outline
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     DEFAULT_MAX_HOPS,
     REPLY_ECHO_TOKENS,
     emit,

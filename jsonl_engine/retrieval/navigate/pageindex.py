@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import page_passages, parse_confidence, result, setting
 from jsonl_engine.retrieval.navigate.loop import Navigator, arg
+from jsonl_engine.retrieval.navigate.picks import page_passages, parse_confidence, result, setting
 from jsonl_engine.retrieval.navigate.tree import Doc, Tree
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     NO_SECTION,
     ONLY_INVENTED,
     Asked,

@@ -1,5 +1,6 @@
-"""What the navigating strategies share: request settings, budgets, JSON turns with retries, confidence
-parsing, and turning picked nodes into Passages."""
+"""What the navigating strategies share, around the model's picks: request settings, prompt budgets, JSON turns
+with retries, confidence parsing, picks resolved against the tree (`Pick`), and picked nodes turned into
+Passages (`picks_result`)."""
 
 from __future__ import annotations
 
