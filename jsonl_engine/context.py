@@ -1,4 +1,4 @@
-"""What a handler gets besides its params: the app, and thread-safe ways to emit events and honour cancel.
+"""What a handler gets besides its params: the app, and thread-safe ways to send events and honour cancel.
 
 Handlers pass plain callbacks (e.g. `ctx.progress`, `ctx.check_cancelled`) down to domain code, which never
 sees this object's wire side.
@@ -17,7 +17,7 @@ from jsonl_engine.errors import Cancelled
 if TYPE_CHECKING:
     from jsonl_engine.app import App
 
-Emit = Callable[[str, dict[str, Any]], None]
+WriteEvent = Callable[[str, dict[str, Any]], None]  # (kind, data): one event line of this request
 
 
 class CancelFlag:
@@ -37,12 +37,12 @@ class CancelFlag:
 
 
 class RequestContext:
-    __slots__ = ("id", "app", "_emit", "cancel_event", "results_sent")
+    __slots__ = ("id", "app", "_write_event", "cancel_event", "results_sent")
 
-    def __init__(self, request_id: Any, app: App, emit: Emit) -> None:
+    def __init__(self, request_id: Any, app: App, write_event: WriteEvent) -> None:
         self.id = request_id
         self.app = app
-        self._emit = emit
+        self._write_event = write_event
         self.cancel_event = CancelFlag()
         self.results_sent = 0
 
@@ -55,16 +55,16 @@ class RequestContext:
             data["total"] = total
         if message is not None:
             data["message"] = message
-        self._emit("progress", data)
+        self._write_event("progress", data)
 
     def delta(self, text: str) -> None:
         if text:
-            self._emit("delta", {"text": text})
+            self._write_event("delta", {"text": text})
 
     def result(self, model: BaseModel) -> None:
-        """Emit one `result` now (methods that stream one result per item, such as kb.ingest)."""
+        """Send one `result` now (methods that stream one result per item, such as kb.ingest)."""
         self.results_sent += 1
-        self._emit("result", model.model_dump(mode="json", by_alias=True))
+        self._write_event("result", model.model_dump(mode="json", by_alias=True))
 
     def check_cancelled(self) -> None:
         if self.cancel_event.is_set():

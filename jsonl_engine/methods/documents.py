@@ -31,13 +31,14 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     store = await ctx.store()
     written: list[str] = []
 
-    def emit(outcome) -> None:
+    def on_outcome(outcome) -> None:
         ctx.result(IngestResult.model_validate(outcome, from_attributes=True))
         if params.summarize and outcome.document_id and not outcome.skipped and outcome.error is None:
             written.append(outcome.document_id)
 
-    job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress, emit=emit,
-                    cancel=ctx.cancel_event, workers=ctx.app.settings.workers, status=params.status)
+    job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
+                    on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
+                    status=params.status)
     if params.text is not None:
         await job.run_text(params.text, params.title or "", params.media_type)
     else:

@@ -13,9 +13,9 @@ from jsonl_engine.retrieval.navigate import outline, single_pass
 from jsonl_engine.retrieval.navigate.picks import (
     NO_SECTION,
     Pick,
-    emit,
     picks_result,
     prompt_budget,
+    report,
     result,
     setting,
 )
@@ -60,14 +60,14 @@ async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress
     bound = max(1, int(setting(request, "concurrency", gateway.settings.max_concurrency)))
     slots = asyncio.Semaphore(bound)
     finished = [0]
-    emit(progress, "navigate", 0, len(slices), f"chunked-tree: {len(slices)} slices")
+    report(progress, "navigate", 0, len(slices), f"chunked-tree: {len(slices)} slices")
 
     async def ask(i: int, piece: outline.Slice) -> tuple[int, list[Pick], list[str], bool]:
         messages = single_pass.select_messages(request.query, piece.text, limit, part=(i + 1, len(slices)))
         async with slots:
             asked, picks, invented = await single_pass.select(gateway, tree, messages, usage)
         finished[0] += 1
-        emit(progress, "navigate", finished[0], len(slices), f"chunked-tree: slice {i + 1} answered")
+        report(progress, "navigate", finished[0], len(slices), f"chunked-tree: slice {i + 1} answered")
         return asked.turns, picks, invented, asked.value is not None
 
     tasks = [asyncio.ensure_future(ask(i, s)) for i, s in enumerate(slices)]

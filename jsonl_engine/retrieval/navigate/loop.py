@@ -18,8 +18,8 @@ from jsonl_engine.retrieval.navigate import outline
 from jsonl_engine.retrieval.navigate.picks import (
     DEFAULT_MAX_HOPS,
     REPLY_ECHO_TOKENS,
-    emit,
     prompt_budget,
+    report,
     setting,
 )
 from jsonl_engine.retrieval.navigate.tree import Tree
@@ -125,7 +125,7 @@ class Navigator:
             hops = hop
             if isinstance(action, str):
                 bad_streak += 1
-                emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid {self.kind} ({action})")
+                report(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid {self.kind} ({action})")
                 if bad_streak >= MAX_BAD_STREAK:
                     return await self.fallback(hops, f"the model sent {bad_streak} replies in a row that were not "
                                                      f"valid JSON {self.kind}s")
@@ -133,7 +133,7 @@ class Navigator:
                 continue
             bad_streak = 0
             name, args = action
-            emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
+            report(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
             if name == "done":
                 return await self.done(args, hops)
             observation = await self.observe(name, args)

@@ -43,8 +43,8 @@ def setting(request: StrategyRequest, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def emit(progress: Callable[..., None] | None, stage: str, done: int | None = None, total: int | None = None,
-         message: str | None = None) -> None:
+def report(progress: Callable[..., None] | None, stage: str, done: int | None = None,
+           total: int | None = None, message: str | None = None) -> None:
     if progress is not None:
         progress(stage, done, total, message)
 

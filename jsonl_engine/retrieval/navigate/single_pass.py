@@ -15,10 +15,10 @@ from jsonl_engine.retrieval.navigate.picks import (
     Pick,
     ask_json,
     by_relevance,
-    emit,
     picks_result,
     prompt_budget,
     raw_picks,
+    report,
     resolve_picks,
     result,
 )
@@ -59,9 +59,9 @@ async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress
     limit = int(request.limit)
     budget = prompt_budget(request, gateway, REPLY_TOKENS) - overhead(request.query, limit)
     text, note = outline.fit(tree, budget)
-    emit(progress, "navigate", 0, 1, "single-pass: outline sent")
+    report(progress, "navigate", 0, 1, "single-pass: outline sent")
     asked, picks, invented = await select(gateway, tree, select_messages(request.query, text, limit), usage)
-    emit(progress, "navigate", 1, 1, f"single-pass: {len(picks)} section(s) picked")
+    report(progress, "navigate", 1, 1, f"single-pass: {len(picks)} section(s) picked")
     details: dict[str, Any] = {"invented_ids": invented} if invented else {}
     if note:
         details["note"] = note
