@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,7 +16,9 @@ from jsonl_engine.errors import Cancelled
 
 if TYPE_CHECKING:
     from jsonl_engine.app import App
+    from jsonl_engine.store import Store
 
+T = TypeVar("T")
 WriteEvent = Callable[[str, dict[str, Any]], None]  # (kind, data): one event line of this request
 
 
@@ -70,13 +72,13 @@ class RequestContext:
         if self.cancel_event.is_set():
             raise Cancelled("request cancelled")
 
-    async def store(self) -> Any:
+    async def store(self) -> Store:
         """The app's Store, opened off the event loop: the first use creates, migrates (and may wait on) the KB."""
         return await asyncio.to_thread(lambda: self.app.store)
 
-    async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.to_thread(fn, *args)
 
-    async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """CPU-heavy work (PDF extraction) in the app's process pool; `fn` and args must pickle."""
         return await self.app.run_in_process(fn, *args)

@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
@@ -61,6 +61,7 @@ PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
 _LONGEST_TRIGGER = max(map(len, EXPANSIONS))
+Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
 @dataclass(slots=True)
@@ -68,7 +69,7 @@ class Synthesis:
     answer: str
     claims: list[Claim]
     gaps: list[str]
-    confidence: str
+    confidence: Confidence
     passages: int
     salient_terms: list[str]
     truncated: bool = False
@@ -404,7 +405,7 @@ def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]
 
 
 def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover: frozenset[int],
-           approved_cover: frozenset[int], n_terms: int) -> str:
+           approved_cover: frozenset[int], n_terms: int) -> Confidence:
     if "contested" in cited_status or len(best_cover) * 2 < n_terms:
         return "low"
     if len(approved_cover) < n_terms or cited_status - {"approved"}:

@@ -21,6 +21,7 @@ from jsonl_engine.ingest.sync import check_and_hash, expand_paths, failed
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
+    from jsonl_engine.store import Store
 
 BATCH_PAGES = 64
 SINGLE_TASK_PAGES = 96
@@ -31,7 +32,7 @@ Progress = Callable[[str, int | None, int | None, str | None], None]
 
 @dataclass
 class IngestJob:
-    store: Any  # jsonl_engine.store.Store
+    store: Store
     run_in_process: RunInProcess
     progress: Progress
     on_outcome: Callable[[IngestOutcome], None]  # each file's outcome, in input order

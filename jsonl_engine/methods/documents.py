@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jsonl_engine.context import RequestContext
 from jsonl_engine.models.documents import (
     DocumentItem,
@@ -21,6 +23,9 @@ from jsonl_engine.models.documents import (
 )
 from jsonl_engine.registry import method
 
+if TYPE_CHECKING:
+    from jsonl_engine.ingest.outcome import IngestOutcome
+
 
 @method("kb.ingest", params=IngestParams, result=IngestResult, events=("progress", "result"))
 async def ingest(params: IngestParams, ctx: RequestContext) -> None:
@@ -31,7 +36,7 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     store = await ctx.store()
     written: list[str] = []
 
-    def on_outcome(outcome) -> None:
+    def on_outcome(outcome: IngestOutcome) -> None:
         ctx.result(IngestResult.model_validate(outcome, from_attributes=True))
         if params.summarize and outcome.document_id and not outcome.skipped and outcome.error is None:
             written.append(outcome.document_id)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.app import App, Control
-from jsonl_engine.context import RequestContext
+from jsonl_engine.context import RequestContext, WriteEvent
 from jsonl_engine.errors import (
     Cancelled,
     EngineError,
@@ -99,7 +99,7 @@ class Server(Control):
 
     # ---- output -------------------------------------------------------------------------------------------
 
-    def _event_writer(self, job: Job):
+    def _event_writer(self, job: Job) -> WriteEvent:
         request_id = job.id
         write = self.writer.write_bytes
 

@@ -23,7 +23,7 @@ from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 
@@ -43,7 +43,8 @@ def merge(per_slice: list[list[Pick]]) -> list[Pick]:
     return out
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     limit = int(request.limit)
     budget = prompt_budget(request, gateway, single_pass.REPLY_TOKENS) - single_pass.overhead(request.query, limit)
     whole = outline.render(tree)

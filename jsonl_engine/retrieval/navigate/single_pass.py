@@ -26,7 +26,7 @@ from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 512
@@ -55,7 +55,8 @@ async def select(gateway: Gateway, tree: Tree, messages: list[dict[str, str]], u
     return asked, picks, invented
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     limit = int(request.limit)
     budget = prompt_budget(request, gateway, REPLY_TOKENS) - overhead(request.query, limit)
     text, note = outline.fit(tree, budget)
