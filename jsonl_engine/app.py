@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from jsonl_engine.store import Store
+
+T = TypeVar("T")
 
 
 class Control:
@@ -95,7 +97,7 @@ class App:
                 self._pool = _new_pool(self.settings.workers)
             return self._pool
 
-    async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker process. When a worker dies (pdfium crashing on a hostile file, the OOM killer),
         every call in the pool fails, not only the one that killed it: each runs again (so `fn` must be safe to
         run twice) alone in a one-off process, and only a call that kills that one too raises BrokenExecutor."""
@@ -109,7 +111,7 @@ class App:
                     _stop(pool)
         return await self._run_alone(fn, *args)
 
-    async def _run_alone(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _run_alone(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled)."""
         async with self._alone:
             pool = _new_pool(1)

@@ -1,4 +1,4 @@
-"""What a handler gets besides its params: the app, and thread-safe ways to emit events and honour cancel.
+"""What a handler gets besides its params: the app, and thread-safe ways to send events and honour cancel.
 
 Handlers pass plain callbacks (e.g. `ctx.progress`, `ctx.check_cancelled`) down to domain code, which never
 sees this object's wire side.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,8 +16,10 @@ from jsonl_engine.errors import Cancelled
 
 if TYPE_CHECKING:
     from jsonl_engine.app import App
+    from jsonl_engine.store import Store
 
-Emit = Callable[[str, dict[str, Any]], None]
+T = TypeVar("T")
+WriteEvent = Callable[[str, dict[str, Any]], None]  # (kind, data): one event line of this request
 
 
 class CancelFlag:
@@ -37,12 +39,12 @@ class CancelFlag:
 
 
 class RequestContext:
-    __slots__ = ("id", "app", "_emit", "cancel_event", "results_sent")
+    __slots__ = ("id", "app", "_write_event", "cancel_event", "results_sent")
 
-    def __init__(self, request_id: Any, app: App, emit: Emit) -> None:
+    def __init__(self, request_id: Any, app: App, write_event: WriteEvent) -> None:
         self.id = request_id
         self.app = app
-        self._emit = emit
+        self._write_event = write_event
         self.cancel_event = CancelFlag()
         self.results_sent = 0
 
@@ -55,28 +57,28 @@ class RequestContext:
             data["total"] = total
         if message is not None:
             data["message"] = message
-        self._emit("progress", data)
+        self._write_event("progress", data)
 
     def delta(self, text: str) -> None:
         if text:
-            self._emit("delta", {"text": text})
+            self._write_event("delta", {"text": text})
 
     def result(self, model: BaseModel) -> None:
-        """Emit one `result` now (methods that stream one result per item, such as kb.ingest)."""
+        """Send one `result` now (methods that stream one result per item, such as kb.ingest)."""
         self.results_sent += 1
-        self._emit("result", model.model_dump(mode="json", by_alias=True))
+        self._write_event("result", model.model_dump(mode="json", by_alias=True))
 
     def check_cancelled(self) -> None:
         if self.cancel_event.is_set():
             raise Cancelled("request cancelled")
 
-    async def store(self) -> Any:
+    async def store(self) -> Store:
         """The app's Store, opened off the event loop: the first use creates, migrates (and may wait on) the KB."""
         return await asyncio.to_thread(lambda: self.app.store)
 
-    async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.to_thread(fn, *args)
 
-    async def run_in_process(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """CPU-heavy work (PDF extraction) in the app's process pool; `fn` and args must pickle."""
         return await self.app.run_in_process(fn, *args)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from jsonl_engine.answer.answer import answer, answer_messages, cited_ids, excerpt
+from jsonl_engine.answer.llm_answer import answer_messages, answer_question, cited_ids, excerpt
 from jsonl_engine.answer.pages import place_citations
 from jsonl_engine.answer.spans import Span
 from jsonl_engine.errors import InvalidParams, NotFound
@@ -58,9 +58,9 @@ def ask(store: Store, gw: Gateway, query: str, deltas: list[str] | None = None, 
 
     async def go() -> dict:
         try:
-            out = await answer(store, gw, AnswerParams(query=query, **params).request(),
-                               on_delta=None if deltas is None else deltas.append,
-                               progress=None if progress is None else (lambda *a, **k: progress.append(a)))
+            out = await answer_question(store, gw, AnswerParams(query=query, **params).request(),
+                                        on_delta=None if deltas is None else deltas.append,
+                                        progress=None if progress is None else (lambda *a, **k: progress.append(a)))
         finally:
             await gw.aclose()
         result = out.as_dict()

@@ -22,8 +22,8 @@ def daemon_ingest(store: Store, paths: list[str]) -> list[IngestOutcome]:
     async def run_in_process(fn, *args):
         return fn(*args)
 
-    job = IngestJob(store=store, run_in_process=run_in_process, progress=lambda *a: None, emit=outcomes.append,
-                    cancel=CancelFlag())
+    job = IngestJob(store=store, run_in_process=run_in_process, progress=lambda *a: None,
+                    on_outcome=outcomes.append, cancel=CancelFlag())
     asyncio.run(job.run_paths(paths))
     return outcomes
 

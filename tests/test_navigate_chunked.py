@@ -7,7 +7,7 @@ import re
 
 from jsonl_engine.llm.usage import estimate_messages
 from jsonl_engine.retrieval.navigate.chunked_tree import merge
-from jsonl_engine.retrieval.navigate.common import Pick
+from jsonl_engine.retrieval.navigate.picks import Pick
 from jsonl_engine.retrieval.navigate.tree import load_tree
 from tests.support import navkb
 from tests.support.gateway import InFlight, Reply, chat_reply, json_reply

@@ -4,7 +4,7 @@ selection with a reason; invented ids dropped; passages as sections or pages."""
 from __future__ import annotations
 
 from jsonl_engine.llm.usage import estimate_messages
-from jsonl_engine.retrieval.navigate.common import parse_confidence
+from jsonl_engine.retrieval.navigate.picks import parse_confidence
 from tests.support import navkb
 from tests.support.gateway import chat_reply, json_reply
 from tests.support.navkb import run_strategy

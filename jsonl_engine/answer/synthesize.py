@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
@@ -61,6 +61,7 @@ PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
 _LONGEST_TRIGGER = max(map(len, EXPANSIONS))
+Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
 @dataclass(slots=True)
@@ -68,7 +69,7 @@ class Synthesis:
     answer: str
     claims: list[Claim]
     gaps: list[str]
-    confidence: str
+    confidence: Confidence
     passages: int
     salient_terms: list[str]
     truncated: bool = False
@@ -76,7 +77,7 @@ class Synthesis:
 
 @dataclass(slots=True)
 class _Unit:
-    passage: Any
+    passage: Passage
     rank: int
     seg: Segment
     score: float
@@ -213,67 +214,87 @@ def _keys_at(text: str, span: tuple[int, int], memo: dict[tuple[int, int], list[
     return found
 
 
-def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int) -> Synthesis:
-    """The pure part of kb.synthesize: pick, order and cite units of the passages' text."""
-    tk = _terms(query, terms)
-    names = [t.name for t in tk]
-    nothing = Synthesis("", [], names, "none", len(passages), list(terms))
-    if not tk or not passages:
-        return nothing
+def _covered(tk: Sequence[_Term], seq: list[str]) -> frozenset[int]:
+    """Indexes of the terms in `tk` that the key sequence `seq` contains."""
+    keyset, joined = set(seq), _joined(seq)
+    return frozenset(i for i, t in enumerate(tk) if t.found(keyset, joined))
 
-    def covered(seq: list[str]) -> frozenset[int]:
-        keyset, joined = set(seq), _joined(seq)
-        return frozenset(i for i, t in enumerate(tk) if t.found(keyset, joined))
 
-    # coverage per passage (full text, titles, path, document title) -> gaps
+@dataclass(slots=True)
+class _Cover:
+    """What each passage covers as a whole (full text, titles, path, document title), by rank."""
+    passage: list[frozenset[int]]  # terms in the passage's text or titles
+    title_keys: list[list[str]]    # keys of its title, path and document title
+    doc_keys: list[list[str]]      # keys of its document title
+    any: frozenset[int]            # terms some passage covers (the others are gaps)
+    approved: frozenset[int]       # terms some approved passage covers
+
+
+def _passage_cover(tk: Sequence[_Term], passages: Sequence[Passage]) -> _Cover:
     passage_cover, title_keys_of, doc_keys_of = [], [], []
     for p in passages:
         titles = [p.title, *p.path, p.document_title.replace("_", " ")]
         title_part_keys = [keys(t) for t in titles]
         title_keys_of.append(_keys_of_lines(titles, title_part_keys))
         doc_keys_of.append(title_part_keys[-1])
-        passage_cover.append(covered(_keys_of_lines([p.text, *titles], [keys(p.text), *title_part_keys])))
+        passage_cover.append(_covered(tk, _keys_of_lines([p.text, *titles], [keys(p.text), *title_part_keys])))
     any_cover = frozenset().union(*passage_cover)
     approved_cover = frozenset().union(*(c for c, p in zip(passage_cover, passages, strict=True)
                                          if p.status == "approved"))
-    gaps = [names[i] for i in range(len(names)) if i not in any_cover]
+    return _Cover(passage_cover, title_keys_of, doc_keys_of, any_cover, approved_cover)
 
-    # candidate units and their matched terms
-    # a unit must contain a content term: not only a year or number, nor only its document's name
+
+@dataclass(slots=True)
+class _Match:
+    """A candidate unit that contains a content term, before scoring."""
+    passage: Passage
+    rank: int
+    seg: Segment
+    matched: frozenset[int]  # terms in the unit itself
+    in_ctx: frozenset[int]   # further terms only in its context (titles, table header, lead-in)
+    body_keys: list[str]
+
+
+def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover) -> list[_Match]:
+    """Candidate units and their matched terms, in passage rank then source order.
+
+    A unit must contain a content term: not only a year or number, nor only its document's name."""
     numeric = {i for i, t in enumerate(tk) if all(k[0].isdigit() for k in t.keys)}
-    raw: list[tuple[Any, int, Segment, frozenset[int], frozenset[int], list[str]]] = []
+    raw: list[_Match] = []
     for rank, p in enumerate(passages):
-        doc_terms = covered(doc_keys_of[rank])
+        doc_terms = _covered(tk, cover.doc_keys[rank])
         weak = numeric | doc_terms if len(numeric | doc_terms) < len(tk) else set()
-        title_keys = title_keys_of[rank]
+        title_keys = cover.title_keys[rank]
         memo: dict[tuple[int, int], list[str]] = {}  # keys of this passage's units, table headers, lead-ins
         ctx_cover: dict[tuple[tuple[int, int] | None, tuple[int, int] | None], frozenset[int]] = {}
         for seg in segment(p.text):
             if not _candidate(seg, p.text):
                 continue
             body_keys = _keys_at(p.text, (seg.start, seg.end), memo)
-            matched = covered(body_keys)
+            matched = _covered(tk, body_keys)
             if not matched:
                 continue
             context = (seg.header, seg.lead)
             if context not in ctx_cover:  # rows of one table share their header and lead-in
-                ctx_cover[context] = covered(title_keys + [k for span in context if span
-                                                           for k in _keys_at(p.text, span, memo)])
+                ctx_cover[context] = _covered(tk, title_keys + [k for span in context if span
+                                                                for k in _keys_at(p.text, span, memo)])
             in_ctx = ctx_cover[context] - matched
             # a row may match only a year ("2024 1,097 862") when its table's header or lead-in names the rest
             if not matched - weak and not (seg.kind == "row" and in_ctx - weak):
                 continue
-            raw.append((p, rank, seg, matched, in_ctx, body_keys))
-    if not raw:
-        return Synthesis("", [], gaps, "none", len(passages), list(terms))
+            raw.append(_Match(p, rank, seg, matched, in_ctx, body_keys))
+    return raw
 
+
+def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_Unit]:
+    """Each match scored by coverage (rarer terms weigh more), proximity, figures and rank (module docstring)."""
     n = len(raw)
-    df = [sum(1 for r in raw if i in r[3]) for i in range(len(tk))]
+    df = [sum(1 for r in raw if i in r.matched) for i in range(len(tk))]
     weight = [1.0 + math.log((n + 1) / (d + 1)) for d in df]
     total_weight = sum(weight)
-    wants_amount = asks_for_amount(query)
     units: list[_Unit] = []
-    for p, rank, seg, matched, in_ctx, body_keys in raw:
+    for r in raw:
+        p, rank, seg, matched, in_ctx, body_keys = r.passage, r.rank, r.seg, r.matched, r.in_ctx, r.body_keys
         body = p.text[seg.start:seg.end]
         coverage = (sum(weight[i] for i in matched) + 0.5 * sum(weight[i] for i in in_ctx)) / total_weight
         if len(matched) > 1:
@@ -292,13 +313,32 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         elif words > 120:
             score *= 0.85
         units.append(_Unit(p, rank, seg, round(score, 9), matched, figures))
+    return units
 
+
+def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int) -> Synthesis:
+    """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
+
+    The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
+    candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), in answer order
+    (`_order`), rendered within `max_chars` (`_render`), and the confidence (`_grade`)."""
+    tk = _terms(query, terms)
+    names = [t.name for t in tk]
+    nothing = Synthesis("", [], names, "none", len(passages), list(terms))
+    if not tk or not passages:
+        return nothing
+    cover = _passage_cover(tk, passages)
+    gaps = [names[i] for i in range(len(names)) if i not in cover.any]
+    raw = _matches(tk, passages, cover)
+    if not raw:
+        return Synthesis("", [], gaps, "none", len(passages), list(terms))
+    units = _score(tk, raw, asks_for_amount(query))
     chosen = _choose(units)
     items = _order(chosen)
     answer, claims, truncated = _render(items, max_chars)
     best = chosen[0]
     cited_status = {u.passage.status for u in (items[:len(claims)] if claims else chosen)}
-    grade = _grade(best, chosen, cited_status, passage_cover[best.rank], approved_cover, len(tk))
+    grade = _grade(best, chosen, cited_status, cover.passage[best.rank], cover.approved, len(tk))
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated)
 
 
@@ -365,7 +405,7 @@ def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]
 
 
 def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover: frozenset[int],
-           approved_cover: frozenset[int], n_terms: int) -> str:
+           approved_cover: frozenset[int], n_terms: int) -> Confidence:
     if "contested" in cited_status or len(best_cover) * 2 < n_terms:
         return "low"
     if len(approved_cover) < n_terms or cited_status - {"approved"}:

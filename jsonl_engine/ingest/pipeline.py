@@ -21,6 +21,7 @@ from jsonl_engine.ingest.sync import check_and_hash, expand_paths, failed
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
+    from jsonl_engine.store import Store
 
 BATCH_PAGES = 64
 SINGLE_TASK_PAGES = 96
@@ -31,10 +32,10 @@ Progress = Callable[[str, int | None, int | None, str | None], None]
 
 @dataclass
 class IngestJob:
-    store: Any  # jsonl_engine.store.Store
+    store: Store
     run_in_process: RunInProcess
     progress: Progress
-    emit: Callable[[IngestOutcome], None]
+    on_outcome: Callable[[IngestOutcome], None]  # each file's outcome, in input order
     cancel: CancelFlag
     workers: int = 2
     status: str = "approved"
@@ -47,7 +48,7 @@ class IngestJob:
         entries = await asyncio.to_thread(lambda: list(expand_paths(paths)))
         total = len(entries)
         # Files parse and write concurrently (bounded, so the pool always has queued work but memory stays
-        # small: a finished file holds only its outcome); outcomes are emitted in input order.
+        # small: a finished file holds only its outcome); outcomes are reported in input order.
         active = asyncio.Semaphore(self.workers + 2)
         tasks = {i: asyncio.create_task(self._bounded(active, path))
                  for i, (path, early) in enumerate(entries) if early is None}
@@ -55,7 +56,7 @@ class IngestJob:
             for index, (path, early) in enumerate(entries):
                 outcome = early if early is not None else await tasks.pop(index)
                 self.check()
-                self.emit(outcome)
+                self.on_outcome(outcome)
                 self.progress("document", index + 1, total, path)
         finally:
             for task in tasks.values():
@@ -81,7 +82,7 @@ class IngestJob:
             raise
         except EngineError as exc:
             outcome = policy.error_outcome(None, exc)
-        self.emit(outcome)
+        self.on_outcome(outcome)
         self.progress("document", 1, 1, title)
 
     async def _file(self, path: str) -> IngestOutcome:

@@ -75,7 +75,7 @@ def build_tree(pages: list[tuple[int, str]], headings: list[Heading], doc_title:
         stack.append(node)
     out: list[ParsedSection] = []
     for ordinal, node in enumerate(roots):
-        _emit(node, None, 1, ordinal, str(ordinal), out, max_chars)
+        _flatten(node, None, 1, ordinal, str(ordinal), out, max_chars)
     return out
 
 
@@ -84,8 +84,9 @@ def _pos(pages: list[tuple[int, str]], index_of: dict[int, int], heading: Headin
     return (index, heading.start) if index is not None else (len(pages) - 1, len(pages[-1][1]))
 
 
-def _emit(node: _Node, parent: int | None, depth: int, ordinal: int, key: str,
+def _flatten(node: _Node, parent: int | None, depth: int, ordinal: int, key: str,
           out: list[ParsedSection], max_chars: int) -> ParsedSection:
+    """Append the node's section, then its parts (text over `max_chars`) and its subtree, to `out`."""
     index = len(out)
     section = ParsedSection(key=key, parent=parent, depth=depth, ordinal=ordinal, title=node.title,
                             page_start=0, page_end=0, text=node.text, page_map=node.page_map)
@@ -103,7 +104,7 @@ def _emit(node: _Node, parent: int | None, depth: int, ordinal: int, key: str,
             pages.extend((child.page_start, child.page_end))
             k += 1
     for child_node in node.children:
-        child = _emit(child_node, index, depth + 1, k, f"{key}.{k}", out, max_chars)
+        child = _flatten(child_node, index, depth + 1, k, f"{key}.{k}", out, max_chars)
         pages.extend((child.page_start, child.page_end))
         k += 1
     section.page_start = min(pages) if pages else node.page

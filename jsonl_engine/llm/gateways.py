@@ -4,7 +4,7 @@ Handlers call `gateway_for` (it raises llm_unavailable or invalid_params before 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from jsonl_engine.config import Settings
 from jsonl_engine.llm.gateway import Gateway
@@ -36,7 +36,15 @@ class Gateways:
             await gateway.aclose()
 
 
-def gateway_for(app: Any, name: str | None = None) -> Gateway:
+class AppResources(Protocol):
+    """What `gateway_for` needs of the app (`jsonl_engine.app.App`, a layer above): its settings, and the
+    `extras` where the registry of gateways is kept."""
+
+    settings: Settings
+    extras: dict[str, Any]
+
+
+def gateway_for(app: AppResources, name: str | None = None) -> Gateway:
     """The gateway a request uses (`reader` param -> name); raises before any work is done."""
     registry = app.extras.get(EXTRAS_KEY)
     if registry is None:

@@ -10,14 +10,14 @@ from jsonl_engine.registry import method
 @method("kb.answer", params=AnswerParams, result=AnswerResult, events=("progress", "delta", "result"))
 async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     """Answer a question with the configured LLM, citing the sections it used (verified quotes, pages)."""
-    from jsonl_engine.answer.answer import answer as run
+    from jsonl_engine.answer.llm_answer import answer_question
     from jsonl_engine.answer.pages import place_citations
     from jsonl_engine.llm.gateways import gateway_for
 
     gateway = gateway_for(ctx.app, params.reader)  # llm_unavailable / unknown reader before any work
     request = params.request()
     store = await ctx.store()
-    out = await run(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
+    out = await answer_question(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
     result = out.as_dict()
     await ctx.run_in_thread(lambda: place_citations(store, result["citations"]))
     return AnswerResult.model_validate(result)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jsonl_engine.context import RequestContext
 from jsonl_engine.models.context import ContextBudget, ContextItem, ContextParams, ContextResult
 from jsonl_engine.registry import method
+
+if TYPE_CHECKING:
+    from jsonl_engine.retrieval.budget import Fitted
 
 
 @method("kb.context", params=ContextParams, result=ContextResult)
@@ -42,7 +45,7 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
                          usage=found.usage or None, confidence=found.confidence)
 
 
-def _reason(found: str | None, fitted: Any, total: int) -> str | None:
+def _reason(found: str | None, fitted: Fitted, total: int) -> str | None:
     if found and not fitted.kept:
         return found
     if total and not fitted.kept:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jsonl_engine.context import RequestContext
 from jsonl_engine.models.documents import (
     DocumentItem,
@@ -21,6 +23,9 @@ from jsonl_engine.models.documents import (
 )
 from jsonl_engine.registry import method
 
+if TYPE_CHECKING:
+    from jsonl_engine.ingest.outcome import IngestOutcome
+
 
 @method("kb.ingest", params=IngestParams, result=IngestResult, events=("progress", "result"))
 async def ingest(params: IngestParams, ctx: RequestContext) -> None:
@@ -32,15 +37,16 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     store = await ctx.store()
     held: list[IngestResult] = []  # with summarize: each result goes out once its summaries are written
 
-    def emit(outcome) -> None:
+    def on_outcome(outcome: IngestOutcome) -> None:
         result = IngestResult.model_validate(outcome, from_attributes=True)
         if summarize:
             held.append(result)
         else:
             ctx.result(result)
 
-    job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress, emit=emit,
-                    cancel=ctx.cancel_event, workers=ctx.app.settings.workers, status=params.status)
+    job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
+                    on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
+                    status=params.status)
     try:
         if params.text is not None:
             await job.run_text(params.text, params.title or "", params.media_type)

@@ -5,11 +5,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from jsonl_engine.models import Result
-from jsonl_engine.models.common import RetrievalParams
+from jsonl_engine.models.query_params import RetrievalParams
 from jsonl_engine.models.render import BOXES_STATUS, BoxesStatus, QuotePage
 
 if TYPE_CHECKING:
-    from jsonl_engine.answer.answer import AnswerRequest
+    from jsonl_engine.answer.llm_answer import AnswerRequest
 
 
 class AnswerParams(RetrievalParams):
@@ -20,7 +20,7 @@ class AnswerParams(RetrievalParams):
 
     def request(self) -> AnswerRequest:
         """The domain request, built once from these params."""
-        from jsonl_engine.answer.answer import (
+        from jsonl_engine.answer.llm_answer import (
             AnswerRequest,  # the answer pipeline loads with the first kb.answer
         )
 

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from jsonl_engine.models import Result
-from jsonl_engine.models.common import RetrievalParams
+from jsonl_engine.models.query_params import RetrievalParams
 
 
 class ContextParams(RetrievalParams):

@@ -10,7 +10,7 @@ from jsonl_engine.errors import InvalidParams
 from jsonl_engine.ingest.parsers import EXTENSIONS
 from jsonl_engine.models import Params, Result
 from jsonl_engine.models.answer import Usage
-from jsonl_engine.models.common import MAX_STATUSES, Id, Status
+from jsonl_engine.models.query_params import MAX_STATUSES, Id, Status
 
 TextMediaType = Literal["text/plain", "text/markdown"]
 FilePath = Annotated[str, Field(min_length=1)]  # no length cap: an unusable path fails its own entry only

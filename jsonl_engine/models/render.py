@@ -8,7 +8,7 @@ from pydantic import Field
 
 from jsonl_engine.errors import InvalidParams
 from jsonl_engine.models import Params, Result
-from jsonl_engine.models.common import Id
+from jsonl_engine.models.query_params import Id
 
 BoxesStatus = Literal["ok", "not_pdf", "file_missing", "file_changed", "text_changed", "unmapped", "unverified"]
 BOXES_STATUS = (

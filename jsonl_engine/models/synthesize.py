@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from jsonl_engine.models import Result
-from jsonl_engine.models.common import QueryParams
+from jsonl_engine.models.query_params import QueryParams
 from jsonl_engine.models.render import BOXES_STATUS, BoxesStatus, QuotePage
 
 Confidence = Literal["high", "medium", "low", "none"]

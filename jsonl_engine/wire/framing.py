@@ -9,7 +9,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -47,7 +47,7 @@ def encode_event(event: dict[str, Any]) -> bytes:
         return orjson.dumps(scrub(event), option=_DUMP_OPTS, default=str)
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 

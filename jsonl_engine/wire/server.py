@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.app import App, Control
-from jsonl_engine.context import RequestContext
+from jsonl_engine.context import RequestContext, WriteEvent
 from jsonl_engine.errors import (
     Cancelled,
     EngineError,
@@ -99,11 +99,11 @@ class Server(Control):
 
     # ---- output -------------------------------------------------------------------------------------------
 
-    def _emitter(self, job: Job):
+    def _event_writer(self, job: Job) -> WriteEvent:
         request_id = job.id
         write = self.writer.write_bytes
 
-        def emit(kind: str, data: dict[str, Any]) -> None:
+        def write_event(kind: str, data: dict[str, Any]) -> None:
             try:
                 line = encode_event({"id": request_id, "event": kind, "data": data})
             except Exception as exc:
@@ -113,7 +113,7 @@ class Server(Control):
                     return  # nothing may follow `done`
                 write(line)
 
-        return emit
+        return write_event
 
     def _error(self, request_id: Any, exc: EngineError, started: float | None = None) -> None:
         status = "cancelled" if isinstance(exc, Cancelled) else "error"
@@ -177,7 +177,7 @@ class Server(Control):
         request_id, method, params = request
         job = Job(request_id, (type(request_id) is str, request_id), None)  # type: ignore[arg-type]
         job.started = started
-        job.ctx = RequestContext(request_id, self.app, self._emitter(job))
+        job.ctx = RequestContext(request_id, self.app, self._event_writer(job))
         if method.inline:
             self._run_inline(job, method, params)
             return

@@ -41,7 +41,7 @@ class NavigateStrategy:
                   progress: Progress) -> Retrieval:
         """`llm` is the Gateway the run calls (None: LLMUnavailable before any work)."""
         from jsonl_engine.llm.usage import Usage
-        from jsonl_engine.retrieval.navigate.common import result
+        from jsonl_engine.retrieval.navigate.picks import result
         from jsonl_engine.retrieval.navigate.tree import load_tree
 
         check_unit(request.unit)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.loop import Navigator, arg
+from jsonl_engine.retrieval.navigate.picks import (
     ONLY_INVENTED,
     PICK_KEYS,
     Pick,
@@ -27,12 +28,11 @@ from jsonl_engine.retrieval.navigate.common import (
     raw_picks,
     resolve_picks,
 )
-from jsonl_engine.retrieval.navigate.loop import Navigator, arg
 from jsonl_engine.retrieval.navigate.tree import Node, Tree, node_text
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 384
@@ -49,7 +49,8 @@ class Agent(Navigator):
     last_hop_note = prompts.AGENT_LAST_HOP
     bad_reply = prompts.AGENT_BAD_ACTION
 
-    def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
+    def __init__(self, store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway,
+                 usage: Usage) -> None:
         self.limit = int(request.limit)
         super().__init__(store, tree, request, gateway, usage)
         self.start(prompts.AGENT_SYSTEM.format(limit=self.limit, max_hops=self.max_hops), prompts.AGENT_USER,
@@ -120,5 +121,6 @@ class Agent(Navigator):
                                   reason=reason, details=self.with_invented(details))
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     return await Agent(store, tree, request, gateway, usage).drive(progress)

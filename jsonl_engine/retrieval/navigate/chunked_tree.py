@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, single_pass
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     NO_SECTION,
     Pick,
-    emit,
     picks_result,
     prompt_budget,
+    report,
     result,
     setting,
 )
@@ -23,7 +23,7 @@ from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 
@@ -43,7 +43,8 @@ def merge(per_slice: list[list[Pick]]) -> list[Pick]:
     return out
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     limit = int(request.limit)
     budget = prompt_budget(request, gateway, single_pass.REPLY_TOKENS) - single_pass.overhead(request.query, limit)
     whole = outline.render(tree)
@@ -60,14 +61,14 @@ async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress
     bound = max(1, int(setting(request, "concurrency", gateway.settings.max_concurrency)))
     slots = asyncio.Semaphore(bound)
     finished = [0]
-    emit(progress, "navigate", 0, len(slices), f"chunked-tree: {len(slices)} slices")
+    report(progress, "navigate", 0, len(slices), f"chunked-tree: {len(slices)} slices")
 
     async def ask(i: int, piece: outline.Slice) -> tuple[int, list[Pick], list[str], bool]:
         messages = single_pass.select_messages(request.query, piece.text, limit, part=(i + 1, len(slices)))
         async with slots:
             asked, picks, invented = await single_pass.select(gateway, tree, messages, usage)
         finished[0] += 1
-        emit(progress, "navigate", finished[0], len(slices), f"chunked-tree: slice {i + 1} answered")
+        report(progress, "navigate", finished[0], len(slices), f"chunked-tree: slice {i + 1} answered")
         return asked.turns, picks, invented, asked.value is not None
 
     tasks = [asyncio.ensure_future(ask(i, s)) for i, s in enumerate(slices)]

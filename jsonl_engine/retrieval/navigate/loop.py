@@ -15,18 +15,18 @@ from jsonl_engine.llm.usage import (
     truncate_to_tokens,
 )
 from jsonl_engine.retrieval.navigate import outline
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     DEFAULT_MAX_HOPS,
     REPLY_ECHO_TOKENS,
-    emit,
     prompt_budget,
+    report,
     setting,
 )
 from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 MAX_BAD_STREAK = 3  # replies in a row that are not a valid action, ending the loop
@@ -80,7 +80,7 @@ class Conversation:
             excess = estimate_messages(out) - self.budget
         return out
 
-    async def turn(self, gateway: Any, usage: Any, note: str | None, reply_tokens: int,
+    async def turn(self, gateway: Gateway, usage: Usage, note: str | None, reply_tokens: int,
                    aliases: Mapping[str, str]) -> tuple[str, dict[str, Any]] | str:
         """One model turn: send the history (with `note`), keep the reply, parse it (see `parse_action`)."""
         completion = await gateway.chat(self.messages(note), usage=usage, json_mode=True, max_tokens=reply_tokens)
@@ -102,7 +102,8 @@ class Navigator:
     last_hop_note: str
     bad_reply: str  # the observation for an invalid reply, with {problem}
 
-    def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
+    def __init__(self, store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway,
+                 usage: Usage) -> None:
         self.store, self.tree, self.request, self.gateway, self.usage = store, tree, request, gateway, usage
         self.max_hops = max(1, int(setting(request, "max_hops", DEFAULT_MAX_HOPS)))
         self.invented: list[str] = []
@@ -117,7 +118,7 @@ class Navigator:
         self.chat = Conversation(system, user.format(query=self.request.query, outline=self.outline_text, **fields),
                                  budget)
 
-    async def drive(self, progress: Any) -> Retrieval:
+    async def drive(self, progress: Progress) -> Retrieval:
         bad_streak, hops = 0, 0
         for hop in range(1, self.max_hops + 1):
             note = self.last_hop_note if hop == self.max_hops else None
@@ -125,7 +126,7 @@ class Navigator:
             hops = hop
             if isinstance(action, str):
                 bad_streak += 1
-                emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid {self.kind} ({action})")
+                report(progress, "navigate", hop, self.max_hops, f"hop {hop}: invalid {self.kind} ({action})")
                 if bad_streak >= MAX_BAD_STREAK:
                     return await self.fallback(hops, f"the model sent {bad_streak} replies in a row that were not "
                                                      f"valid JSON {self.kind}s")
@@ -133,7 +134,7 @@ class Navigator:
                 continue
             bad_streak = 0
             name, args = action
-            emit(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
+            report(progress, "navigate", hop, self.max_hops, f"hop {hop}: {self.describe(name, args)}")
             if name == "done":
                 return await self.done(args, hops)
             observation = await self.observe(name, args)

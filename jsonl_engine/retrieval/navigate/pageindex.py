@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import page_passages, parse_confidence, result, setting
 from jsonl_engine.retrieval.navigate.loop import Navigator, arg
+from jsonl_engine.retrieval.navigate.picks import page_passages, parse_confidence, result, setting
 from jsonl_engine.retrieval.navigate.tree import Doc, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 768
@@ -168,7 +168,8 @@ class PageAgent(Navigator):
     last_hop_note = prompts.PAGE_LAST_HOP
     bad_reply = prompts.PAGE_BAD_CALL
 
-    def __init__(self, store: Store, tree: Tree, request: Any, gateway: Gateway, usage: Usage) -> None:
+    def __init__(self, store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway,
+                 usage: Usage) -> None:
         super().__init__(store, tree, request, gateway, usage)
         self.max_citations = max(1, int(setting(request, "max_cited_ranges", DEFAULT_MAX_CITATIONS)))
         self.max_pages = max(1, int(setting(request, "max_pages_per_call", DEFAULT_MAX_PAGES)))
@@ -318,5 +319,6 @@ def pages_for(citations: Sequence[PageRange], limit: int) -> list[tuple[tuple[st
     return out
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     return await PageAgent(store, tree, request, gateway, usage).drive(progress)

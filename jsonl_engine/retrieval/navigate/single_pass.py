@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.llm.usage import Usage, estimate_tokens
 from jsonl_engine.retrieval.navigate import outline, prompts
-from jsonl_engine.retrieval.navigate.common import (
+from jsonl_engine.retrieval.navigate.picks import (
     NO_SECTION,
     ONLY_INVENTED,
     Asked,
     Pick,
     ask_json,
     by_relevance,
-    emit,
     picks_result,
     prompt_budget,
     raw_picks,
+    report,
     resolve_picks,
     result,
 )
@@ -26,7 +26,7 @@ from jsonl_engine.retrieval.navigate.tree import Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Retrieval
+    from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 REPLY_TOKENS = 512
@@ -55,13 +55,14 @@ async def select(gateway: Gateway, tree: Tree, messages: list[dict[str, str]], u
     return asked, picks, invented
 
 
-async def run(store: Store, tree: Tree, request: Any, gateway: Gateway, progress: Any, usage: Usage) -> Retrieval:
+async def run(store: Store, tree: Tree, request: StrategyRequest, gateway: Gateway, progress: Progress,
+              usage: Usage) -> Retrieval:
     limit = int(request.limit)
     budget = prompt_budget(request, gateway, REPLY_TOKENS) - overhead(request.query, limit)
     text, note = outline.fit(tree, budget)
-    emit(progress, "navigate", 0, 1, "single-pass: outline sent")
+    report(progress, "navigate", 0, 1, "single-pass: outline sent")
     asked, picks, invented = await select(gateway, tree, select_messages(request.query, text, limit), usage)
-    emit(progress, "navigate", 1, 1, f"single-pass: {len(picks)} section(s) picked")
+    report(progress, "navigate", 1, 1, f"single-pass: {len(picks)} section(s) picked")
     details: dict[str, Any] = {"invented_ids": invented} if invented else {}
     if note:
         details["note"] = note

@@ -1,5 +1,6 @@
-"""What the navigating strategies share: request settings, budgets, JSON turns with retries, confidence
-parsing, and turning picked nodes into Passages."""
+"""What the navigating strategies share, around the model's picks: request settings, prompt budgets, JSON turns
+with retries, confidence parsing, picks resolved against the tree (`Pick`), and picked nodes turned into
+Passages (`picks_result`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.usage import (
@@ -20,7 +21,7 @@ from jsonl_engine.retrieval.navigate.tree import Node, Tree
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
-    from jsonl_engine.retrieval.types import Passage, Retrieval, StrategyRequest
+    from jsonl_engine.retrieval.types import Passage, Progress, Retrieval, StrategyRequest
     from jsonl_engine.store import Store
 
 log = logging.getLogger(__name__)
@@ -36,23 +37,23 @@ _WORDS = {"very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low"
           "none": 0.0}
 
 
-def setting(request: StrategyRequest, name: str, default: Any = None) -> Any:
-    """A strategy setting: the request field when set, else the default."""
+def setting(request: StrategyRequest, name: str, default: T) -> int | T:
+    """A strategy setting (an `int | None` field of the request): the field when set, else the default."""
     value = getattr(request, name)
     return default if value is None else value
 
 
-def emit(progress: Callable[..., None] | None, stage: str, done: int | None = None, total: int | None = None,
-         message: str | None = None) -> None:
+def report(progress: Progress | None, stage: str, done: int | None = None,
+           total: int | None = None, message: str | None = None) -> None:
     if progress is not None:
         progress(stage, done, total, message)
 
 
-def prompt_budget(request: Any, gateway: Gateway, reply_tokens: int) -> int:
+def prompt_budget(request: StrategyRequest, gateway: Gateway, reply_tokens: int) -> int:
     """Tokens one call's prompt may use: `max_tokens_per_call` when given, within the reader's context
     window less the reply."""
     budget = gateway.settings.context_tokens - reply_tokens
-    limit = setting(request, "max_tokens_per_call")
+    limit = setting(request, "max_tokens_per_call", None)
     if limit:
         budget = min(budget, int(limit))
     return budget
@@ -78,14 +79,14 @@ def parse_confidence(value: Any) -> float | None:
 
 
 @dataclass(slots=True)
-class Asked:
-    value: Any  # what `validate` made of the reply; None when no attempt gave a usable reply
+class Asked(Generic[T]):
+    value: T | None  # what `validate` made of the reply; None when no attempt gave a usable reply
     turns: int
 
 
 async def ask_json(gateway: Gateway, messages: list[dict[str, str]], *, usage: Usage, max_tokens: int,
                    validate: Callable[[dict[str, Any]], T | None], strict: str = prompts.STRICT_JSON,
-                   retries: int = 2) -> Asked:
+                   retries: int = 2) -> Asked[T]:
     """One JSON turn; a reply that does not parse (or that `validate` rejects) is retried up to `retries`
     times, each time showing the bad reply and a stricter instruction. Upstream failures propagate."""
     attempt_messages = messages
@@ -278,7 +279,7 @@ def result(passages: list[Passage], *, usage: Usage, hops: int, reason: str | No
                      details=details or {})
 
 
-async def picks_result(store: Store, tree: Tree, request: Any, picks: Sequence[Pick], *, usage: Usage, hops: int,
+async def picks_result(store: Store, tree: Tree, request: StrategyRequest, picks: Sequence[Pick], *, usage: Usage, hops: int,
                        reason: str | None = None, nothing: str | None = None,
                        details: dict[str, Any] | None = None) -> Retrieval:
     """The end of a strategy that picks sections: their passages (in the order of `picks`, at most

@@ -91,8 +91,8 @@ class AnswerOutcome:
                 "usage": self.usage.to_dict(), "candidates": self.candidates, "error": self.error}
 
 
-async def answer(store: Store, gateway: Gateway, request: AnswerRequest, *,
-                 on_delta: Callable[[str], None] | None = None, progress: Progress | None = None) -> AnswerOutcome:
+async def answer_question(store: Store, gateway: Gateway, request: AnswerRequest, *,
+                          on_delta: Callable[[str], None] | None = None, progress: Progress | None = None) -> AnswerOutcome:
     """Raises before any work for an unknown strategy (invalid_params); retrieval errors (not_found for an
     unknown document id, a strategy's own LLM failure) propagate, and so does an unreachable reader (with its
     name in `data.reader`) while neither spans nor answer text exist; other failures after retrieval are in
