@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from tests.conftest import BACKENDS
 from tests.support.daemon import Daemon
 
 ITEM_KEYS = {"section_id", "document_id", "document_title", "title", "path", "page_start", "page_end", "score",
@@ -19,9 +20,11 @@ OTHER = ("# Northwind Bakeries 2022 Review\n\n## Revenue\n\nNet sales of bread r
          "## Ovens\n\nCapital expenditure on ovens was $41 million.\n")
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory):
-    with Daemon(tmp_path_factory.mktemp("context_kb")) as d:
+@pytest.fixture(scope="module", params=BACKENDS)
+def daemon(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    kb = tmp_path_factory.mktemp("context_kb") if request.param == "sqlite" else \
+        request.getfixturevalue("pg_server").new_database()
+    with Daemon(kb) as d:
         ids = {}
         for title, text in (("borealis", REPORT), ("northwind", OTHER)):
             out = [e["data"] for e in d.request("kb.ingest", {"text": text, "title": title,

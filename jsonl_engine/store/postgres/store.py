@@ -10,13 +10,11 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import psycopg
-
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
 from jsonl_engine.store.memo import Memo
 from jsonl_engine.store.postgres import documents as docs
 from jsonl_engine.store.postgres import search
-from jsonl_engine.store.postgres.db import Connections, failure
+from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.types import (
     DocumentInfo,
     OutlineNode,
