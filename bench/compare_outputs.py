@@ -10,6 +10,9 @@ and what the strategies make of the replies, are compared too). `elapsed_ms` liv
 
     .venv/bin/python bench/compare_outputs.py --out /tmp/new_outputs.jsonl [--dev ../shared/financebench-dev]
     diff /tmp/baseline_outputs.jsonl /tmp/new_outputs.jsonl && echo identical
+
+`--kb postgresql://.../empty_db` records the same on the PostgreSQL backend (the database must be empty), to
+compare the two backends.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--dev", default=None)
+    ap.add_argument("--kb", default=None, help="an empty PostgreSQL database URL (default: a fresh SQLite KB)")
     args = ap.parse_args()
 
     from tests.support.daemon import Daemon
@@ -76,7 +80,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLM() as llm:
         llm.responder = responder
-        kb = Path(tmp) / "kb"
+        kb = args.kb or Path(tmp) / "kb"
         with Daemon(kb_dir=kb, timeout=600, env=llm.env()) as d:
             def call(key: str, method: str, params: dict[str, Any]) -> Any:
                 events = d.request(method, params)

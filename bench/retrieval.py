@@ -8,7 +8,7 @@ whole pages (one FTS5 table of page texts, default tokenizer, default bm25(), th
 The daemon's own CPU time per request (Linux schedstat, all threads) is printed too: unlike round trips it
 does not grow when other work on the machine holds the cores.
 
-    .venv/bin/python bench/retrieval.py [--kb bench/out/retrieval-kb] [--dev ../shared/financebench-dev]
+    .venv/bin/python bench/retrieval.py [--kb bench/out/retrieval-kb | --kb postgresql://...] [--dev ...]
 
 The KB is built once (in-process ingest of the 30 PDFs) and reused while it holds them all; pass
 --rebuild after a change to ingest.
@@ -58,13 +58,16 @@ def cpu_ns(pid: int) -> int | None:
 class PageBM25:
     """The baseline: one FTS5 table of page texts with the default tokenizer and default bm25()."""
 
-    def __init__(self, kb: Path) -> None:
+    def __init__(self, kb: Path | str) -> None:
+        from jsonl_engine.store import open_store
+
         self.db = sqlite3.connect(":memory:")
         self.db.execute("CREATE VIRTUAL TABLE p USING fts5(doc UNINDEXED, num UNINDEXED, text)")
-        src = sqlite3.connect(kb / "kb.sqlite3")
-        self.db.executemany("INSERT INTO p VALUES (?, ?, ?)",
-                            src.execute("SELECT document_id, number, text FROM pages ORDER BY rowid"))
-        src.close()
+        store = open_store(kb)  # either backend: the baseline is always this in-memory FTS5 table
+        for doc in store.documents():
+            self.db.executemany("INSERT INTO p VALUES (?, ?, ?)", ((doc.document_id, n, text) for n, text in
+                                                                    store.page_range(doc.document_id, 1, doc.pages).items()))
+        store.close()
 
     def search(self, question: str, doc: str | None) -> list[tuple[str, int, int]]:
         words = dict.fromkeys(re.findall(r"\w+", question.lower()))
@@ -88,8 +91,10 @@ def main() -> None:
     dev = find_dev(args.dev)
     pdfs = sorted((dev / "pdfs").glob("*.pdf"))
     questions = load_questions(dev / "questions.jsonl")
-    kb = Path(args.kb)
-    if args.rebuild and kb.exists():
+    from jsonl_engine.store import is_url
+
+    kb: Path | str = args.kb if is_url(args.kb) else Path(args.kb)
+    if args.rebuild and isinstance(kb, Path) and kb.exists():
         import shutil
 
         shutil.rmtree(kb)

@@ -85,7 +85,7 @@ class App:
                 if self._store is None:
                     from jsonl_engine.store import open_store
 
-                    self._store = open_store(self.settings.kb_dir)
+                    self._store = open_store(self.settings.kb_location)
         return self._store
 
     def pool(self) -> ProcessPoolExecutor:

@@ -42,10 +42,19 @@ class ReaderSettings(BaseModel):
         return None
 
 
+class KBSettings(BaseModel):
+    """`[kb]`: a shared PostgreSQL KB (`url = "postgresql://user@host:5432/db"`); without it, `kb_dir` (SQLite)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kb_dir: Path = Path(".jsonl-engine")
+    kb: KBSettings = Field(default_factory=KBSettings)
     max_line_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     max_in_flight: int = Field(4096, ge=1)
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
@@ -53,6 +62,11 @@ class Settings(BaseModel):
     llm: ReaderSettings | None = None
     readers: dict[str, ReaderSettings] = Field(default_factory=dict)
     default_reader: str | None = None
+
+    @property
+    def kb_location(self) -> Path | str:
+        """Where the KB is: the PostgreSQL URL when one is set, else the SQLite directory."""
+        return self.kb.url.get_secret_value() if self.kb.url is not None else self.kb_dir
 
 
 class ConfigError(Exception):
@@ -91,6 +105,26 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _is_url(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower().startswith(("postgresql://", "postgres://"))
+
+
+def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None) -> None:
+    """`--kb`, JSONL_ENGINE_KB and `kb_dir` take a directory or a URL; `[kb] url` a URL. The flag beats the
+    environment, which beats the file: whichever wins says the backend (a directory given later drops a URL
+    from the file)."""
+    given = cli if cli is not None else env
+    kb = data.get("kb") if isinstance(data.get("kb"), dict) else None
+    if given is not None:
+        if _is_url(str(given)):
+            data["kb"] = {**(kb or {}), "url": str(given).strip()}
+            data.pop("kb_dir", None)
+        elif kb is not None:
+            kb.pop("url", None)
+    elif _is_url(data.get("kb_dir")):
+        data["kb"] = {**(kb or {}), "url": data.pop("kb_dir").strip()}
+
+
 def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path | None = None,
                   env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
@@ -105,6 +139,7 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
     data = _merge(data, _env_overrides(env))
     if kb_dir is not None:
         data["kb_dir"] = kb_dir
+    _place_kb(data, cli=kb_dir, env=env.get(ENV_PREFIX + "KB") or None)
     llm = data.get("llm")
     fallback_key = env.get("OPENAI_API_KEY")
     if isinstance(llm, dict) and llm.get("api_key") is None and not llm.get("api_key_env") and fallback_key:

@@ -1,4 +1,8 @@
-"""Shared fixtures: the dev filings and a KB built from a few of them once per session.
+"""Shared fixtures: the dev filings and a KB built from a few of them once per session; the KB backends.
+
+`kb_location` (a new empty KB: a directory, or a database on the session's own PostgreSQL server) and
+`any_dev_kb` run a test once per backend. The PostgreSQL server (tests/support/pg.py) is started on first use
+and stopped at the end of the session; without its binaries or the psycopg driver those runs skip.
 
 Re-exports the scripted LLM server fixture `gateway` (tests/support/gateway.py).
 """
@@ -11,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import pg
 from tests.support.gateway import gateway  # noqa: F401
+
+BACKENDS = ("sqlite", "postgresql")
 
 DEV_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "financebench-dev"
 DEV_KB_DOCS = ("3M_2022_10K", "AMCOR_2023_10K", "PEPSICO_2022_10K", "AMCOR_2022_8K_dated-2022-07-01")
@@ -38,25 +45,71 @@ def dev_questions() -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def dev_kb(dev_pdfs: Path, tmp_path_factory: pytest.TempPathFactory):
-    """A Store holding DEV_KB_DOCS, ingested once per session with `ingest_paths` (no daemon).
+def pg_server():
+    """The session's PostgreSQL server (started on first use, stopped at the end)."""
+    if not pg.driver_available():
+        pytest.skip("the psycopg driver is not installed (pip install -e '.[test]')")
+    if pg.server_bin() is None:
+        pytest.skip("PostgreSQL server binaries not found (apt-get install postgresql)")
+    with pg.PgServer() as server:
+        yield server
 
-    `dev_kb.doc_ids` maps each doc name (file stem) to its document id.
-    """
+
+def new_kb(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    if backend == "sqlite":
+        return tmp_path / "kb"
+    return request.getfixturevalue("pg_server").new_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def kb_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A new, empty KB on each backend: a directory (SQLite) or a postgresql:// URL."""
+    return new_kb(request.param, request, tmp_path)
+
+
+def _ingest_dev(store, dev_pdfs: Path):
     from jsonl_engine.ingest.sync import ingest_paths
-    from jsonl_engine.store import open_store
 
-    store = open_store(tmp_path_factory.mktemp("dev_kb"))
     outcomes = ingest_paths(store, [str(dev_pdfs / f"{name}.pdf") for name in DEV_KB_DOCS])
     failed = [o for o in outcomes if o.error]
     assert not failed, failed
     store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}  # type: ignore[attr-defined]
+    return store
+
+
+@pytest.fixture(scope="session")
+def dev_kb(dev_pdfs: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A SQLite Store holding DEV_KB_DOCS, ingested once per session with `ingest_paths` (no daemon).
+
+    `dev_kb.doc_ids` maps each doc name (file stem) to its document id.
+    """
+    from jsonl_engine.store import open_store
+
+    store = _ingest_dev(open_store(tmp_path_factory.mktemp("dev_kb")), dev_pdfs)
     yield store
     store.close()
 
 
+@pytest.fixture(scope="session")
+def pg_dev_kb(dev_pdfs: Path, pg_server):
+    """`dev_kb` on the PostgreSQL backend."""
+    from jsonl_engine.store import open_store
+
+    store = _ingest_dev(open_store(pg_server.new_database("devkb")), dev_pdfs)
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def any_dev_kb(request: pytest.FixtureRequest):
+    """`dev_kb` on each backend."""
+    return request.getfixturevalue("dev_kb" if request.param == "sqlite" else "pg_dev_kb")
+
+
 def kb_integrity(store) -> dict[str, int]:
     """Check every invariant of the KB; returns row counts."""
+    if getattr(store, "backend", "sqlite") == "postgresql":
+        return _pg_integrity(store)
     conn = sqlite3.connect(store.path)  # the FTS integrity-check is an INSERT: not on a query_only reader
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -75,6 +128,24 @@ def kb_integrity(store) -> dict[str, int]:
     counts["sections_fts"] = conn.execute("SELECT COUNT(*) FROM sections_fts").fetchone()[0]
     assert counts["sections_fts"] == counts["sections"]
     conn.close()
+    return counts
+
+
+def _pg_integrity(store) -> dict[str, int]:
+    from tests.support.sql import sql
+
+    for doc, pages, sections in sql(store, "SELECT id, pages, sections FROM documents"):
+        assert sql(store, "SELECT COUNT(*) FROM pages WHERE document_id = %s", (doc,))[0][0] == pages
+        assert sql(store, "SELECT COUNT(*) FROM sections WHERE document_id = %s", (doc,))[0][0] == sections
+    orphans = sql(store, "SELECT COUNT(*) FROM sections WHERE document_id NOT IN (SELECT id FROM documents)"
+                         " OR (parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM sections))")[0][0]
+    orphans += sql(store, "SELECT COUNT(*) FROM pages WHERE document_id NOT IN (SELECT id FROM documents)")[0][0]
+    assert orphans == 0
+    for index in ("pages_tsv", "covers_tsv", "sections_tsv"):  # the GIN indexes exist and are valid
+        assert sql(store, "SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", (index,)) == [(True,)]
+    counts = {t: sql(store, f"SELECT COUNT(*) FROM {t}")[0][0] for t in ("documents", "sections", "pages")}
+    counts["sections_fts"] = sql(store, "SELECT COUNT(*) FROM sections WHERE tsv IS NOT NULL")[0][0]
+    assert counts["sections_fts"] == counts["sections"]
     return counts
 
 

@@ -37,8 +37,8 @@ def ingest(request):
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "kb")
+def store(kb_location):
+    s = open_store(kb_location)
     yield s
     s.close()
 

@@ -11,6 +11,7 @@ from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.store import Store, open_store
+from tests.conftest import BACKENDS
 
 from .test_retrieval import HOSTILE
 
@@ -75,9 +76,10 @@ Initech net sales were $450 million in 2022 according to this unreviewed draft.
 """
 
 
-@pytest.fixture(scope="module")
-def text_kb(tmp_path_factory: pytest.TempPathFactory):
-    store = open_store(tmp_path_factory.mktemp("retrieval_kb"))
+@pytest.fixture(scope="module", params=BACKENDS)
+def text_kb(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    store = open_store(tmp_path_factory.mktemp("retrieval_kb") if request.param == "sqlite"
+                       else request.getfixturevalue("pg_server").new_database())
     ids = {}
     for name, text, status in (("acme", ACME, "approved"), ("globex", GLOBEX, "approved"),
                                ("initech", DRAFT, "draft")):
@@ -160,7 +162,7 @@ def test_deterministic_across_calls_and_connections(text_kb: Store, tmp_path: Pa
 
     first = snapshot(text_kb)
     assert first == snapshot(text_kb)
-    other = open_store(text_kb.kb_dir)
+    other = open_store(getattr(text_kb, "url", None) or text_kb.kb_dir)
     try:
         assert snapshot(other) == first
     finally:
@@ -193,51 +195,62 @@ def _rank_of(found, doc: str, page: int) -> int | None:
     return None
 
 
-def test_metric_question_finds_the_statement_page(dev_kb) -> None:
-    doc = dev_kb.doc_ids["3M_2022_10K"]
+def test_metric_question_finds_the_statement_page(any_dev_kb) -> None:
+    doc = any_dev_kb.doc_ids["3M_2022_10K"]
     # the cash flow statement says "Purchases of property, plant and equipment", never "capex"
-    found = retrieve(dev_kb, "What was 3M's FY2022 capex?", document_ids=[doc], limit=5)
+    found = retrieve(any_dev_kb, "What was 3M's FY2022 capex?", document_ids=[doc], limit=5)
     assert _rank_of(found, doc, 52) is not None, _pages(found)
-    found = retrieve(dev_kb, "Has AMCOR's quick ratio improved or declined between FY2023 and FY2022?",
-                     document_ids=[dev_kb.doc_ids["AMCOR_2023_10K"]], limit=3)
-    assert _rank_of(found, dev_kb.doc_ids["AMCOR_2023_10K"], 52) is not None, _pages(found)
+    found = retrieve(any_dev_kb, "Has AMCOR's quick ratio improved or declined between FY2023 and FY2022?",
+                     document_ids=[any_dev_kb.doc_ids["AMCOR_2023_10K"]], limit=3)
+    assert _rank_of(found, any_dev_kb.doc_ids["AMCOR_2023_10K"], 52) is not None, _pages(found)
 
 
-def test_prose_question_finds_the_section(dev_kb) -> None:
-    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
-    found = retrieve(dev_kb, "Has Pepsico reported any materially important ongoing legal battles?",
+def test_prose_question_finds_the_section(any_dev_kb) -> None:
+    doc = any_dev_kb.doc_ids["PEPSICO_2022_10K"]
+    found = retrieve(any_dev_kb, "Has Pepsico reported any materially important ongoing legal battles?",
                      document_ids=[doc], limit=5)
     assert any("Legal Proceedings" in p.title for p in found.passages), [p.title for p in found.passages]
 
 
-def test_corpus_wide_query_picks_the_named_issuer(dev_kb) -> None:
-    found = retrieve(dev_kb, "What was the key agenda of the AMCOR's 8k filing dated 1st July 2022?", limit=5)
-    assert dev_kb.doc_ids["AMCOR_2022_8K_dated-2022-07-01"] in {p.document_id for p in found.passages[:3]}
-    found = retrieve(dev_kb, "What is 3M's FY2022 net sales?", limit=5)
-    assert found.passages[0].document_id == dev_kb.doc_ids["3M_2022_10K"]
+def test_corpus_wide_query_picks_the_named_issuer(any_dev_kb) -> None:
+    found = retrieve(any_dev_kb, "What was the key agenda of the AMCOR's 8k filing dated 1st July 2022?", limit=5)
+    assert any_dev_kb.doc_ids["AMCOR_2022_8K_dated-2022-07-01"] in {p.document_id for p in found.passages[:3]}
+    found = retrieve(any_dev_kb, "What is 3M's FY2022 net sales?", limit=5)
+    assert found.passages[0].document_id == any_dev_kb.doc_ids["3M_2022_10K"]
 
 
-def test_page_unit_returns_whole_pages(dev_kb) -> None:
-    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
-    found = retrieve(dev_kb, "PepsiCo total current liabilities balance sheet 2022", document_ids=[doc],
+def test_page_unit_returns_whole_pages(any_dev_kb) -> None:
+    doc = any_dev_kb.doc_ids["PEPSICO_2022_10K"]
+    found = retrieve(any_dev_kb, "PepsiCo total current liabilities balance sheet 2022", document_ids=[doc],
                      unit="page", limit=5)
     top = found.passages[0]
     assert top.unit == "page" and top.page_start == top.page_end == 66
     assert top.section_id == f"{doc}:p66" and top.title == "Page 66" and top.page_map == [(0, 66)]
-    stored = dev_kb.page(doc, 66).text
+    stored = any_dev_kb.page(doc, 66).text
     assert top.text == stored
     assert len({p.page_start for p in found.passages}) == len(found.passages)
 
 
-def test_dev_kb_results_are_deterministic(dev_kb) -> None:
+def test_dev_kb_results_are_deterministic(any_dev_kb) -> None:
     q = "What drove operating margin change as of FY2022 for 3M?"
-    a, b = retrieve(dev_kb, q, limit=10), retrieve(dev_kb, q, limit=10)
+    a, b = retrieve(any_dev_kb, q, limit=10), retrieve(any_dev_kb, q, limit=10)
     assert [(p.section_id, p.score, p.text) for p in a.passages] == [(p.section_id, p.score, p.text)
                                                                     for p in b.passages]
 
 
-def test_caches_follow_the_kb_when_documents_come_and_go(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "kb")
+def test_the_backends_agree_on_the_dev_filings(dev_kb, pg_dev_kb) -> None:
+    """Same documents (ids are content hashes), same BM25: the same passages, scores and snippets."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    for query, scope in (("What is 3M's FY2022 net sales?", None), ("FY2022 capital expenditure", None),
+                         ("PepsiCo total current liabilities balance sheet 2022", [doc])):
+        for unit in ("section", "page"):
+            got = [[(p.section_id, p.page_start, p.page_end, p.score, p.snippet) for p in
+                    retrieve(kb, query, document_ids=scope, limit=8, unit=unit).passages] for kb in (dev_kb, pg_dev_kb)]
+            assert got[0] == got[1], (query, unit)
+
+
+def test_caches_follow_the_kb_when_documents_come_and_go(kb_location) -> None:
+    store = open_store(kb_location)
     try:
         first = ingest_text(store, "# Alpha\n\n## Widgets\n\nAlpha sells widgets.\n", "alpha", "text/markdown")
         assert retrieve(store, "gadgets").passages == []  # "gadgets" is now known to be absent

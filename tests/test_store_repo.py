@@ -1,4 +1,5 @@
-"""The SQLite KB store: atomic ingest, replacement, removal, review status and FTS consistency on a real SQLite file."""
+"""The KB store on each backend (SQLite file, PostgreSQL database: the `store` fixture): atomic ingest,
+replacement, removal, review status and index consistency; then each backend's own schema and migrations."""
 
 from __future__ import annotations
 
@@ -11,20 +12,16 @@ import pytest
 from jsonl_engine.context import CancelFlag
 from jsonl_engine.errors import Cancelled, Internal, NotFound
 from jsonl_engine.ingest import outcome, parse_text, sync
-from jsonl_engine.store import Store, open_store
+from jsonl_engine.store import DuplicateContent, open_store
 from jsonl_engine.store.sqlite import documents
 from jsonl_engine.store.sqlite.migrations import MIGRATIONS
 from tests.conftest import kb_integrity as integrity
-from tests.support.sql import sql
-
-
-def fts_hits(store: Store, term: str) -> int:
-    return sql(store, "SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?", (term,))[0][0]
+from tests.support.sql import fts_hits, sql
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "kb")
+def store(kb_location):
+    s = open_store(kb_location)
     yield s
     s.close()
 
@@ -88,7 +85,7 @@ def test_replacement_is_atomic(store, tmp_path):
     path.write_text("# New\n\nnew marmot text\n", encoding="utf-8")
     parsed = parse_text(path.read_text(), "a", "text/markdown")
     sha, new_id = outcome.file_digest(str(path))
-    with pytest.raises(Internal, match="UNIQUE"), store.transaction() as tx:
+    with pytest.raises((Internal, DuplicateContent)), store.transaction() as tx:
         # the new version fails half-way (its rows again: a duplicate id): the old version must survive untouched
         tx.insert(parsed, document_id=new_id, sha256=sha, path=str(path), replace=[old.document_id])
         tx.insert(parsed, document_id=new_id, sha256=sha, path=str(path))

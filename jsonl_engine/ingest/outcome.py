@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
-from jsonl_engine.store import DocumentInfo, ParsedDocument, Store, Transaction
+from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
@@ -67,6 +67,19 @@ def precheck(reads: Store | Transaction, sha256: str, path: str | None) -> tuple
     return None, older
 
 
+class _Found:
+    """The reads `precheck` makes, answered by the copy a concurrent writer stored."""
+
+    def __init__(self, existing: DocumentInfo) -> None:
+        self.existing = existing
+
+    def find_by_sha256(self, sha256: str) -> DocumentInfo | None:
+        return self.existing
+
+    def find_by_path(self, path: str) -> list[DocumentInfo]:
+        return []
+
+
 def outcome_for(info: DocumentInfo, *, skipped: bool = False, reason: str | None = None) -> IngestOutcome:
     return IngestOutcome(path=info.path, document_id=info.document_id, title=info.title, media_type=info.media_type,
                          pages=info.pages, sections=info.sections, status=info.status, skipped=skipped,
@@ -84,12 +97,18 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
                  status: str, cancel: CancelFlag | None = None) -> IngestOutcome:
     """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert.
     A cancel seen after the insert, before the commit, rolls it all back."""
-    with store.transaction() as tx:
-        skip, older = precheck(tx, sha256, path)
-        if skip is not None:
-            return skip
-        info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status, replace=older)
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("ingest cancelled")
+    try:
+        with store.transaction() as tx:
+            skip, older = precheck(tx, sha256, path)
+            if skip is not None:
+                return skip
+            info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status,
+                             replace=older)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("ingest cancelled")
+    except DuplicateContent as dup:  # another writer (a daemon on the same database) committed it first
+        skip, _older = precheck(_Found(dup.existing), sha256, path)
+        assert skip is not None
+        return skip
     reason = f"replaced previous version {', '.join(older)}" if older else None
     return outcome_for(info, reason=reason)

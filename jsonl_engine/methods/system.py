@@ -13,6 +13,7 @@ from jsonl_engine.models.system import (
     CancelResult,
     CapabilitiesParams,
     CapabilitiesResult,
+    KBInfo,
     MethodInfo,
     ShutdownParams,
     ShutdownResult,
@@ -28,6 +29,7 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
     )
     from jsonl_engine.llm.readers import reader_names
     from jsonl_engine.retrieval.strategies import STRATEGIES
+    from jsonl_engine.store.location import backend_of, describe
 
     return CapabilitiesResult(
         name="jsonl-engine",
@@ -43,6 +45,7 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
         readers=reader_names(settings),
         strategies=sorted(STRATEGIES),
         media_types=[p.media_type for p in PARSERS],
+        kb=KBInfo(backend=backend_of(settings.kb_location), location=describe(settings.kb_location)),
     )
 
 

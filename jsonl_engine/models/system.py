@@ -19,6 +19,11 @@ class MethodInfo(Result):
     result_schema: str
 
 
+class KBInfo(Result):
+    backend: str = Field(description="the KB store in use: sqlite (a directory) or postgresql (a shared database)")
+    location: str = Field(description="the KB directory, or the database URL without its password")
+
+
 class CapabilitiesResult(Result):
     name: str
     version: str
@@ -29,6 +34,7 @@ class CapabilitiesResult(Result):
     readers: list[str] = Field(description="names of configured LLM readers (never their keys)")
     strategies: list[str] = Field(description="retrieval strategies `kb.context` and `kb.answer` accept")
     media_types: list[str] = Field(description="what kb.ingest accepts")
+    kb: KBInfo = Field(description="which store this daemon uses (never a password)")
 
 
 class CancelParams(Params):

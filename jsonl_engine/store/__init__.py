@@ -1,11 +1,13 @@
 """The KB store: the interface (`Store`, port.py), its domain types (types.py), and the one place that picks
-an implementation (`open_store`). Today the only backend is SQLite (store/sqlite/)."""
+an implementation (`open_store`): a directory is a SQLite KB (store/sqlite/), a `postgresql://` URL a
+PostgreSQL database (store/postgres/, needs the optional psycopg driver, imported only then)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jsonl_engine.store.port import Store, Transaction
+from jsonl_engine.store.location import backend_of, describe, is_url, redact
+from jsonl_engine.store.port import DuplicateContent, Store, Transaction
 from jsonl_engine.store.sqlite import SqliteStore
 from jsonl_engine.store.types import (
     COVER_PAGES,
@@ -25,11 +27,17 @@ from jsonl_engine.store.types import (
     TreeRow,
 )
 
-__all__ = ["COVER_PAGES", "STATUSES", "DocumentInfo", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
+__all__ = ["COVER_PAGES", "STATUSES", "DocumentInfo", "DuplicateContent", "backend_of", "describe", "is_url",
+           "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
            "ParsedSection", "Phrase", "Scope", "SectionHit", "SectionRef", "SectionRow", "SectionWeights", "Store",
            "Transaction", "TreeRow", "open_store"]
 
 
-def open_store(kb_dir: Path | str) -> Store:
-    """The KB in `kb_dir`, created (and migrated) when needed. The one place a backend is chosen."""
-    return SqliteStore(Path(kb_dir))
+def open_store(kb: Path | str) -> Store:
+    """The KB at `kb` (a directory, or a postgresql:// URL), created (and migrated) when needed. The one place
+    a backend is chosen."""
+    if is_url(kb):  # without psycopg this import raises KBUnavailable naming the extra to install
+        from jsonl_engine.store.postgres import PostgresStore
+
+        return PostgresStore(str(kb).strip())
+    return SqliteStore(Path(kb))

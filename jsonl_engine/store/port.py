@@ -34,6 +34,15 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 
 
+class DuplicateContent(Exception):
+    """`Transaction.insert` found these exact bytes already stored (another writer committed them first, e.g. a
+    second daemon on a shared database); the transaction rolls back and ingest reports a skip."""
+
+    def __init__(self, existing: DocumentInfo) -> None:
+        super().__init__(f"document {existing.document_id} is already stored")
+        self.existing = existing
+
+
 class Transaction(Protocol):
     """The writes of one atomic transaction (`Store.transaction()`): all commit together, or none."""
 
@@ -43,7 +52,8 @@ class Transaction(Protocol):
 
     def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
                status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
-        """Insert a parsed document, its pages and sections, and index them; first delete the `replace` ids."""
+        """Insert a parsed document, its pages and sections, and index them; first delete the `replace` ids.
+        Raises DuplicateContent when the same content is already stored (by a concurrent writer)."""
         ...
 
 

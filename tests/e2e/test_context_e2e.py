@@ -6,6 +6,7 @@ import orjson
 import pytest
 
 from jsonl_engine.client import Client
+from tests.conftest import BACKENDS
 from tests.support.client import engine, error_of
 
 ITEM_KEYS = {"section_id", "document_id", "document_title", "title", "path", "page_start", "page_end", "score",
@@ -20,9 +21,11 @@ OTHER = ("# Northwind Bakeries 2022 Review\n\n## Revenue\n\nNet sales of bread r
          "## Ovens\n\nCapital expenditure on ovens was $41 million.\n")
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory):
-    with engine(tmp_path_factory.mktemp("context_kb")) as d:
+@pytest.fixture(scope="module", params=BACKENDS)
+def daemon(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    kb = tmp_path_factory.mktemp("context_kb") if request.param == "sqlite" else \
+        request.getfixturevalue("pg_server").new_database()
+    with engine(kb) as d:
         ids = {}
         for title, text in (("borealis", REPORT), ("northwind", OTHER)):
             out = [e["data"] for e in d.stream("kb.ingest", {"text": text, "title": title,

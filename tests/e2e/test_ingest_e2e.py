@@ -22,13 +22,13 @@ def results(events: list[dict]) -> list[dict]:
     return [e["data"] for e in events if e["event"] == "result"]
 
 
-def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs):
+def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs, kb_location):
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "guide.md").write_text("# Guide\n\nThe ocelot paragraph.\n\n## Setup\n\nSteps.\n", encoding="utf-8")
     paths = [str(sample_pdfs[n]) for n in ("report", "encrypted", "truncated", "not_pdf")]
     paths += [str(tmp_path / "missing.pdf"), str(notes)]
-    with Daemon(tmp_path / "kb") as d:
+    with Daemon(kb_location) as d:
         events = d.request("kb.ingest", {"paths": paths, "status": "draft"})
         assert events[-1]["status"] == "ok" and not d.bad_lines
         out = results(events)
@@ -86,7 +86,7 @@ def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs):
         inline = results(d.request("kb.ingest", {"text": "Inline words.", "title": "Inline"}))[0]
         assert inline["media_type"] == "text/plain" and inline["path"] is None and inline["pages"] == 1
         assert not d.bad_lines
-    store = open_store(tmp_path / "kb")
+    store = open_store(kb_location)
     assert kb_integrity(store)["documents"] == 2
     store.close()
 
@@ -150,8 +150,9 @@ def _running(pid: int) -> bool:
     return text[text.rindex(")") + 2] != "Z"
 
 
-def test_sigkill_during_a_write_leaves_no_partial_document(tmp_path, dev_pdfs):
-    kb = tmp_path / "kb"
+def test_sigkill_during_a_write_leaves_no_partial_document(kb_location, dev_pdfs):
+    """On both backends: SQLite rolls the WAL back, PostgreSQL the killed connection's transaction."""
+    kb = kb_location
     with Daemon(kb) as d:
         early = results(d.request("kb.ingest", {"paths": [str(dev_pdfs / "AMCOR_2022_8K_dated-2022-07-01.pdf")]}))[0]
         before = open_store(kb)

@@ -1,0 +1,113 @@
+"""PostgreSQL connections to the KB database: one autocommit reader per thread, writers from a small pool.
+
+Each write is one transaction on a writer connection (READ COMMITTED): a daemon killed mid-ingest leaves its
+open transaction to be rolled back by the server, so every document is fully in or fully out. Connection
+strings are redacted from every error (`location.redact`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from jsonl_engine.errors import Internal, KBUnavailable
+from jsonl_engine.store.location import describe, redact, url_password
+
+try:
+    import psycopg
+except ImportError as exc:  # the optional extra is missing
+    raise KBUnavailable("the PostgreSQL KB backend needs the psycopg driver: "
+                        "pip install 'jsonl-engine[postgres]'", {"backend": "postgresql"}) from exc
+
+from jsonl_engine.store.postgres.migrations import migrate
+
+CONNECT_TIMEOUT_S = 10
+MAX_IDLE_WRITERS = 4
+APPLICATION_NAME = "jsonl-engine"
+IDLE = psycopg.pq.TransactionStatus.IDLE
+
+
+def failure(url: str, exc: BaseException) -> str:
+    """The text of a driver error, without the URL's password."""
+    return redact(" ".join(str(exc).split()), url_password(url))
+
+
+class Connections:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.shown = describe(url)
+        conn = self._connect()
+        try:
+            migrate(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise Internal(f"cannot migrate the KB database {self.shown}: {failure(url, exc)}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._local = threading.local()
+        self._all: list[Any] = [conn]
+        self._idle: list[Any] = [conn]
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                                   application_name=APPLICATION_NAME)
+        except psycopg.Error as exc:
+            raise KBUnavailable(f"cannot connect to the KB database {self.shown}: {failure(self.url, exc)}",
+                                {"kb": self.shown}) from exc
+        return conn
+
+    def reader(self) -> Any:
+        """This thread's read connection (autocommit: each statement sees the latest committed state)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read transaction: several queries that see one consistent state."""
+        conn = self.reader()
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield conn
+        finally:
+            if conn.info.transaction_status != IDLE:
+                conn.execute("ROLLBACK")
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A writer connection inside one transaction; committed at the end, rolled back on any exception."""
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None or conn.closed:
+            conn = self._connect()
+            with self._lock:
+                self._all.append(conn)
+        try:
+            with conn.transaction():
+                yield conn
+        finally:
+            keep = not conn.closed and conn.info.transaction_status == IDLE
+            with self._lock:
+                keep = keep and len(self._idle) < MAX_IDLE_WRITERS
+                if keep:
+                    self._idle.append(conn)
+                elif conn in self._all:
+                    self._all.remove(conn)
+            if not keep:
+                conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+            self._idle.clear()

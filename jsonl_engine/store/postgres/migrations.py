@@ -1,0 +1,101 @@
+"""Ordered schema migrations of the PostgreSQL store, recorded in `schema_migrations` and applied under a
+session advisory lock, so daemons starting together on a new database all get in (one migrates, the others
+wait, then find the work done). Append new migrations at the end; never edit one that has shipped.
+
+The text search configuration `jsonl_english` is stock PostgreSQL (no extension): the snowball English
+stemmer without a stopword list, like SQLite's `porter` tokenizer, which keeps every word.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonl_engine.errors import Internal
+
+LOCK_KEY = 0x6A736F6E6C  # "jsonl": the advisory lock that serialises migrations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "documents, sections, pages; weighted tsvector columns with GIN indexes", """
+CREATE TEXT SEARCH DICTIONARY jsonl_english_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION jsonl_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION jsonl_english
+    ALTER MAPPING FOR asciiword, word, hword_asciipart, hword_part, asciihword, hword WITH jsonl_english_stem;
+
+CREATE TABLE documents (
+    seq         BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id          TEXT COLLATE "C" PRIMARY KEY,
+    title       TEXT NOT NULL,
+    path        TEXT COLLATE "C",
+    media_type  TEXT NOT NULL,
+    sha256      TEXT COLLATE "C" NOT NULL UNIQUE,  -- one copy of each content, whatever daemons race
+    pages       INTEGER NOT NULL,
+    sections    INTEGER NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('approved', 'draft', 'contested', 'archived')),
+    ingested_at TEXT COLLATE "C" NOT NULL,
+    warnings    TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX documents_path ON documents(path);
+
+CREATE TABLE sections (
+    rowid       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id          TEXT COLLATE "C" NOT NULL UNIQUE,
+    document_id TEXT COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    parent_id   TEXT COLLATE "C" REFERENCES sections(id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    depth       INTEGER NOT NULL,
+    ordinal     INTEGER NOT NULL,
+    title       TEXT NOT NULL,
+    ancestors   TEXT NOT NULL DEFAULT '[]',
+    page_start  INTEGER NOT NULL,
+    page_end    INTEGER NOT NULL,
+    is_leaf     BOOLEAN NOT NULL,
+    text        TEXT NOT NULL DEFAULT '',
+    page_map    TEXT NOT NULL DEFAULT '[]',
+    summary     TEXT NOT NULL DEFAULT '',
+    ntok        INTEGER NOT NULL,   -- tokens of title + ancestors + text (BM25's document length)
+    tsv         TSVECTOR NOT NULL   -- title A, ancestors B, text C
+);
+CREATE INDEX sections_document ON sections(document_id, position);
+CREATE INDEX sections_parent ON sections(parent_id);
+CREATE INDEX sections_pages ON sections(document_id, page_start);
+CREATE INDEX sections_tsv ON sections USING gin (tsv);
+
+CREATE TABLE pages (
+    rowid       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    document_id TEXT COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    text        TEXT NOT NULL,
+    ntok        INTEGER NOT NULL,
+    tsv         TSVECTOR NOT NULL,
+    UNIQUE (document_id, number)
+);
+CREATE INDEX pages_tsv ON pages USING gin (tsv);
+-- The first pages (cover, first page of a release) name the issuer and period: the document prior.
+CREATE INDEX covers_tsv ON pages USING gin (tsv) WHERE number <= 2;
+"""),
+]
+
+
+def migrate(conn: Any) -> int:
+    """Apply pending migrations (each in its own transaction) under the advisory lock; returns the version.
+    `conn` is an autocommit psycopg connection."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                     "description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+        version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+        known = MIGRATIONS[-1][0]
+        if version > known:
+            raise Internal(f"this KB has schema version {version}, newer than this jsonl-engine knows ({known}): "
+                           "upgrade jsonl-engine to use it")
+        for number, description, sql in MIGRATIONS:
+            if number <= version:
+                continue
+            with conn.transaction():
+                conn.execute(sql)
+                conn.execute("INSERT INTO schema_migrations (version, description) VALUES (%s, %s)",
+                             (number, description))
+            version = number
+        return version
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))

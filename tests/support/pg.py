@@ -1,0 +1,112 @@
+"""A throwaway PostgreSQL server for the tests and benchmarks: Debian's `postgresql` package (initdb, pg_ctl),
+a temporary data directory, a free port on 127.0.0.1, trust authentication; run as the unprivileged `postgres`
+user when we are root (initdb refuses root). `with PgServer() as pg: url = pg.new_database()`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+MIN_VERSION = 15
+
+
+def server_bin() -> Path | None:
+    """The directory holding initdb and pg_ctl (the newest Debian install >= 15, else on PATH), or None."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
+    found = [p for p in found if p.parent.parent.name.isdigit() and int(p.parent.parent.name) >= MIN_VERSION]
+    if found:
+        return found[-1].parent
+    on_path = shutil.which("initdb")
+    return Path(on_path).parent if on_path else None
+
+
+def driver_available() -> bool:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PgServer:
+    def __init__(self, bin_dir: Path | None = None) -> None:
+        self.bin = bin_dir or server_bin()
+        if self.bin is None:
+            raise RuntimeError("PostgreSQL server binaries not found (apt-get install postgresql)")
+        self.root = Path(tempfile.mkdtemp(prefix="jsonl-engine-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self.user = "postgres"
+        self._as: list[str] = []
+        if os.geteuid() == 0:  # initdb and postgres refuse to run as root
+            self._as = ["runuser", "-u", "postgres", "--"]
+            shutil.chown(self.root, "postgres")
+        self._names = itertools.count(1)
+        self.started = False
+
+    def _run(self, *cmd: str) -> None:
+        subprocess.run([*self._as, *cmd], check=True, capture_output=True, timeout=120)
+
+    def start(self) -> PgServer:
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8",
+                  "--locale=C.UTF-8", "--no-sync")
+        opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB")
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"),
+                  "-w", "-t", "60", "start")
+        self.started = True
+        return self
+
+    def url(self, dbname: str = "postgres") -> str:
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{dbname}"
+
+    def new_database(self, prefix: str = "kb") -> str:
+        """A new empty database; returns its URL."""
+        import psycopg
+
+        name = f"{prefix}_{os.getpid()}_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.started:
+            with contextlib.suppress(subprocess.SubprocessError, OSError):
+                self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self.started = False
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PgServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    """`python -m tests.support.pg`: start a server, print its URL, wait for Ctrl-C (for manual runs)."""
+    import time
+
+    with PgServer() as pg:
+        print(pg.url(), flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
