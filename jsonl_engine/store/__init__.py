@@ -8,8 +8,10 @@ from pathlib import Path
 from jsonl_engine.store.port import Store, Transaction
 from jsonl_engine.store.sqlite import SqliteStore
 from jsonl_engine.store.types import (
+    CARD_FIELDS,
     COVER_PAGES,
     STATUSES,
+    Card,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -25,7 +27,7 @@ from jsonl_engine.store.types import (
     TreeRow,
 )
 
-__all__ = ["COVER_PAGES", "STATUSES", "DocumentInfo", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
+__all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
            "ParsedSection", "Phrase", "Scope", "SectionHit", "SectionRef", "SectionRow", "SectionWeights", "Store",
            "Transaction", "TreeRow", "open_store"]
 

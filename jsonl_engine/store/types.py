@@ -50,6 +50,41 @@ class ParsedSection:
     summary: str = ""
 
 
+# The fields of a card a user may set (`meta` at ingest, kb.update); their values win over derived ones.
+CARD_FIELDS = ("title", "kind", "entities", "period_end", "fiscal_year", "fiscal_quarter", "report_date", "filed")
+
+
+@dataclass(slots=True)
+class Card:
+    """What a document is, derived from its text at ingest (or set by a user): a title a person recognises,
+    who it is about (issuer, parties, authors), its kind (10-K, 10-Q, 8-K, earnings release, report, ...) and
+    the period it covers. Dates are ISO "YYYY-MM-DD"; `source_title` is the extractor's title (PDF metadata or
+    the most prominent cover line), kept so the card can be derived again from stored pages."""
+
+    title: str = ""
+    kind: str | None = None
+    entities: list[str] = field(default_factory=list)
+    period_end: str | None = None
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    report_date: str | None = None
+    filed: str | None = None
+    source_title: str = ""
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name) for name in (*CARD_FIELDS, "source_title")}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Card:
+        return cls(**{k: v for k, v in data.items() if k in (*CARD_FIELDS, "source_title")})
+
+    def merged(self, meta: dict) -> Card:
+        """This card with the user's values (`meta`, CARD_FIELDS only) in place of the derived ones."""
+        data = self.to_dict()
+        data.update({k: v for k, v in meta.items() if k in CARD_FIELDS})
+        return Card.from_dict(data)
+
+
 @dataclass(slots=True)
 class ParsedDocument:
     """A document as extraction produces it (plain data: it pickles across the process pool)."""
@@ -59,6 +94,7 @@ class ParsedDocument:
     pages: list[str]
     sections: list[ParsedSection]
     warnings: list[str] = field(default_factory=list)
+    card: Card | None = None  # derived at ingest (ingest/cards.py); `title` is then the card's title
 
 
 # ---------------------------------------------------------------- what the store returns
@@ -75,6 +111,8 @@ class DocumentInfo:
     ingested_at: str
     sha256: str = ""
     warnings: list[str] = field(default_factory=list)
+    card: Card | None = None  # the card with the user's values applied (None: not derived yet)
+    meta: dict = field(default_factory=dict)  # the values a user set (CARD_FIELDS), which win over derived ones
 
 
 @dataclass(slots=True)

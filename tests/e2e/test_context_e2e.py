@@ -36,7 +36,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory):
 
 def test_result_shape_and_ranking(daemon: Daemon) -> None:
     data = daemon.result("kb.context", {"query": "diesel fuel costs", "limit": 3})
-    assert set(data) == {"query", "strategy", "items", "budget", "reason", "hops_taken", "usage", "confidence"}
+    assert set(data) == {"query", "strategy", "items", "budget", "reason", "hops_taken", "usage", "confidence",
+                         "routed"}
     assert data["query"] == "diesel fuel costs" and data["strategy"] == "lexical" and data["reason"] is None
     assert data["budget"] == {"max_chars": None, "used_chars": sum(len(i["text"]) for i in data["items"]),
                               "truncated": False, "omitted": 0}
