@@ -83,9 +83,12 @@ class App:
         if self._store is None:
             with self._lock:
                 if self._store is None:
+                    from jsonl_engine.ingest.cards import fill_missing
                     from jsonl_engine.store import open_store
 
-                    self._store = open_store(self.settings.kb_location)
+                    store = open_store(self.settings.kb_location)
+                    fill_missing(store)  # documents stored before cards existed (schema < 3)
+                    self._store = store
         return self._store
 
     def pool(self) -> ProcessPoolExecutor:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
+from jsonl_engine.ingest import cards
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
 if TYPE_CHECKING:
@@ -94,16 +96,22 @@ def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
 
 
 def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-                 status: str, cancel: CancelFlag | None = None) -> IngestOutcome:
-    """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert.
+                 status: str, cancel: CancelFlag | None = None, meta: dict | None = None) -> IngestOutcome:
+    """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert (with the
+    document's card, derived here unless the parser made one, and the user's card values `meta`).
     A cancel seen after the insert, before the commit, rolls it all back."""
+    if parsed.card is None:
+        stem = Path(path).stem if path else None
+        parsed.card = cards.derive(parsed.pages[: cards.QUARTER_PAGES], parsed.title, stem)
     try:
         with store.transaction() as tx:
             skip, older = precheck(tx, sha256, path)
             if skip is not None:
                 return skip
+            if parsed.card.title and any(d.document_id not in older for d in tx.find_by_title(parsed.card.title)):
+                parsed.card.title += f" [{len(parsed.pages)} pages]"  # a sibling has this title: tell them apart
             info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status,
-                             replace=older)
+                             replace=older, meta=meta)
             if cancel is not None and cancel.is_set():
                 raise Cancelled("ingest cancelled")
     except DuplicateContent as dup:  # another writer (a daemon on the same database) committed it first

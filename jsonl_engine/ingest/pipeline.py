@@ -39,6 +39,7 @@ class IngestJob:
     cancel: CancelFlag
     workers: int = 2
     status: str = "approved"
+    meta: dict | None = None  # the user's card values, for every document of the job
 
     def check(self) -> None:
         if self.cancel.is_set():
@@ -76,7 +77,7 @@ class IngestJob:
             if skip is None:
                 parsed = await self.run_in_process(parse_text, text, title, media_type)
                 self.check()
-                skip = await asyncio.to_thread(self._write, parsed, document_id, sha256, None)
+                skip = await asyncio.to_thread(self._write, parsed, document_id, sha256, None, {"title": title})
             outcome = skip
         except Cancelled:
             raise
@@ -136,7 +137,9 @@ class IngestJob:
     def _precheck(self, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
         return policy.precheck(self.store, sha256, path)
 
-    def _write(self, parsed: ParsedDocument, document_id: str, sha256: str, path: str | None) -> IngestOutcome:
+    def _write(self, parsed: ParsedDocument, document_id: str, sha256: str, path: str | None,
+               meta: dict | None = None) -> IngestOutcome:
+        """Write with the job's card values (`meta` first: an inline text's title is the user's)."""
         self.check()
         return policy.write_parsed(self.store, parsed, document_id=document_id, sha256=sha256, path=path,
-                                 status=self.status, cancel=self.cancel)
+                                 status=self.status, cancel=self.cancel, meta={**(meta or {}), **(self.meta or {})})

@@ -83,14 +83,15 @@ def failed(path: str, exc: Exception) -> IngestOutcome:
     return outcome.error_outcome(path, exc)
 
 
-def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutcome:
+def ingest_file(store: Store, path: str, status: str = "approved", meta: dict | None = None) -> IngestOutcome:
     try:
         sha256, document_id = check_and_hash(path)
         skip, _older = outcome.precheck(store, sha256, path)
         if skip is not None:
             return skip
         parsed = parse_file(path)
-        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status)
+        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=path, status=status,
+                                    meta=meta)
     except Cancelled:
         raise
     except Exception as exc:
@@ -98,23 +99,25 @@ def ingest_file(store: Store, path: str, status: str = "approved") -> IngestOutc
 
 
 def ingest_text(store: Store, text: str, title: str, media_type: str = "text/plain",
-                status: str = "approved") -> IngestOutcome:
+                status: str = "approved", meta: dict | None = None) -> IngestOutcome:
     sha256, document_id = outcome.content_id(text.encode("utf-8"))
     try:
         skip, _older = outcome.precheck(store, sha256, None)
         if skip is not None:
             return skip
         parsed = parse_text(text, title, media_type)
-        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=None, status=status)
+        return outcome.write_parsed(store, parsed, document_id=document_id, sha256=sha256, path=None, status=status,
+                                    meta={"title": title, **(meta or {})})  # the title given is the user's
     except Cancelled:
         raise
     except EngineError as exc:
         return outcome.error_outcome(None, exc)
 
 
-def ingest_paths(store: Store, paths: Iterable[str], status: str = "approved") -> list[IngestOutcome]:
-    """Files and directories, one outcome per file, in order."""
+def ingest_paths(store: Store, paths: Iterable[str], status: str = "approved",
+                 meta: dict | None = None) -> list[IngestOutcome]:
+    """Files and directories, one outcome per file, in order (`meta`: the user's card values for each)."""
     outcomes: list[IngestOutcome] = []
     for path, early in expand_paths([str(p) for p in paths]):
-        outcomes.append(early if early is not None else ingest_file(store, path, status))
+        outcomes.append(early if early is not None else ingest_file(store, path, status, meta))
     return outcomes

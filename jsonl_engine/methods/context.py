@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jsonl_engine.context import RequestContext
-from jsonl_engine.models.context import ContextBudget, ContextItem, ContextParams, ContextResult
+from jsonl_engine.models.context import (
+    ContextBudget,
+    ContextItem,
+    ContextParams,
+    ContextResult,
+    RoutedDocument,
+)
 from jsonl_engine.registry import method
 
 if TYPE_CHECKING:
@@ -42,7 +48,8 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
                          budget=ContextBudget(max_chars=limit, used_chars=fitted.used_chars,
                                               truncated=fitted.truncated, omitted=fitted.omitted),
                          reason=_reason(found.reason, fitted, len(passages)), hops_taken=found.hops_taken,
-                         usage=found.usage or None, confidence=found.confidence)
+                         usage=found.usage or None, confidence=found.confidence,
+                         routed=[RoutedDocument(**r) for r in found.routed])
 
 
 def _reason(found: str | None, fitted: Fitted, total: int) -> str | None:

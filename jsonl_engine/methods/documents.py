@@ -20,6 +20,7 @@ from jsonl_engine.models.documents import (
     RemoveResult,
     ReviewParams,
     ReviewResult,
+    UpdateParams,
 )
 from jsonl_engine.registry import method
 
@@ -44,9 +45,10 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
         else:
             ctx.result(result)
 
+    meta = params.meta.model_dump(exclude_none=True) if params.meta is not None else None
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
                     on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
-                    status=params.status)
+                    status=params.status, meta=meta)
     try:
         if params.text is not None:
             await job.run_text(params.text, params.title or "", params.media_type)
@@ -92,9 +94,26 @@ def _summary_gateway(ctx: RequestContext, reader: str | None):
 
 @method("kb.documents", params=DocumentsParams, result=DocumentsResult)
 def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
-    """List the documents in the KB, optionally only those with the given review statuses."""
-    docs = ctx.app.store.documents(params.statuses)
-    return DocumentsResult(documents=[DocumentItem.model_validate(d, from_attributes=True) for d in docs])
+    """List the documents in the KB with their cards, optionally filtered by review status, entity, kind and
+    fiscal period."""
+    from jsonl_engine.retrieval.route import card_matches
+
+    docs = [d for d in ctx.app.store.documents(params.statuses)
+            if card_matches(d.card, entity=params.entity, kind=params.kind, fiscal_year=params.fiscal_year,
+                            fiscal_quarter=params.fiscal_quarter)]
+    return DocumentsResult(documents=[_item(d) for d in docs])
+
+
+def _item(doc) -> DocumentItem:
+    return DocumentItem.model_validate(doc, from_attributes=True)
+
+
+@method("kb.update", params=UpdateParams, result=DocumentItem)
+def update(params: UpdateParams, ctx: RequestContext) -> DocumentItem:
+    """Set or correct a document's card fields (title, kind, entities, periods); the user's values win over the
+    derived ones and survive re-derivation. An explicit null removes the user's value for that field."""
+    values = params.meta.model_dump(exclude_unset=True)
+    return _item(ctx.app.store.set_meta(params.document_id, values))
 
 
 @method("kb.outline", params=OutlineParams, result=OutlineResult)

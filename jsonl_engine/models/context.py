@@ -45,6 +45,13 @@ class ContextBudget(Result):
     omitted: int = Field(description="items dropped whole to fit the budget")
 
 
+class RoutedDocument(Result):
+    document_id: str
+    title: str
+    score: float = Field(description="how strongly the query names this document (entity, period, kind), 0..1")
+    why: list[str] = Field(description="what matched: the entity, the period, the kind")
+
+
 class ContextResult(Result):
     query: str
     strategy: str
@@ -56,3 +63,6 @@ class ContextResult(Result):
         "LLM strategies: prompt_tokens, completion_tokens, total_tokens, calls, and estimated (true when some "
         "token count is the daemon's estimate, the server having reported none)"))
     confidence: float | None = Field(None, description="LLM strategies: overall confidence, 0..1")
+    routed: list[RoutedDocument] = Field(default_factory=list, description=(
+        "the documents the query was routed to by the entity, period and kind it names (from the document "
+        "cards), best first; empty when it names none"))

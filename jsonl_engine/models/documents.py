@@ -16,6 +16,38 @@ TextMediaType = Literal["text/plain", "text/markdown"]
 FilePath = Annotated[str, Field(min_length=1)]  # no length cap: an unusable path fails its own entry only
 
 
+IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", max_length=10, description="YYYY-MM-DD")]
+
+
+class CardMeta(Params):
+    """Card fields a user sets; each given value wins over the derived one (and survives re-derivation)."""
+
+    title: str | None = Field(None, min_length=1, max_length=500)
+    kind: str | None = Field(None, min_length=1, max_length=100,
+                             description="10-K, 10-Q, 8-K, earnings release, annual report, contract, report, ...")
+    entities: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        None, max_length=50, description="issuer, parties, authors; the first is the one the title names")
+    period_end: IsoDate | None = None
+    fiscal_year: int | None = Field(None, ge=1000, le=9999)
+    fiscal_quarter: int | None = Field(None, ge=1, le=4)
+    report_date: IsoDate | None = None
+    filed: IsoDate | None = None
+
+
+class Card(Result):
+    """What a document is: derived from its text at ingest, with the user's values (meta) applied."""
+
+    title: str
+    kind: str | None = Field(description="10-K, 10-Q, 8-K, earnings release, annual report, contract, ... "
+                                         "(null: not recognised)")
+    entities: list[str] = Field(description="who the document is about or by (issuer, parties, authors)")
+    period_end: str | None = Field(description="end of the period covered, YYYY-MM-DD")
+    fiscal_year: int | None
+    fiscal_quarter: int | None
+    report_date: str | None = Field(description="date of the event reported (8-K), YYYY-MM-DD")
+    filed: str | None = Field(description="filing date, YYYY-MM-DD, when the document says")
+
+
 class IngestParams(Params):
     paths: list[FilePath] | None = Field(None, min_length=1, description=(
         f"files and/or directories (searched recursively for {EXTENSIONS})"))
@@ -31,6 +63,8 @@ class IngestParams(Params):
         "already: regenerates their summaries without re-ingesting"))
     reader: str | None = Field(None, min_length=1, max_length=256,
                                description="with summarize: a named reader (capabilities.readers)")
+    meta: CardMeta | None = Field(None, description=(
+        "card fields for every document written by this request; they win over the derived ones"))
 
     def check(self) -> None:
         if (self.paths is None) == (self.text is None):
@@ -72,6 +106,11 @@ class IngestResult(Result):
 class DocumentsParams(Params):
     statuses: list[Status] | None = Field(None, max_length=MAX_STATUSES, description=(
         "only documents with these review statuses (all when omitted)"))
+    entity: str | None = Field(None, min_length=1, max_length=300, description=(
+        "only documents whose card names this entity (case-insensitive, all its words)"))
+    kind: str | None = Field(None, min_length=1, max_length=100, description="only documents of this kind (e.g. 10-K)")
+    fiscal_year: int | None = Field(None, ge=1000, le=9999, description="only documents of this fiscal year")
+    fiscal_quarter: int | None = Field(None, ge=1, le=4, description="only documents of this fiscal quarter")
 
 
 class DocumentItem(Result):
@@ -83,6 +122,14 @@ class DocumentItem(Result):
     sections: int
     status: Status
     ingested_at: str = Field(description="UTC, ISO 8601")
+    card: Card | None = Field(description="what the document is (null only while it is being derived)")
+    meta: dict[str, object] = Field(description="the card fields a user set (they win over derived values)")
+
+
+class UpdateParams(Params):
+    document_id: Id
+    meta: CardMeta = Field(description="card fields to set; an explicit null removes the user's value for that "
+                                       "field (the derived one shows again)")
 
 
 class DocumentsResult(Result):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
+from jsonl_engine.retrieval import route as route_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
 from jsonl_engine.retrieval.types import Passage, Retrieval, check_unit
 from jsonl_engine.store import Phrase, Scope, SectionWeights, Store
@@ -33,18 +34,23 @@ def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
             return Retrieval([], reason="no documents in scope with status " + ", ".join(sorted(statuses)))
         if not q.phrases:
             return Retrieval([], reason="the query has no searchable terms")
-        return _retrieve(store, q, scope, limit, unit)
+        return _retrieve(store, q, scope, limit, unit, query)
 
 
-def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str) -> Retrieval:
+def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text: str = "") -> Retrieval:
     docs = sorted(scope.documents)
-    covers, named = prior_mod.cover_scores(store, q, scope) if len(docs) > 1 else ({}, False)
+    routed = route_mod.route(store, text, scope) if len(docs) > 1 else route_mod.Route()
+    if routed.scores:  # the query names an entity the cards know: its documents, by period and kind
+        covers, named = dict(routed.scores), True
+    else:
+        covers, named = prior_mod.cover_scores(store, q, scope) if len(docs) > 1 else ({}, False)
     # The issuer's name picks the document (the prior); inside its own filings it is on every page and
     # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
     issuer = prior_mod.issuer_names(store, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
     page_phrases, section_phrases = _select_phrases(store, q, issuer)
+    why = _routed(routed, scope)
     if not page_phrases:
-        return Retrieval([], reason="no passage matches the query terms")
+        return Retrieval([], reason="no passage matches the query terms", routed=why)
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
         chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
@@ -59,7 +65,7 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str) -> Re
     hits = store.search_sections(section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES, focus) \
         if section_phrases else []
     if not pages and not hits:
-        return Retrieval([], reason="no passage matches the query terms")
+        return Retrieval([], reason="no passage matches the query terms", routed=why)
     boost = _statement_boost(store, q, pages, focus)
     page_score = rank.page_scores(pages, boost)
     refs = [h.section for h in hits]
@@ -72,7 +78,13 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str) -> Re
         passages = _pages(store, q.words, scope, rank.fuse_pages(cands, sections, page_score, prior), limit)
     else:
         passages = _sections(store, q.words, scope, rank.fuse(cands, sections, page_score, prior), limit)
-    return Retrieval(passages, reason=None if passages else "no passage matches the query terms")
+    return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why)
+
+
+def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:
+    """The documents the query was routed to, best first, with their titles, scores and reasons."""
+    return [{"document_id": d, "title": scope.documents[d][0], "score": routed.scores[d], "why": routed.why[d]}
+            for d in routed.top()]
 
 
 def _sections(store: Store, words: list[str], scope: Scope, ranked: list[rank.Candidate],

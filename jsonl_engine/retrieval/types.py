@@ -56,6 +56,7 @@ class Retrieval:
     hops_taken: int = 0
     confidence: float | None = None  # LLM strategies: overall confidence, 0..1
     details: dict = field(default_factory=dict)  # strategy-specific (pageindex: answer, citations)
+    routed: list[dict] = field(default_factory=list)  # lexical: documents the query named (route.py), best first
 
 
 class Progress(Protocol):

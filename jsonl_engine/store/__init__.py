@@ -10,8 +10,10 @@ from jsonl_engine.store.location import backend_of, describe, is_url, redact
 from jsonl_engine.store.port import DuplicateContent, Store, Transaction
 from jsonl_engine.store.sqlite import SqliteStore
 from jsonl_engine.store.types import (
+    CARD_FIELDS,
     COVER_PAGES,
     STATUSES,
+    Card,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -27,8 +29,8 @@ from jsonl_engine.store.types import (
     TreeRow,
 )
 
-__all__ = ["COVER_PAGES", "STATUSES", "DocumentInfo", "DuplicateContent", "backend_of", "describe", "is_url",
-           "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
+__all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "DuplicateContent", "backend_of",
+           "describe", "is_url", "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
            "ParsedSection", "Phrase", "Scope", "SectionHit", "SectionRef", "SectionRow", "SectionWeights", "Store",
            "Transaction", "TreeRow", "open_store"]
 

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
 from jsonl_engine.store.types import (
+    Card,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -50,10 +51,16 @@ class Transaction(Protocol):
 
     def find_by_path(self, path: str) -> list[DocumentInfo]: ...
 
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        """Documents with exactly this title (to tell a new document's title apart from its siblings')."""
+        ...
+
     def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-               status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+               status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
         """Insert a parsed document, its pages and sections, and index them; first delete the `replace` ids.
-        Raises DuplicateContent when the same content is already stored (by a concurrent writer)."""
+        `parsed.card` is the derived card; `meta` the user's card values (CARD_FIELDS), which win over it; the
+        document's title is the user's title, else the card's, else `parsed.title`. Raises DuplicateContent when
+        the same content is already stored (by a concurrent writer)."""
         ...
 
 
@@ -91,6 +98,10 @@ class Store(Protocol):
     def find_by_sha256(self, sha256: str) -> DocumentInfo | None: ...
 
     def find_by_path(self, path: str) -> list[DocumentInfo]: ...
+
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        """Documents with exactly this title."""
+        ...
 
     # ---- sections and pages
     def section(self, section_id: str) -> SectionRow: ...
@@ -186,4 +197,14 @@ class Store(Protocol):
 
     def set_summaries(self, summaries: dict[str, str]) -> int:
         """Store section summaries (empty ones skipped), atomically; returns how many were written."""
+        ...
+
+    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
+        """Store a document's derived card (the user's values still win; the title follows); NotFound when absent.
+        Documents written before cards existed come back from `documents()` with `card` None until this is done."""
+        ...
+
+    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
+        """Merge the user's card values (CARD_FIELDS; a None value removes that user value) and recompute the
+        title; InvalidParams for another field, NotFound when the document is absent."""
         ...

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from jsonl_engine.errors import InvalidParams
+
 STATUSES = ("approved", "draft", "contested", "archived")
 # A document's first pages (cover, release heading: they name the issuer and the period) are searchable apart.
 COVER_PAGES = 2
@@ -50,6 +52,64 @@ class ParsedSection:
     summary: str = ""
 
 
+# The fields of a card a user may set (`meta` at ingest, kb.update); their values win over derived ones.
+CARD_FIELDS = ("title", "kind", "entities", "period_end", "fiscal_year", "fiscal_quarter", "report_date", "filed")
+
+
+@dataclass(slots=True)
+class Card:
+    """What a document is, derived from its text at ingest (or set by a user): a title a person recognises,
+    who it is about (issuer, parties, authors), its kind (10-K, 10-Q, 8-K, earnings release, report, ...) and
+    the period it covers. Dates are ISO "YYYY-MM-DD"; `source_title` is the extractor's title (PDF metadata or
+    the most prominent cover line), kept so the card can be derived again from stored pages."""
+
+    title: str = ""
+    kind: str | None = None
+    entities: list[str] = field(default_factory=list)
+    period_end: str | None = None
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    report_date: str | None = None
+    filed: str | None = None
+    source_title: str = ""
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name) for name in (*CARD_FIELDS, "source_title")}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Card:
+        return cls(**{k: v for k, v in data.items() if k in (*CARD_FIELDS, "source_title")})
+
+    def merged(self, meta: dict) -> Card:
+        """This card with the user's values (`meta`, CARD_FIELDS only) in place of the derived ones."""
+        data = self.to_dict()
+        data.update({k: v for k, v in meta.items() if k in CARD_FIELDS})
+        return Card.from_dict(data)
+
+
+def card_title(card: Card | None, meta: dict, fallback: str) -> str:
+    """A document's title: the user's, else its card's, else the extractor's."""
+    return meta.get("title") or (card.title if card is not None else "") or fallback
+
+
+def user_meta(meta: dict | None) -> dict:
+    """The card values a user set at ingest (CARD_FIELDS only, no nulls)."""
+    return {k: v for k, v in (meta or {}).items() if k in CARD_FIELDS and v is not None}
+
+
+def updated_meta(meta: dict, values: dict) -> dict:
+    """`meta` with the user's new `values` merged in (None removes a value); an unknown field is InvalidParams."""
+    merged = dict(meta)
+    for key, value in values.items():
+        if key not in CARD_FIELDS:
+            raise InvalidParams(f"unknown card field {key!r}", fields=[key])
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
 @dataclass(slots=True)
 class ParsedDocument:
     """A document as extraction produces it (plain data: it pickles across the process pool)."""
@@ -59,6 +119,7 @@ class ParsedDocument:
     pages: list[str]
     sections: list[ParsedSection]
     warnings: list[str] = field(default_factory=list)
+    card: Card | None = None  # derived at ingest (ingest/cards.py); `title` is then the card's title
 
 
 # ---------------------------------------------------------------- what the store returns
@@ -75,6 +136,8 @@ class DocumentInfo:
     ingested_at: str
     sha256: str = ""
     warnings: list[str] = field(default_factory=list)
+    card: Card | None = None  # the card with the user's values applied (None: not derived yet)
+    meta: dict = field(default_factory=dict)  # the values a user set (CARD_FIELDS), which win over derived ones
 
 
 @dataclass(slots=True)

@@ -40,7 +40,8 @@ def daemon(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 def test_result_shape_and_ranking(daemon: Client) -> None:
     data = daemon.call("kb.context", {"query": "diesel fuel costs", "limit": 3})
-    assert set(data) == {"query", "strategy", "items", "budget", "reason", "hops_taken", "usage", "confidence"}
+    assert set(data) == {"query", "strategy", "items", "budget", "reason", "hops_taken", "usage", "confidence",
+                         "routed"}
     assert data["query"] == "diesel fuel costs" and data["strategy"] == "lexical" and data["reason"] is None
     assert data["budget"] == {"max_chars": None, "used_chars": sum(len(i["text"]) for i in data["items"]),
                               "truncated": False, "omitted": 0}

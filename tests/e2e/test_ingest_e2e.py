@@ -37,7 +37,8 @@ def test_batch_with_bad_files_and_document_methods(tmp_path, sample_pdfs, kb_loc
             "report.pdf", "encrypted.pdf", "truncated.pdf", "not_pdf.pdf", "missing.pdf", "guide.md"]
         report, encrypted, truncated, not_pdf, missing, guide = out
         assert report["error"] is None and report["status"] == "draft" and report["pages"] == 6
-        assert report["media_type"] == "application/pdf" and report["title"] == "ACME Holdings Annual Report"
+        assert report["media_type"] == "application/pdf" and report["title"] == \
+            "ACME Holdings plc, annual report, fiscal year 2023"  # the card's title (parse_file keeps the heading)
         assert [r["error"]["reason"] for r in (encrypted, truncated, not_pdf)] == ["encrypted", "corrupt", "not_pdf"]
         assert all(r["error"]["code"] == "unsupported_media" and r["document_id"] is None
                    for r in (encrypted, truncated, not_pdf))

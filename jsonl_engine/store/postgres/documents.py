@@ -16,9 +16,20 @@ from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.port import DuplicateContent
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
 from jsonl_engine.store.sqlite.documents import _now, _section_rows
-from jsonl_engine.store.types import STATUSES, DocumentInfo, OutlineNode, PageRow, ParsedDocument, SectionRow
+from jsonl_engine.store.types import (
+    STATUSES,
+    Card,
+    DocumentInfo,
+    OutlineNode,
+    PageRow,
+    ParsedDocument,
+    SectionRow,
+    card_title,
+    updated_meta,
+    user_meta,
+)
 
-_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings"
+_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta"
 
 
 def clean(text: str) -> str:
@@ -27,8 +38,15 @@ def clean(text: str) -> str:
 
 
 def _doc(r: Sequence[Any]) -> DocumentInfo:
+    meta = orjson.loads(r[11] or "{}")
+    card = None if r[10] is None else Card.from_dict(orjson.loads(r[10])).merged(meta)
     return DocumentInfo(document_id=r[0], title=r[1], path=r[2], media_type=r[3], sha256=r[4], pages=r[5],
-                        sections=r[6], status=r[7], ingested_at=r[8], warnings=orjson.loads(r[9]))
+                        sections=r[6], status=r[7], ingested_at=r[8], warnings=orjson.loads(r[9]), card=card,
+                        meta=meta)
+
+
+def _card_json(card: Card | None) -> str | None:
+    return None if card is None else clean(orjson.dumps(card.to_dict()).decode())
 
 
 def list_documents(conn: Any, statuses: Iterable[str] | None = None,
@@ -76,21 +94,30 @@ _SECTION_INSERT = (
 FIELD_END = " zzjsonlfieldend"
 
 
+def find_by_title(conn: Any, title: str) -> list[DocumentInfo]:
+    return [_doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE title = %s ORDER BY id",
+                                          (clean(title),))]
+
+
 def save_document(conn: Any, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-                  status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+                  status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
     """Insert a parsed document (inside the caller's transaction), first removing `replace` ids."""
     if status not in STATUSES:
         raise InvalidParams(f"unknown status {status!r}", fields=["status"])
     for old in replace:
         conn.execute("DELETE FROM documents WHERE id = %s", (old,))  # sections and pages cascade
-    info = DocumentInfo(document_id=document_id, title=clean(parsed.title), path=path, media_type=parsed.media_type,
-                        pages=len(parsed.pages), sections=len(parsed.sections), status=status,
-                        ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings))
+    meta = user_meta(meta)
+    card = parsed.card
+    info = DocumentInfo(document_id=document_id, title=clean(card_title(card, meta, parsed.title)), path=path,
+                        media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
+                        status=status, ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings),
+                        card=None if card is None else card.merged(meta), meta=meta)
     inserted = conn.execute(
-        f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT DO NOTHING RETURNING id",
         (document_id, info.title, path and clean(path), info.media_type, sha256, info.pages, info.sections, status,
-         info.ingested_at, orjson.dumps(info.warnings).decode())).fetchone()
+         info.ingested_at, orjson.dumps(info.warnings).decode(), _card_json(card),
+         clean(orjson.dumps(meta).decode()))).fetchone()
     if inserted is None:  # the same content committed by another writer (or still in: the caller re-checked)
         existing = find_by_sha(conn, sha256) or get_document(conn, document_id)
         raise DuplicateContent(existing)
@@ -123,6 +150,26 @@ def set_status(conn: Any, document_id: str, status: str) -> tuple[DocumentInfo, 
     conn.execute("UPDATE documents SET status = %s WHERE id = %s", (status, document_id))
     info.status = status
     return info, previous
+
+
+def set_card(conn: Any, document_id: str, card: Card) -> DocumentInfo:
+    """Store a derived card; the user's values (meta) still win, the title follows."""
+    info = get_document(conn, document_id)
+    conn.execute("UPDATE documents SET card = %s, title = %s WHERE id = %s",
+                 (_card_json(card), clean(card_title(card, info.meta, info.title)), document_id))
+    return get_document(conn, document_id)
+
+
+def set_meta(conn: Any, document_id: str, values: dict) -> DocumentInfo:
+    """Merge the user's card values (a None value removes the user's value for that field)."""
+    info = get_document(conn, document_id)
+    meta = updated_meta(info.meta, values)
+    row = conn.execute("SELECT card FROM documents WHERE id = %s", (document_id,)).fetchone()
+    card = None if row[0] is None else Card.from_dict(orjson.loads(row[0]))
+    fallback = card.source_title if card is not None and card.source_title else info.title
+    conn.execute("UPDATE documents SET meta = %s, title = %s WHERE id = %s",
+                 (clean(orjson.dumps(meta).decode()), clean(card_title(card, meta, fallback)), document_id))
+    return get_document(conn, document_id)
 
 
 def set_summaries(conn: Any, summaries: dict[str, str]) -> int:

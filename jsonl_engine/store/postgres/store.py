@@ -16,6 +16,7 @@ from jsonl_engine.store.postgres import documents as docs
 from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.types import (
+    Card,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -72,10 +73,14 @@ class PostgresTransaction:
         return docs.find_by_path(self._conn, path)
 
     @translated
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        return docs.find_by_title(self._conn, title)
+
+    @translated
     def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-               status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+               status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
         return docs.save_document(self._conn, parsed, document_id=document_id, sha256=sha256, path=path,
-                                  status=status, replace=replace)
+                                  status=status, replace=replace, meta=meta)
 
 
 class PostgresStore:
@@ -153,6 +158,10 @@ class PostgresStore:
     @translated
     def find_by_path(self, path: str) -> list[DocumentInfo]:
         return docs.find_by_path(self._conn(), path)
+
+    @translated
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        return docs.find_by_title(self._conn(), title)
 
     @translated
     def section(self, section_id: str) -> SectionRow:
@@ -295,3 +304,11 @@ class PostgresStore:
     def set_summaries(self, summaries: dict[str, str]) -> int:
         with self.transaction() as tx:
             return docs.set_summaries(tx._conn, summaries)
+
+    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
+        with self.transaction() as tx:
+            return docs.set_card(tx._conn, document_id, card)
+
+    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
+        with self.transaction() as tx:
+            return docs.set_meta(tx._conn, document_id, values)

@@ -17,11 +17,15 @@ from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.types import (
     COVER_PAGES,
     STATUSES,
+    Card,
     DocumentInfo,
     OutlineNode,
     PageRow,
     ParsedDocument,
     SectionRow,
+    card_title,
+    updated_meta,
+    user_meta,
 )
 
 
@@ -31,13 +35,16 @@ def _now() -> str:
 
 # ---------------------------------------------------------------- documents
 
-_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings"
+_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta"
 
 
 def _doc(row: sqlite3.Row) -> DocumentInfo:
+    meta = orjson.loads(row["meta"] or "{}")
+    card = None if row["card"] is None else Card.from_dict(orjson.loads(row["card"])).merged(meta)
     return DocumentInfo(document_id=row["id"], title=row["title"], path=row["path"], media_type=row["media_type"],
                         pages=row["pages"], sections=row["sections"], status=row["status"],
-                        ingested_at=row["ingested_at"], sha256=row["sha256"], warnings=orjson.loads(row["warnings"]))
+                        ingested_at=row["ingested_at"], sha256=row["sha256"], warnings=orjson.loads(row["warnings"]),
+                        card=card, meta=meta)
 
 
 def list_documents(conn: sqlite3.Connection, statuses: Iterable[str] | None = None,
@@ -75,19 +82,29 @@ def find_by_path(conn: sqlite3.Connection, path: str) -> list[DocumentInfo]:
                                           (path,))]
 
 
+def find_by_title(conn: sqlite3.Connection, title: str) -> list[DocumentInfo]:
+    return [_doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE title = ? ORDER BY id",
+                                          (title,))]
+
+
 def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_id: str, sha256: str,
-                  path: str | None, status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+                  path: str | None, status: str = "approved", replace: Iterable[str] = (),
+                  meta: dict | None = None) -> DocumentInfo:
     """Insert a parsed document (inside the caller's write transaction), first removing `replace` ids."""
     if status not in STATUSES:
         raise InvalidParams(f"unknown status {status!r}", fields=["status"])
     for old in replace:
         _delete_rows(conn, old)
-    info = DocumentInfo(document_id=document_id, title=parsed.title, path=path, media_type=parsed.media_type,
-                        pages=len(parsed.pages), sections=len(parsed.sections), status=status,
-                        ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings))
-    conn.execute(f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    meta = user_meta(meta)
+    card = parsed.card
+    info = DocumentInfo(document_id=document_id, title=card_title(card, meta, parsed.title), path=path,
+                        media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
+                        status=status, ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings),
+                        card=None if card is None else card.merged(meta), meta=meta)
+    conn.execute(f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  (document_id, info.title, path, info.media_type, sha256, info.pages, info.sections, status,
-                  info.ingested_at, orjson.dumps(info.warnings).decode()))
+                  info.ingested_at, orjson.dumps(info.warnings).decode(),
+                  None if card is None else orjson.dumps(card.to_dict()).decode(), orjson.dumps(meta).decode()))
     conn.executemany("INSERT INTO pages (document_id, number, text) VALUES (?, ?, ?)",
                      ((document_id, number, text) for number, text in enumerate(parsed.pages, start=1)))
     conn.executemany(
@@ -147,6 +164,26 @@ def set_status(conn: sqlite3.Connection, document_id: str, status: str) -> tuple
     conn.execute("UPDATE documents SET status = ? WHERE id = ?", (status, document_id))
     info.status = status
     return info, previous
+
+
+def set_card(conn: sqlite3.Connection, document_id: str, card: Card) -> DocumentInfo:
+    """Store a derived card; the user's values (meta) still win, the title follows."""
+    info = get_document(conn, document_id)
+    conn.execute("UPDATE documents SET card = ?, title = ? WHERE id = ?",
+                 (orjson.dumps(card.to_dict()).decode(), card_title(card, info.meta, info.title), document_id))
+    return get_document(conn, document_id)
+
+
+def set_meta(conn: sqlite3.Connection, document_id: str, values: dict) -> DocumentInfo:
+    """Merge the user's card values (a None value removes the user's value for that field)."""
+    info = get_document(conn, document_id)
+    meta = updated_meta(info.meta, values)
+    row = conn.execute("SELECT card FROM documents WHERE id = ?", (document_id,)).fetchone()
+    card = None if row["card"] is None else Card.from_dict(orjson.loads(row["card"]))
+    fallback = card.source_title if card is not None and card.source_title else info.title
+    conn.execute("UPDATE documents SET meta = ?, title = ? WHERE id = ?",
+                 (orjson.dumps(meta).decode(), card_title(card, meta, fallback), document_id))
+    return get_document(conn, document_id)
 
 
 # ---------------------------------------------------------------- sections and pages

@@ -17,6 +17,7 @@ from jsonl_engine.store.sqlite import documents as docs
 from jsonl_engine.store.sqlite import search
 from jsonl_engine.store.sqlite.db import Connections
 from jsonl_engine.store.types import (
+    Card,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -65,10 +66,14 @@ class SqliteTransaction:
         return docs.find_by_path(self._conn, path)
 
     @translated
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        return docs.find_by_title(self._conn, title)
+
+    @translated
     def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-               status: str = "approved", replace: Iterable[str] = ()) -> DocumentInfo:
+               status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
         return docs.save_document(self._conn, parsed, document_id=document_id, sha256=sha256, path=path,
-                                  status=status, replace=replace)
+                                  status=status, replace=replace, meta=meta)
 
 
 class SqliteStore:
@@ -143,6 +148,10 @@ class SqliteStore:
     @translated
     def find_by_path(self, path: str) -> list[DocumentInfo]:
         return docs.find_by_path(self._conn(), path)
+
+    @translated
+    def find_by_title(self, title: str) -> list[DocumentInfo]:
+        return docs.find_by_title(self._conn(), title)
 
     @translated
     def section(self, section_id: str) -> SectionRow:
@@ -274,3 +283,11 @@ class SqliteStore:
     def set_summaries(self, summaries: dict[str, str]) -> int:
         with self.transaction() as tx:
             return docs.set_summaries(tx._conn, summaries)
+
+    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
+        with self.transaction() as tx:
+            return docs.set_card(tx._conn, document_id, card)
+
+    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
+        with self.transaction() as tx:
+            return docs.set_meta(tx._conn, document_id, values)

@@ -1,0 +1,174 @@
+"""Library benchmark: one KB of many filings, the dev questions asked corpus-wide, through the daemon.
+
+The library is `../shared/financebench-dev/pdfs` plus `../shared/financebench-more/pdfs` (166 filings, about
+25,000 pages), ingested twice through kb.ingest: under the real file names, and under neutral names (the sha256
+of the name, `<hash>.pdf`: hard links, else copies), so the file name is never the only signal. For the 65 dev
+questions, corpus-wide kb.context (limit 10): doc@1 (the first item's document is the question's), hit@1/5/10 of
+the evidence page (an item spanning at most 2 pages that holds it; evidence_page_num is zero-indexed), p50/p95
+round-trip latency; scoped to the question's document: hit@5 and p95. Also distinct titles per document
+(kb.documents) and ingest pages/s.
+
+    .venv/bin/python bench/library.py [--naming real|neutral|both] [--rebuild] [--out bench/out/library]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from _common import ROOT, find_dev, load_questions, on_evidence, pct
+
+LIMIT = 10
+KS = (1, 5, 10)
+
+
+def neutral(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:16] + ".pdf"
+
+
+def library_dir(out: Path, naming: str, pdfs: list[Path]) -> tuple[Path, dict[str, str]]:
+    """A folder of the library's PDFs under `naming`; returns it and original stem -> file stem."""
+    folder = out / f"pdfs-{naming}"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = {}
+    for pdf in pdfs:
+        name = pdf.name if naming == "real" else neutral(pdf.name)
+        names[pdf.stem] = Path(name).stem
+        target = folder / name
+        if not target.exists():
+            try:
+                os.link(pdf, target)
+            except OSError:
+                shutil.copyfile(pdf, target)
+    return folder, names
+
+
+def ingest(d, folder: Path) -> tuple[float, int, int]:
+    """kb.ingest of the folder: (seconds, pages written, documents written)."""
+    t = time.perf_counter()
+    events = d.request("kb.ingest", {"paths": [str(folder)]}, timeout=7200)
+    seconds = time.perf_counter() - t
+    results = [e["data"] for e in events if e["event"] == "result"]
+    bad = [r for r in results if r.get("error")]
+    if bad:
+        print(f"ingest errors: {bad[:3]}", file=sys.stderr)
+    written = [r for r in results if not r["skipped"] and not r.get("error")]
+    return seconds, sum(r["pages"] for r in written), len(written)
+
+
+def first_hit(items: list[dict], gold: set[tuple[str, int]]) -> int | None:
+    for rank, i in enumerate(items[:LIMIT], 1):
+        if any(d == i["document_id"] and on_evidence(i["page_start"], i["page_end"], p) for d, p in gold):
+            return rank
+    return None
+
+
+def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild: bool, samples: int) -> dict:
+    from tests.support.daemon import Daemon
+
+    folder, _names = library_dir(out, naming, pdfs)
+    kb = out / f"kb-{naming}"
+    if rebuild and kb.exists():
+        shutil.rmtree(kb)
+    fresh = not kb.exists()
+    report: dict = {"naming": naming}
+    with Daemon(kb_dir=kb, timeout=600) as d:
+        stats = kb / "ingest.json"
+        if fresh:
+            seconds, pages, count = ingest(d, folder)
+            stats.write_text(json.dumps({"ingest_s": round(seconds, 1), "ingest_pages": pages, "ingest_docs": count,
+                                         "pages_per_s": round(pages / seconds, 1) if seconds else None}))
+        if stats.exists():
+            report.update(json.loads(stats.read_text()))
+        docs = d.result("kb.documents", {})["documents"]
+        # a document's id is its content hash: files with the same bytes are one document
+        ids = {p.stem: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in pdfs}
+        titles = [x["title"] for x in docs]
+        report["documents"] = len(docs)
+        report["distinct_titles"] = len(set(titles))
+        rng = random.Random(12)
+        report["sample_titles"] = [x["title"] for x in rng.sample(docs, min(samples, len(docs)))]
+        d.result("kb.context", {"query": "warm up the reader connections", "limit": 1})
+        rows = []
+        for q in questions:
+            doc = ids[q["doc_name"]]
+            gold = {(ids[e["doc_name"]], int(e["evidence_page_num"]) + 1) for e in q["evidence"]}
+            row = {"id": q["financebench_id"], "doc": q["doc_name"]}
+            for scoped in (False, True):
+                params = {"query": q["question"], "limit": LIMIT}
+                if scoped:
+                    params["document_ids"] = [doc]
+                t = time.perf_counter()
+                data = d.result("kb.context", params)
+                ms = (time.perf_counter() - t) * 1000
+                key = "scoped" if scoped else "corpus"
+                row[f"{key}_rank"] = first_hit(data["items"], gold)
+                row[f"{key}_ms"] = ms
+                if not scoped:
+                    row["doc1"] = bool(data["items"]) and data["items"][0]["document_id"] == doc
+                    row["first_title"] = data["items"][0]["document_title"] if data["items"] else None
+                    row["routed"] = data.get("routed")
+            rows.append(row)
+    n = len(rows) or 1
+
+    def hit(key: str, k: int) -> float:
+        return sum(1 for r in rows if r[key] is not None and r[key] <= k) / n
+
+    report["doc@1"] = sum(r["doc1"] for r in rows) / n
+    for k in KS:
+        report[f"hit@{k}"] = hit("corpus_rank", k)
+    report["p50_ms"] = pct([r["corpus_ms"] for r in rows], 0.5)
+    report["p95_ms"] = pct([r["corpus_ms"] for r in rows], 0.95)
+    report["scoped_hit@5"] = hit("scoped_rank", 5)
+    report["scoped_p50_ms"] = pct([r["scoped_ms"] for r in rows], 0.5)
+    report["scoped_p95_ms"] = pct([r["scoped_ms"] for r in rows], 0.95)
+    report["rows"] = rows
+    return report
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "library"))
+    ap.add_argument("--dev", default=None)
+    ap.add_argument("--more", default=None, help="folder of further PDFs (default: ../shared/financebench-more)")
+    ap.add_argument("--naming", choices=("real", "neutral", "both"), default="both")
+    ap.add_argument("--rebuild", action="store_true", help="ingest again (the ingest rate is measured then)")
+    ap.add_argument("--samples", type=int, default=10, help="random card titles shown")
+    args = ap.parse_args()
+
+    dev = find_dev(args.dev)
+    more = Path(args.more) if args.more else dev.parent / "financebench-more"
+    pdfs = sorted((dev / "pdfs").glob("*.pdf")) + sorted((more / "pdfs").glob("*.pdf"))
+    questions = load_questions(dev / "questions.jsonl")
+    out = Path(args.out)
+    namings = ("real", "neutral") if args.naming == "both" else (args.naming,)
+    reports = [run(n, out, pdfs, questions, args.rebuild, args.samples) for n in namings]
+
+    print(f"library: {len(pdfs)} PDFs, {len(questions)} dev questions asked corpus-wide (limit {LIMIT})")
+    header = (f"{'naming':8} {'docs':>5} {'titles':>6} {'doc@1':>6} " + " ".join(f"{'hit@' + str(k):>6}" for k in KS)
+              + f" {'p50':>6} {'p95':>6} {'sc.hit@5':>8} {'sc.p50':>6} {'sc.p95':>6} {'ingest p/s':>10}")
+    print(header)
+    print("-" * len(header))
+    for r in reports:
+        print(f"{r['naming']:8} {r['documents']:5d} {r['distinct_titles']:6d} {r['doc@1']:6.3f} "
+              + " ".join(f"{r[f'hit@{k}']:6.3f}" for k in KS)
+              + f" {r['p50_ms']:6.1f} {r['p95_ms']:6.1f} {r['scoped_hit@5']:8.3f} {r['scoped_p50_ms']:6.1f}"
+              f" {r['scoped_p95_ms']:6.1f} {r.get('pages_per_s') or '-':>10}")
+    for r in reports:
+        print(f"\n{r['naming']}: {len(r['sample_titles'])} random titles")
+        for title in r["sample_titles"]:
+            print(f"  {title}")
+    print(f"\nmachine load average at the end: {Path('/proc/loadavg').read_text().split()[0]}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "library.json").write_text(json.dumps(reports, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""A document's card, derived from its first pages: who it is about, what kind of document it is, the period it
+covers, and a title a person recognises and can tell apart from its siblings.
+
+Only generic evidence counts, never a table of names: the SEC cover (the line above "(Exact name of registrant as
+specified in its charter)", "FORM 10-K", "For the fiscal year ended ...", "Date of Report ..."), the headline of a
+release ("<Issuer> reports ... results"), a name ending in a legal form ("... Inc.", "... plc"), dates, the PDF
+metadata title when it says something ("Form 10-K for X filed 02/09/2023", "10-K - 02/08/2023 - X"), and the
+extractor's title otherwise. `fill_missing` derives the cards of documents stored before cards existed, from
+their stored pages (no source file needed).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from jsonl_engine.store import Card, Store
+
+CARD_PAGES = 3  # the pages read: cover, and the page after (a release's headline, a 10-Q's period)
+QUARTER_PAGES = 8  # a 10-Q's first statements ("Three/Six/Nine Months Ended") say which quarter it is
+MAX_CHARS = 12_000  # of each page: covers are short; a long first page is a report's body
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december"), 1)}
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (rf"(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}"
+         r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4})")
+DATE = re.compile(_DATE, re.I)
+_WORD_DATE = re.compile(r"(?i)(?:(\d{1,2})(?:st|nd|rd|th)?\s+)?([a-z]+)\.?\s*(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})")
+
+_FISCAL_END = re.compile(rf"(?i)for\s+the\s+(?:fiscal\s+)?(?:year|period)\s+ended:?\s*({_DATE})")
+_QUARTER_END = re.compile(rf"(?i)for\s+the\s+quarterly\s+period\s+ended:?\s*({_DATE})")
+_REPORT_DATE = re.compile(rf"(?i)date\s+of\s+report[^:\n]*?(?:\)|:)\s*:?\s*({_DATE})")
+_FORM = re.compile(r"(?i)^\W{0,3}form\s+(10-k|10-q|8-k|20-f|40-f|6-k|11-k|s-1|s-4|def\s*14a)(?:/a)?\b")
+_ANNUAL = re.compile(r"(?i)annual\s+report\s+pursuant\s+to\s+section")
+_QUARTERLY = re.compile(r"(?i)quarterly\s+report\s+pursuant\s+to\s+section")
+_CURRENT = re.compile(r"(?i)current\s+report\s+pursuant\s+to\s+section|\bcurrent\s+report\b")
+_REGISTRANT = re.compile(r"(?i)\(?\s*exact\s+name\s+of\s+(?:the\s+)?registrant")
+_RESULTS = re.compile(r"(?i)\b(?:report(?:s|ed)?|announc(?:e|es|ed)|posts?|delivers?|releases?)\b[^\n]{0,80}?\b(?:results|earnings)\b")
+_HEADLINE = re.compile(r"^(.{2,60}?)\s+(?:reports?|announces?|posts?|delivers?|releases?)\b", re.I)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_QUARTER_FY = re.compile(
+    r"(?i)\b(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter(?:\s+and\s+full[\s-]+year)?\s+"
+    r"(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?(\d{4})|\b(?:fiscal\s+(?:year\s+)?)?(\d{4})\s+(first|second|third|fourth)"
+    r"[\s-]+quarter|\b(?:q([1-4])|([1-4])q)\s*(?:fy\s*|fiscal\s+(?:year\s+)?)?'?(\d{4}|\d{2})\b")
+_FISCAL_YEAR = re.compile(r"(?i)\bfiscal\s+(?:year\s+)?(\d{4})\b|\bfy\s*'?(\d{4}|\d{2})\b|\bfull[\s-]+year\s+(\d{4})\b")
+_LEGAL = (r"inc\.?|incorporated|corporation|corp\.?|company|co\.|plc|p\.l\.c\.|ltd\.?|limited|llc|l\.l\.c\.|l\.p\.|"
+          r"lp|n\.v\.|s\.a\.|ag|se|holdings?|group|trust|bancorp")
+_LEGAL_NAME = re.compile(rf"^[A-Z0-9][\w&.,'’\- ]{{1,70}}?\b(?:{_LEGAL})$", re.I)
+_LEGAL_TAIL = re.compile(rf"(?i)(?:,?\s+(?:{_LEGAL}))+$")
+# Metadata titles an EDGAR export writes: "Form 10-K for X filed 02/09/2023", "X (Form: 10-K, Received: ...)",
+# "10-K - 02/08/2023 - X".
+_META_FOR = re.compile(rf"(?i)^form\s+([\w-]+)\s+for\s+(.+?)\s+filed\s+({_DATE})")
+_META_RECEIVED = re.compile(rf"(?i)^(.+?)\s*\(form:\s*([\w-]+),\s*received:\s*({_DATE})")
+_META_DASH = re.compile(rf"(?i)^(10-k|10-q|8-k|20-f)\s+-\s+({_DATE})\s+-\s+(.+)$")
+_NOT_NAME = re.compile(r"(?i)^(?:commission|state|delaware|\(|i\.r\.s|irs|table of contents|united states|washington|"
+                       r"securities|form\b|annual|quarterly|current|for the|or\b|\d+$|exhibit|page\b|date of|\(?mark one)|pursuant|"
+                       r"transition report|\bfile number\b")
+_TICKER = re.compile(r"([A-Z][\w&.,'’\- ]{1,60}?)\s*[(\[](?:NYSE|NASDAQ|Nasdaq|LSE|ASX|TSX|AMEX)\s*:")
+_RELEASE = re.compile(r"(?i)for immediate release|news release|press release|exhibit 99\.?1|today (?:reported|announced)")
+_INLINE_LEGAL = re.compile(r"\b((?:The\s+)?(?:[A-Z][\w&'’-]*[\s,]+){1,4}(?:Company|Inc\.|Corporation|plc|Ltd\.|N\.V\.|S\.A\.))")
+_KINDS = {"10-k": "10-K", "10-q": "10-Q", "8-k": "8-K", "20-f": "20-F", "40-f": "40-F", "6-k": "6-K",
+          "11-k": "11-K", "s-1": "S-1", "s-4": "S-4", "def14a": "proxy statement"}
+_QUARTERLY_KINDS = ("10-Q",)
+_ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
+_SMALL = {"and", "of", "the", "for", "&"}
+_KEEP_UPPER = {"plc", "llc", "lp", "nv", "sa", "ag", "se", "usa", "us", "uk", "ii", "iii", "iv"}
+
+
+def parse_date(text: str) -> date | None:
+    """A date written as "December 31, 2022", "31 Dec 2022", "1st July 2022", "2022-12-31" or "12/31/2022"."""
+    text = text.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return date.fromisoformat(text)
+        if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
+            return date(int(m[3]), int(m[1]), int(m[2]))
+        m = _WORD_DATE.fullmatch(text.replace(",", ", ").replace("  ", " "))
+        if m is None:
+            return None
+        month = next((n for name, n in _MONTHS.items() if name.startswith(m[2].lower()[:3])), None)
+        day = m[1] or m[3]
+        if month is None or day is None:
+            return None
+        return date(int(m[4]), month, int(day))
+    except ValueError:
+        return None
+
+
+def _lines(pages: list[str]) -> list[str]:
+    return [ln for page in pages for ln in (" ".join(x.split()) for x in page[:MAX_CHARS].splitlines()) if ln]
+
+
+def _casing(name: str, text: str) -> str:
+    """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word."""
+    if not name.isupper():
+        return name
+    found = [m.group(0) for m in re.finditer(re.escape(name), text, re.I)]
+    mixed = [f for f in found if not f.isupper() and f[:1].isupper()]
+    if mixed:
+        return min(mixed, key=lambda f: (sum(ch.isupper() for ch in f), f))
+    words = []
+    for word in name.split():
+        bare = word.strip(".,").lower()
+        if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (len(bare) <= 3 and bare.isalpha()
+                                                                        and bare not in {"inc", "co", "the", "and"}):
+            words.append(word)
+        else:
+            small = bare in _SMALL and words
+            words.append(word.lower() if small else "-".join(p.capitalize() for p in word.split("-")))
+    return " ".join(words)
+
+
+def _clean_name(name: str) -> str:
+    name = re.sub(r"\s*[(\[].*$|(?i:\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries)$", "", name)
+    name = re.sub(r"^[^\w&]+|^(?:o|x)\s+(?=[A-Z])", "", name).strip(" ,;:-–—_")
+    return " ".join(name.split())
+
+
+def _registrant(lines: list[str]) -> str | None:
+    for i, line in enumerate(lines):
+        m = _REGISTRANT.search(line)
+        if not m:
+            continue
+        before = _clean_name(line[: m.start()])
+        if len(before) >= 2 and not _NOT_NAME.match(before):
+            return before
+        fragments = []  # a name set in small capitals comes out in pieces: "MGM R" / "ESORTS I" / "NTERNATIONAL"
+        for prev in reversed(lines[max(0, i - 4): i]):
+            if len(prev) > 24 or prev.upper() != prev or _NOT_NAME.search(prev):
+                break
+            fragments.insert(0, prev)
+        if len(fragments) > 1:
+            joined = re.sub(r"\b([A-Z]) ([A-Z]{2,})", r"\1\2", " ".join(fragments))
+            if len(joined.split()) <= 6:
+                return _clean_name(joined)
+        for prev in reversed(lines[max(0, i - 3): i]):
+            name = _clean_name(re.split(r"_{3,}|\s{3,}", prev)[-1])
+            if len(name) >= 2 and any(ch.isalpha() for ch in name) and not _NOT_NAME.match(name) and len(name) <= 90:
+                return name
+    return None
+
+
+def _legal_name(lines: list[str]) -> str | None:
+    for line in lines[:80]:
+        name = _clean_name(line)
+        if len(name.split()) <= 8 and _LEGAL_NAME.match(name) and not _NOT_NAME.match(name):
+            return name
+    return None
+
+
+def _headline_name(lines: list[str]) -> str | None:
+    """A release's issuer: "<Issuer> (NYSE: X) today reported", else "<Issuer> reports ... results"."""
+    head = " ".join(lines[:25])
+    if m := _TICKER.search(head):
+        name = _clean_name(re.split(r"[–—]|\s-\s|\)\s", m.group(1))[-1])
+        if name[:1].isupper() and len(name.split()) <= 6:
+            return name
+    for i, _line in enumerate(lines[:8]):
+        joined = " ".join(lines[i:i + 2])
+        if _RESULTS.search(joined) and (m := _HEADLINE.match(joined)):
+            name = _clean_name(m.group(1))
+            if name[:1].isupper() and len(name.split()) <= 6 and not _NOT_NAME.match(name):
+                return name
+    return None
+
+
+def _frequent_name(text: str) -> str | None:
+    """The legal name the first pages write most often ("The Coca-Cola Company"), when the cover has it as a logo."""
+    counts: dict[str, int] = {}
+    for m in _INLINE_LEGAL.finditer(text):
+        name = " ".join(m.group(1).replace(",", ", ").split()).replace(" ,", ",")
+        if not _NOT_NAME.search(name) and len(name) > 6:
+            counts[name] = counts.get(name, 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], -len(kv[0])), default=None)
+    return best[0] if best and best[1] >= 2 else None
+
+
+def _meta(source_title: str) -> tuple[str | None, str | None, date | None]:
+    """(kind, entity, filing date) from a metadata title an EDGAR export wrote, when it is one."""
+    title = " ".join(source_title.split())
+    if m := _META_FOR.match(title):
+        return _KINDS.get(m[1].lower().replace(" ", "")), m[2], parse_date(m[3])
+    if m := _META_RECEIVED.match(title):
+        return _KINDS.get(m[2].lower()), m[1], parse_date(m[3])
+    if m := _META_DASH.match(title):
+        return _KINDS.get(m[1].lower()), m[3], parse_date(m[2])
+    return None, None, None
+
+
+def _kind(text: str, lines: list[str]) -> str | None:
+    head = "\n".join(lines[:60])
+    m = next((m for line in lines[:60] if len(line) <= 40 and (m := _FORM.search(line))), None)
+    form = _KINDS.get(re.sub(r"\s", "", m.group(1).lower())) if m else None
+    results = [i for i in range(min(25, len(lines))) if _RESULTS.search(" ".join(lines[i:i + 2]))]
+    release = bool(results) and (results[0] < 3 or bool(_RELEASE.search("\n".join(lines[:25]))))
+    if release and form in (None, "8-K"):
+        return "earnings release"
+    if form is None:
+        if _ANNUAL.search(head):
+            form = "10-K"
+        elif _QUARTERLY.search(head):
+            form = "10-Q"
+        elif _CURRENT.search(head) and _REPORT_DATE.search(head):
+            form = "8-K"
+    if form is None and re.search(r"(?i)\bannual\s+report\b", "\n".join(lines[:15])):
+        return "annual report"
+    if form is None and re.search(r"(?i)\b(?:agreement|contract)\b", "\n".join(lines[:5])):
+        return "contract"
+    return form
+
+
+def _year(value: str) -> int:
+    year = int(value)
+    return year + 2000 if year < 100 else year
+
+
+def _quarter_mentions(text: str) -> tuple[int | None, int | None]:
+    """(fiscal quarter, fiscal year) named in the text ("second quarter of fiscal 2024", "Q2 FY24")."""
+    for m in _QUARTER_FY.finditer(text):
+        if m[1]:
+            return _ORDINAL[m[1].lower()], _year(m[2])
+        if m[4]:
+            return _ORDINAL[m[4].lower()], _year(m[3])
+        return int(m[5] or m[6]), _year(m[7])
+    return None, None
+
+
+_MONTHS_ENDED = re.compile(r"(?i)\b(three|six|nine|thirteen|twenty-six|thirty-nine|13|26|39)[\s-]+(?:months|weeks)\s+ended")
+_LAST_FY_END = re.compile(rf"(?i)fiscal\s+year\s+ended\s+({_DATE})")
+_SPAN_QUARTER = {"three": 1, "thirteen": 1, "13": 1, "six": 2, "twenty-six": 2, "26": 2, "nine": 3,
+                 "thirty-nine": 3, "39": 3}
+
+
+def _quarter_of_10q(card: Card, pages: list[str], text: str) -> None:
+    """A 10-Q's fiscal quarter from its statements' columns (three months only: Q1; six: Q2; nine: Q3) or a
+    quarter it names; its fiscal year is the period end's, or the next one when the filing names that fiscal
+    year (a fiscal year ending mid-year: Q2 of fiscal 2023 ends in December 2022)."""
+    quarter, year = _quarter_mentions(text)
+    body = " ".join(" ".join(p[:MAX_CHARS].split()) for p in pages[:QUARTER_PAGES])
+    spans = {_SPAN_QUARTER[m.group(1).lower()] for m in _MONTHS_ENDED.finditer(body)}
+    if spans:
+        quarter = max(spans)
+    end = date.fromisoformat(card.period_end) if card.period_end else None
+    last = parse_date(m.group(1)) if (m := _LAST_FY_END.search(body)) else None
+    if end is not None and last is not None and last < end:
+        # months since the last fiscal year closed: the quarter; a fiscal year is labelled by the year it ends in
+        months = (end.year - last.year) * 12 + end.month - last.month + (1 if end.day - last.day > 15 else 0)
+        if 1 <= months <= 13:
+            quarter = min(4, max(1, round(months / 3)))
+            card.fiscal_year = last.year + 1
+    if quarter is None and end is not None:
+        quarter = (end.month - 1) // 3 + 1
+    card.fiscal_quarter = quarter
+    if card.fiscal_year is None:
+        card.fiscal_year = end.year if end is not None else year
+
+
+def derive(pages: list[str], source_title: str = "", file_name: str | None = None) -> Card:
+    """The card of a document whose first pages are `pages` (CARD_PAGES are read for the cover, QUARTER_PAGES
+    for a 10-Q's statement columns)."""
+    all_pages = pages[:QUARTER_PAGES]
+    pages = pages[:CARD_PAGES]
+    lines = _lines(pages)
+    text = "\n".join(lines)
+    meta_kind, meta_entity, filed = _meta(source_title)
+    kind = _kind(text, lines) or meta_kind
+    entity = (_headline_name(lines) if kind == "earnings release" else None) or _registrant(lines) \
+        or meta_entity or _legal_name(lines) or _frequent_name(text)
+    entity = _casing(_clean_name(entity), text) if entity else None
+    card = Card(kind=kind, entities=[entity] if entity else [], source_title=source_title,
+                filed=filed.isoformat() if filed else None)
+    head = "\n".join(lines[:60])
+    if m := (_QUARTER_END.search(head) if kind in _QUARTERLY_KINDS else None) or _FISCAL_END.search(head):
+        end = parse_date(m.group(1))
+        if end:
+            card.period_end = end.isoformat()
+            card.fiscal_year = end.year
+    if m := _REPORT_DATE.search(head):
+        when = parse_date(m.group(1))
+        if when:
+            card.report_date = when.isoformat()
+            card.fiscal_year = card.fiscal_year or when.year
+    if kind == "earnings release":
+        quarter, year = _quarter_mentions(source_title + "\n" + text)
+        if quarter:
+            card.fiscal_quarter, card.fiscal_year = quarter, year
+    elif kind in _QUARTERLY_KINDS:
+        _quarter_of_10q(card, all_pages, text)
+    if card.fiscal_year is None and kind not in (None, "contract"):
+        years = [_year(next(g for g in m.groups() if g)) for m in _FISCAL_YEAR.finditer(text)]
+        if years:
+            card.fiscal_year = years[0]
+    card.title = title_of(card, source_title or file_name or "")
+    return card
+
+
+def title_of(card: Card, fallback: str = "") -> str:
+    """"3M Company, 10-K, fiscal year 2018 (period ended 2018-12-31)": the entity (else `fallback`), the kind and
+    the period; just `fallback` for a document of no known kind."""
+    name = card.entities[0] if card.entities else fallback
+    if not card.kind:
+        return name
+    if not card.entities and fallback and (card.kind.lower() in fallback.lower()
+                                           or str(card.fiscal_year) in fallback):
+        return fallback  # a heading that already says what and when ("Widget Holdings Annual Report 2023")
+    parts = [name, card.kind] if name else [card.kind]
+    if card.fiscal_quarter and card.fiscal_year:
+        parts.append(f"Q{card.fiscal_quarter} fiscal {card.fiscal_year}")
+    elif card.fiscal_year and card.kind != "8-K":
+        parts.append(f"fiscal year {card.fiscal_year}")
+    title = ", ".join(parts)
+    when = []
+    if card.report_date:
+        when.append(f"dated {card.report_date}")
+    elif card.period_end:
+        when.append(f"period ended {card.period_end}")
+    if card.filed:
+        when.append(f"filed {card.filed}")
+    return title + (f" ({'; '.join(when)})" if when else "")
+
+
+def fill_missing(store: Store) -> int:
+    """Derive the cards of the documents stored without one (written before cards existed) from their stored
+    first pages; returns how many were filled."""
+    missing = [d for d in store.documents() if d.card is None]
+    for doc in missing:
+        pages = list(store.page_range(doc.document_id, 1, QUARTER_PAGES).values())
+        stem = doc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if doc.path else None
+        card = derive(pages, doc.title, stem)
+        if card.title and any(d.document_id != doc.document_id for d in store.find_by_title(card.title)):
+            card.title += f" [{doc.pages} pages]"  # as at ingest: a sibling has this title
+        store.set_card(doc.document_id, card)
+    return len(missing)

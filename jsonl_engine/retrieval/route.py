@@ -1,0 +1,279 @@
+"""Routing: which documents a query is about, read from the document cards before any passage is scored.
+
+A query names an entity ("3M", "American Express", "Best Buy"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
+"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release").
+Entities are matched against the cards' entity names word by word, each word weighted by how few entities of the
+library carry it (log(1 + E / entities holding it)), so "American" alone does not pick American Water Works for an
+"American Express" question. Among the documents of the named entity, the period decides: the filing for the named
+fiscal year first (the latest year named: a comparison "FY2023 vs FY2022" is answered by the FY2023 filing), the
+next year's annual filing (which reports it as a comparative) after it; a named quarter picks the quarterly filing
+of that quarter (fiscal years that end in January, May or June are labelled by the card's own fiscal year, and one
+year either side counts a little); a named date picks the filing dated or ending then. A query naming no entity is
+not routed (it ranks as it did before cards).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date
+
+from jsonl_engine.ingest.cards import DATE, parse_date
+from jsonl_engine.retrieval.query import STOPWORDS, normalise
+from jsonl_engine.store import Card, Scope, Store
+
+MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
+FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
+W_FLOOR = 0.3        # a document of the named entity keeps this much of its score whatever its period
+KIND_MISS = 0.6      # factor for a document whose kind is not the one named
+ROUTED = 4           # documents reported as routed (and searched first)
+
+_WORD = re.compile(r"[a-z0-9]+")
+_LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
+_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
+_YEAR = re.compile(r"(?<![\d/-])((?:19|20)\d{2})(?![\d/-])")
+_QUARTER = re.compile(r"\bq([1-4])\b|\b([1-4])q\b|\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+"
+                      r"(?:fiscal\s+)?quarter\b|\bh([12])\b|\b(first|second)\s+half\b")
+_LATEST = re.compile(r"\b(?:most\s+recent|latest|last\s+(?:fiscal\s+)?year|current\s+(?:fiscal\s+)?year)\b")
+_KIND_WORDS = (
+    ("10-K", re.compile(r"\b10\s*-?\s*k\b|\bannual\s+(?:report|filing)\b")),
+    ("10-Q", re.compile(r"\b10\s*-?\s*q\b|\bquarterly\s+(?:report|filing)\b")),
+    ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
+    ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
+    ("proxy statement", re.compile(r"\bproxy\b")),
+)
+_ANNUAL = ("10-K", "20-F", "40-F", "annual report")
+_QUARTERLY = ("10-Q", "earnings release")
+
+
+@dataclass(frozen=True, slots=True)
+class Periods:
+    """The periods and kinds a query names."""
+
+    years: tuple[int, ...] = ()
+    fiscal_years: tuple[int, ...] = ()  # the years named as fiscal years ("FY2021", "fiscal 2021")
+    quarter: int | None = None
+    dates: tuple[date, ...] = ()
+    latest: bool = False
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def target(self) -> int | None:
+        """The year the query is about: the latest fiscal year it names, else the latest year."""
+        years = self.fiscal_years or self.years
+        return max(years) if years else None
+
+    @property
+    def named(self) -> bool:
+        return bool(self.years or self.quarter or self.dates or self.latest)
+
+
+def _year(text: str) -> int:
+    value = int(text)
+    return value + 2000 if value < 100 else value
+
+
+def parse_periods(query: str) -> Periods:
+    """The fiscal years, quarter, dates, recency and document kinds named in `query`."""
+    text = " ".join(query.split())
+    dates = []
+    for m in DATE.finditer(text):
+        when = parse_date(m.group(0))
+        if when is not None:
+            dates.append(when)
+    rest = DATE.sub(" ", text).lower()
+    fiscal = [_year(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
+    years = fiscal + [int(m.group(1)) for m in _YEAR.finditer(_FY.sub(" ", rest))]
+    quarter = None
+    if m := _QUARTER.search(rest):
+        if m[1] or m[2]:
+            quarter = int(m[1] or m[2])
+        elif m[3]:
+            quarter = _ORD[m[3]]
+        else:  # first half: the second quarter closes it
+            quarter = 2 if (m[4] == "1" or m[5] == "first") else 4
+    kinds = tuple(kind for kind, pattern in _KIND_WORDS if pattern.search(rest))
+    return Periods(years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
+                   latest=bool(_LATEST.search(rest)), kinds=kinds)
+
+
+def name_words(name: str) -> tuple[str, ...]:
+    """An entity name's distinctive words (legal forms and "the" left out)."""
+    words = [w for w in _WORD.findall(normalise(name).lower()) if w not in _LEGAL]
+    return tuple(words)
+
+
+@dataclass(slots=True)
+class Route:
+    """Document id -> routing score in [0, 1] (documents of the named entity only), and why, per document."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    why: dict[str, list[str]] = field(default_factory=dict)
+    periods: Periods = field(default_factory=Periods)
+
+    def top(self, n: int = ROUTED) -> list[str]:
+        return sorted(self.scores, key=lambda d: (-self.scores[d], d))[:n]
+
+
+def _query_words(query: str) -> set[str]:
+    words = _WORD.findall(normalise(query).lower())
+    out = set(words)
+    out.update(a + b for a, b in zip(words, words[1:], strict=False))  # "wal mart" ~ "walmart"
+    out.update(w[:-1] for w in words if w.endswith("s") and len(w) > 3)  # "Boeing's" -> "boeing s" handled
+    return out
+
+
+def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
+    """"jpm" ~ jpmorgan chase, "amex" ~ american express: the token is prefixes of the name's words, in order."""
+    if len(token) < 3 or not words or token in words:
+        return False
+    compact = "".join(words)
+    if compact.startswith(token) and len(token) < len(compact):
+        return True
+    if len(words) < 2:
+        return False
+
+    def split(rest: str, i: int) -> bool:
+        if not rest:
+            return i >= 2
+        if i >= len(words):
+            return False
+        return any(words[i].startswith(rest[:k]) and split(rest[k:], i + 1) for k in range(2, len(rest) + 1))
+
+    return split(token, 0)
+
+
+def _capitalised(query: str) -> set[str]:
+    """Words the query writes with a capital (names: "MGM", "Verizon"), lowercased."""
+    text = unicodedata.normalize("NFKC", query).replace("\u2019", "'")
+    return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
+
+
+def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
+    """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
+
+    A name also matches on its first word alone when the query capitalises it and no other entity has it
+    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
+    names = {n for c in cards.values() for n in c.entities}
+    words = {n: name_words(n) for n in names}
+    holders: dict[str, int] = {}
+    for ws in words.values():
+        for w in set(ws):
+            holders[w] = holders.get(w, 0) + 1
+    total = len(names) or 1
+    idf = {w: math.log(1 + total / k) for w, k in holders.items()}
+    asked = _query_words(query)
+    capital = _capitalised(query) - STOPWORDS
+    matched: dict[str, float] = {}
+    for name, ws in words.items():
+        if not ws:
+            continue
+        whole = sum(idf[w] for w in set(ws))
+        got = sum(idf[w] for w in set(ws) if w in asked)
+        if "".join(ws) in asked and len(ws) > 1:
+            got = whole
+        share = got / whole if whole else 0.0
+        if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2:
+            share = FIRST_WORD
+        if share < FIRST_WORD and any(_abbreviates(t, ws) for t in capital):
+            share = FIRST_WORD
+        if share >= MIN_ENTITY:
+            matched[name] = share
+    out = {}
+    for doc, card in cards.items():
+        best = max(((matched[n], n) for n in card.entities if n in matched), default=None)
+        if best is not None:
+            out[doc] = best
+    return out
+
+
+def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[float, str]:
+    """How well a card's period matches the named periods, in [0, 1], and the reason."""
+    fy, fq = card.fiscal_year, card.fiscal_quarter
+    ends = [parse_date(d) for d in (card.report_date, card.period_end) if d]
+    if periods.dates:
+        for want in periods.dates:
+            for when in ends:
+                if when and abs((when - want).days) <= 3:
+                    return 1.0, f"dated {when.isoformat()}"
+        if fy is not None and fy in {d.year for d in periods.dates}:
+            return 0.5, f"fiscal year {fy}"
+        if not periods.years and not periods.quarter:
+            return 0.1, ""
+    if periods.quarter is not None:
+        target = periods.target
+        if card.kind in _QUARTERLY and fq == periods.quarter:
+            if target is None or fy == target:
+                return 1.0, f"Q{fq} fiscal {fy}"
+            if fy is not None and abs(fy - target) == 1:
+                return 0.6, f"Q{fq} fiscal {fy}"
+        if card.kind in _ANNUAL and target is not None and fy == target:
+            return 0.5, f"fiscal year {fy}"
+        return 0.1, ""
+    if periods.years:
+        target = periods.target
+        whole_year = card.kind in _ANNUAL or card.kind is None or (card.kind == "earnings release" and fq == 4)
+        if fy == target:
+            return (1.0 if whole_year else 0.7), f"fiscal year {fy}"
+        if fy is not None and card.kind in _ANNUAL and 0 < fy - target <= 2:
+            return 0.6 - 0.2 * (fy - target - 1), f"fiscal year {fy} (comparatives)"
+        if fy is not None and fy in periods.years:
+            return 0.4, f"fiscal year {fy}"
+        if fy is not None and whole_year and latest_year is not None and fy == latest_year < target:
+            return 0.6, f"fiscal year {fy} (latest before {target})"  # an outlook for a year not yet filed
+        return 0.1, ""
+    if periods.latest or not periods.named:  # no period: the entity's most recent filings first
+        if fy is not None and latest_year is not None:
+            return max(0.5, 1.0 - 0.1 * (latest_year - fy)), ("most recent" if fy == latest_year else "")
+        return 0.5, ""
+    return 0.1, ""
+
+
+def route(store: Store, query: str, scope: Scope) -> Route:
+    """The documents of `scope` the query names, by entity, period and kind (empty: the query names no entity)."""
+    docs = store.documents(document_ids=sorted(scope.documents))
+    cards = {d.document_id: d.card for d in docs if d.card is not None}
+    entities = entity_scores(query, cards)
+    if not entities:
+        return Route()
+    periods = parse_periods(query)
+    latest: dict[str, int] = {}
+    for doc, (_, name) in entities.items():
+        fy = cards[doc].fiscal_year
+        if fy is not None:
+            latest[name] = max(fy, latest.get(name, fy))
+    out = Route(periods=periods)
+    for doc, (share, name) in entities.items():
+        card = cards[doc]
+        fit, why = period_fit(card, periods, latest.get(name))
+        score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
+        reasons = [f"entity {name}"] + ([why] if why else [])
+        if periods.kinds:
+            if card.kind in periods.kinds:
+                reasons.append(f"kind {card.kind}")
+            else:
+                score *= KIND_MISS
+        out.scores[doc] = round(score, 6)
+        out.why[doc] = reasons
+    return out
+
+
+def card_matches(card: Card | None, *, entity: str | None = None, kind: str | None = None,
+                 fiscal_year: int | None = None, fiscal_quarter: int | None = None) -> bool:
+    """Whether a card passes kb.documents' filters (no filter: every document)."""
+    if entity is None and kind is None and fiscal_year is None and fiscal_quarter is None:
+        return True
+    if card is None:
+        return False
+    if entity is not None:
+        wanted = set(name_words(entity)) or {entity.lower()}
+        if not any(wanted <= set(name_words(n)) | {"".join(name_words(n))} for n in card.entities):
+            return False
+    if kind is not None and (card.kind or "").lower() != kind.lower():
+        return False
+    if fiscal_year is not None and card.fiscal_year != fiscal_year:
+        return False
+    return fiscal_quarter is None or card.fiscal_quarter == fiscal_quarter
