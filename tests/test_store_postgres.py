@@ -60,6 +60,19 @@ def test_without_the_driver_the_error_says_what_to_install() -> None:
     assert "pw" not in out.stdout.replace("pip", "")
 
 
+def test_without_the_driver_the_daemon_starts_and_the_first_kb_request_says_what_to_install(tmp_path: Path) -> None:
+    shim = tmp_path / "shim" / "psycopg"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError(\"No module named 'psycopg'\")\n")
+    env = {"PYTHONPATH": f"{tmp_path / 'shim'}:{ROOT}"}
+    with Daemon(kb_dir="postgresql://u:pw1234@127.0.0.1:1/x", env=env) as d:
+        assert d.result("capabilities")["kb"]["backend"] == "postgresql"
+        err = d.error("kb.context", {"query": "revenue"})
+    assert err["code"] == "kb_unavailable", err
+    assert "pip install 'jsonl-engine[postgres]'" in err["message"] and "pw1234" not in str(err)
+    assert "pw1234" not in d.stderr
+
+
 def test_capabilities_name_the_backend_never_the_password(pg_server, tmp_path: Path) -> None:
     url = pg_server.new_database().replace("postgres@", "postgres:topsecret@")  # trust auth ignores it
     with Daemon(kb_dir=url) as d:

@@ -27,6 +27,11 @@ CONNECT_TIMEOUT_S = 10
 MAX_IDLE_WRITERS = 4
 APPLICATION_NAME = "jsonl-engine"
 IDLE = psycopg.pq.TransactionStatus.IDLE
+# Every read is an index lookup; a sequential scan under a `tsv @@` filter would read (detoast) the tsvector of
+# every row, a cost the planner does not model (and, before autovacuum analyses a new KB, it has no statistics
+# to see that a phrase is rare). Sequential scans stay possible where no index serves (the BM25 totals). JIT
+# off: compiling costs tens of milliseconds, more than any of these statements takes to run.
+READER_SETTINGS = "SET enable_seqscan = off; SET jit = off"
 
 
 def failure(url: str, exc: BaseException) -> str:
@@ -66,6 +71,7 @@ class Connections:
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             conn = self._connect()
+            conn.execute(READER_SETTINGS)
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)

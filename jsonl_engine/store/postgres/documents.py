@@ -15,7 +15,7 @@ import orjson
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.port import DuplicateContent
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
-from jsonl_engine.store.sqlite.documents import _now, _section_rows
+from jsonl_engine.store.rows import now, section_rows
 from jsonl_engine.store.types import (
     STATUSES,
     Card,
@@ -110,7 +110,7 @@ def save_document(conn: Any, parsed: ParsedDocument, *, document_id: str, sha256
     card = parsed.card
     info = DocumentInfo(document_id=document_id, title=clean(card_title(card, meta, parsed.title)), path=path,
                         media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
-                        status=status, ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings),
+                        status=status, ingested_at=now(), sha256=sha256, warnings=list(parsed.warnings),
                         card=None if card is None else card.merged(meta), meta=meta)
     inserted = conn.execute(
         f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
@@ -126,7 +126,7 @@ def save_document(conn: Any, parsed: ParsedDocument, *, document_id: str, sha256
         cur.executemany(_PAGE_INSERT, [(document_id, n, text, len(tokens(text)), words(text))
                                        for n, text in enumerate(pages, start=1)])
         rows = []
-        for r in _section_rows(parsed, document_id):
+        for r in section_rows(parsed, document_id):
             title, ancestors, text = clean(r[6]), clean(r[7]), clean(r[11])
             t_title, t_anc, t_text = tokens(title), tokens(ancestors), tokens(text)
             rows.append((*r[:6], title, ancestors, r[8], r[9], bool(r[10]), text, r[12], clean(r[13]),

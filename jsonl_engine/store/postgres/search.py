@@ -11,7 +11,11 @@ summed over the query's phrases, where
 - D is the row's token count (all fields), avgdl the table's mean (cached per KB generation);
 - idf = ln((N - n + 0.5) / (n + 0.5)) (at least 1e-6) with n the rows holding the phrase, N all rows (FTS5
   counts over the whole table, whatever the scope: so does this).
-The GIN index finds the rows holding any phrase (`tsv @@ q1 || q2 ...`); the score is computed on those only.
+The GIN index finds the rows holding any phrase (`tsv @@ q1 || q2 ...`); the score is computed on those only,
+each phrase's tf once per row (an inner query) on the row's tsvector read once, from tsquery constants the
+server stemmed once per phrase.
+Reader sessions run with `enable_seqscan = off`: a `tsv @@` filter on a sequential scan reads (detoasts) every
+row's tsvector, which the planner does not cost; GIN scans read only the candidates (none for a one-word count).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import orjson
 
 from jsonl_engine.errors import NotFound
 from jsonl_engine.store.postgres.text import CONFIG, words
+from jsonl_engine.store.rows import json_pairs
 from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
 
 K1, B = 1.2, 0.75
@@ -38,28 +43,42 @@ def query(phrase: Phrase) -> str:
     return words(" ".join(phrase))
 
 
+def tsqueries(conn: Any, phrases: Sequence[Phrase]) -> dict[Phrase, str]:
+    """Each phrase as the text of its tsquery (stemmed by the server once; the store memoises it). Statements
+    then take `%s::tsquery` constants: the planner sees the lexemes, and no row re-parses a phrase."""
+    if not phrases:
+        return {}
+    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text FROM unnest(%s::text[]) WITH ORDINALITY "
+                        "AS t(q, i) ORDER BY i", ([query(p) for p in phrases],)).fetchall()
+    return {p: r[0] for p, r in zip(phrases, rows, strict=True)}
+
+
 def idf(rows: int, hits: int) -> float:
     value = math.log((rows - hits + 0.5) / (hits + 0.5))
     return value if value > 0.0 else MIN_IDF
 
 
-def _tsq() -> str:
-    return f"phraseto_tsquery('{CONFIG}', %s)"
+# A row's tsvector read once: a column reference hands each ts_rank_cd call the stored (compressed, TOASTed)
+# value to fetch and decompress again; the result of `||` is an in-memory copy the outer query shares.
+DETOASTED = "(x.tsv || ''::tsvector) AS tsv"
 
 
-def bm25(phrases: Sequence[Phrase], idfs: Sequence[float], avgdl: float, rank_weights: list[float],
-         scale: float, alias: str) -> tuple[str, str, list[Any], list[Any]]:
-    """(score expression, match condition, score args, match args) over the `alias` table's tsv and ntok."""
-    terms: list[str] = []
-    score_args: list[Any] = []
-    norm = f"({K1} * ((1 - {B}) + (({B} * {alias}.ntok) / %s::float8)))"
-    for phrase, value in zip(phrases, idfs, strict=True):
-        tf = f"(ts_rank_cd(%s::float4[], {alias}.tsv, {_tsq()}, 0)::float8 * %s::float8)"
-        terms.append(f"(%s::float8 * (({tf} * {K1 + 1.0}) / ({tf} + {norm})))")
-        score_args += [value, rank_weights, query(phrase), scale, rank_weights, query(phrase), scale, avgdl or 1.0]
-    score = "(0.0::float8 + " + " + ".join(terms) + ")"
-    match = f"{alias}.tsv @@ (" + " || ".join(_tsq() for _ in phrases) + ")"
-    return score, match, score_args, [query(p) for p in phrases]
+class Score:
+    """A BM25 statement's parts: `tf` (the weighted term frequency of each phrase, selected once per matching
+    row in an inner query), `expr` (the score over those, in the outer query) and `match` (the rows holding
+    any phrase, by the GIN index). Each with its arguments, in the order they appear."""
+
+    def __init__(self, tsqs: Sequence[str], idfs: Sequence[float], avgdl: float, rank_weights: list[float],
+                 scale: float) -> None:
+        norm = f"({K1} * ((1 - {B}) + (({B} * t.ntok) / %s::float8)))"
+        self.tf = ", ".join(f"(ts_rank_cd(%s::float4[], v.tsv, %s::tsquery, 0)::float8 * %s::float8) AS tf{i}"
+                            for i in range(len(tsqs)))
+        self.tf_args: list[Any] = [a for q in tsqs for a in (rank_weights, q, scale)]
+        self.expr = "(0.0::float8 + " + " + ".join(
+            f"(%s::float8 * ((t.tf{i} * {K1 + 1.0}) / (t.tf{i} + {norm})))" for i in range(len(tsqs))) + ")"
+        self.expr_args: list[Any] = [a for value in idfs for a in (value, avgdl or 1.0)]
+        self.match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
+        self.match_args: list[Any] = list(tsqs)
 
 
 def section_rank_weights(weights: SectionWeights) -> tuple[list[float], float]:
@@ -102,51 +121,52 @@ def stats(conn: Any) -> dict[str, tuple[int, float]]:
             for kind, n, tok in (("pages", r[0], r[1]), ("covers", r[2], r[3]), ("sections", r[4], r[5]))}
 
 
-def frequency(conn: Any, kind: str, phrase: Phrase) -> int:
-    """Rows of `kind` ("pages", "covers", "sections", "documents") holding the phrase."""
+def frequencies(conn: Any, kind: str, tsqs: Sequence[str]) -> list[int]:
+    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each tsquery: one statement, one
+    count per phrase (each its own GIN scan; a one-word phrase needs no recheck, so no tsvector is read)."""
+    if not tsqs:
+        return []
     if kind == "documents":
-        sql = f"SELECT COUNT(DISTINCT document_id) FROM pages WHERE tsv @@ {_tsq()}"
+        one = "SELECT COUNT(DISTINCT document_id) FROM pages WHERE tsv @@ %s::tsquery"
     else:
         table, where = TABLES[kind]
-        sql = f"SELECT COUNT(*) FROM {table} WHERE {where} AND tsv @@ {_tsq()}"
-    return conn.execute(sql, (query(phrase),)).fetchone()[0]
+        one = f"SELECT COUNT(*) FROM {table} WHERE {where} AND tsv @@ %s::tsquery"
+    row = conn.execute("SELECT " + ", ".join(f"({one})" for _ in tsqs), list(tsqs)).fetchone()
+    return [int(n) for n in row]
 
 
-def search_pages(conn: Any, score: tuple[str, str, list[Any], list[Any]], scope: Scope, limit: int,
-                 within: Sequence[str] | None = None, covers: bool = False) -> list[tuple[str, int, float]]:
+def search_pages(conn: Any, score: Score, scope: Scope, limit: int | None, within: Sequence[str] | None = None,
+                 covers: bool = False) -> list[tuple[str, int, float]]:
     """Top pages by BM25: (document_id, page number, score)."""
-    expr, match, score_args, match_args = score
     where, ids = scope_filter(scope, "x.document_id")
     if within is not None:
         where += " AND x.document_id = ANY(%s)"
         ids.append(sorted(within))
     if covers:
         where += f" AND x.number <= {COVER_PAGES}"
-    sql = (f"SELECT x.document_id, x.number, {expr} AS s FROM pages x WHERE {match} AND {where} "
-           "ORDER BY s DESC, x.rowid" + (" LIMIT %s" if limit is not None else ""))
-    args = [*score_args, *match_args, *ids] + ([limit] if limit is not None else [])
+    sql = (f"SELECT t.document_id, t.number, {score.expr} AS s FROM (SELECT v.rowid, v.document_id, v.number, "
+           f"v.ntok, {score.tf} FROM (SELECT x.rowid, x.document_id, x.number, x.ntok, {DETOASTED} FROM pages x "
+           f"WHERE {score.match} AND {where} OFFSET 0) v OFFSET 0) t "
+           "ORDER BY s DESC, t.rowid" + (" LIMIT %s" if limit is not None else ""))
+    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids] + ([limit] if limit is not None else [])
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
 
 
-def search_sections(conn: Any, score: tuple[str, str, list[Any], list[Any]], scope: Scope, limit: int,
+def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
                     within: Sequence[str]) -> list[tuple[int, float]]:
     """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""
-    expr, match, score_args, match_args = score
     where, ids = scope_filter(scope, "x.document_id")
-    sql = (f"SELECT x.rowid, {expr} AS sc FROM sections x WHERE {match} AND {where} "
-           "AND x.document_id = ANY(%s) ORDER BY sc DESC, x.rowid LIMIT %s")
-    return [(r[0], r[1]) for r in conn.execute(sql, [*score_args, *match_args, *ids, sorted(within), limit])]
+    sql = (f"SELECT t.rowid, {score.expr} AS sc FROM (SELECT v.rowid, v.ntok, {score.tf} FROM (SELECT x.rowid, "
+           f"x.ntok, {DETOASTED} FROM sections x WHERE {score.match} AND {where} AND x.document_id = ANY(%s) "
+           "OFFSET 0) v OFFSET 0) t ORDER BY sc DESC, t.rowid LIMIT %s")
+    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, sorted(within), limit]
+    return [(r[0], r[1]) for r in conn.execute(sql, args)]
 
 
-SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, length(text) AS text_len, "
-                   "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
-
-
-def _json_pairs(raw: str | None) -> list[tuple[int, int]]:
-    try:
-        return [(int(a), int(b)) for a, b in orjson.loads(raw or "[]")]
-    except (ValueError, TypeError):
-        return []
+def section_columns(a: str) -> str:
+    """The columns of a SectionRef, of the sections table aliased `a`."""
+    return (f"{a}.rowid, {a}.id, {a}.document_id, {a}.title, {a}.ancestors, {a}.page_start, {a}.page_end, "
+            f"length({a}.text) AS text_len, CASE WHEN {a}.is_leaf THEN NULL ELSE {a}.page_map END AS own_map")
 
 
 def _ref(r: Sequence[Any]) -> SectionRef:
@@ -155,32 +175,36 @@ def _ref(r: Sequence[Any]) -> SectionRef:
     except (ValueError, TypeError):
         path = []
     return SectionRef(section_id=r[1], document_id=r[2], title=r[3], path=path, page_start=r[5], page_end=r[6],
-                      text_len=r[7] or 0, own_map=None if r[8] is None else _json_pairs(r[8]))
+                      text_len=r[7] or 0, own_map=None if r[8] is None else json_pairs(r[8]))
 
 
 def load_sections(conn: Any, rowids: Sequence[int]) -> dict[int, SectionRef]:
     if not rowids:
         return {}
-    return {r[0]: _ref(r) for r in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid = ANY(%s)",
+    return {r[0]: _ref(r) for r in conn.execute(f"SELECT {section_columns('s')} FROM sections s WHERE s.rowid = ANY(%s)",
                                                 (list(rowids),))}
 
 
 def sections_on_pages(conn: Any, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
+    """Sections starting at most `back` pages before each page and covering it: page by page, in page order,
+    each section once (one statement for all pages)."""
+    if not pages:
+        return []
     rows: list[SectionRef] = []
     seen: set[int] = set()
-    for doc, page in pages:
-        for r in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE document_id = %s "
-                              "AND page_start BETWEEN %s AND %s AND page_end >= %s ORDER BY page_start, rowid",
-                              (doc, page - back, page, page)):
-            if r[0] not in seen:
-                seen.add(r[0])
-                rows.append(_ref(r))
+    for r in conn.execute(
+            f"SELECT {section_columns('s')} FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY AS k(d, n, i) "
+            "JOIN sections s ON s.document_id = k.d AND s.page_start BETWEEN k.n - %s AND k.n AND s.page_end >= k.n "
+            "ORDER BY k.i, s.page_start, s.rowid", ([d for d, _ in pages], [n for _, n in pages], back)):
+        if r[0] not in seen:
+            seen.add(r[0])
+            rows.append(_ref(r))
     return rows
 
 
 def section_texts(conn: Any, section_ids: Sequence[str]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
     ids = list(dict.fromkeys(section_ids))
-    return {sid: (text, _json_pairs(page_map)) for sid, text, page_map in conn.execute(
+    return {sid: (text, json_pairs(page_map)) for sid, text, page_map in conn.execute(
         "SELECT id, text, page_map FROM sections WHERE id = ANY(%s)", (ids,))} if ids else {}
 
 

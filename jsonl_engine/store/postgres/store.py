@@ -214,20 +214,31 @@ class PostgresStore:
 
     # ---- search
 
+    def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, str]:
+        conn = self._conn()
+        return self._memo.get_many("tsquery", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
+
     def _frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
-        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: search.frequency(conn, kind, p))
-                for p in phrases}
+        tsqs = self._tsqueries(phrases)
+
+        def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
+            return dict(zip(keys, search.frequencies(conn, kind, [tsqs[p] for _, p in keys]), strict=True))
+
+        df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
+        return {p: df[(gen, p)] for p in phrases}
 
     def _stats(self, kind: str) -> tuple[int, float]:
         conn = self._conn()
         return self._memo.get("bm25-stats", self._generation(), lambda: search.stats(conn))[kind]
 
     def _score(self, kind: str, phrases: Sequence[Phrase], rank_weights: list[float] = search.UNWEIGHTED,
-               scale: float = 1.0) -> tuple[str, str, list[Any], list[Any]]:
+               scale: float = 1.0) -> search.Score:
         rows, avgdl = self._stats(kind)
         df = self._frequencies(kind, phrases)
-        return search.bm25(phrases, [search.idf(rows, df[p]) for p in phrases], avgdl, rank_weights, scale, "x")
+        tsqs = self._tsqueries(phrases)
+        return search.Score([tsqs[p] for p in phrases], [search.idf(rows, df[p]) for p in phrases], avgdl,
+                            rank_weights, scale)
 
     @translated
     def page_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:

@@ -7,13 +7,13 @@ A document goes in (or is replaced, or removed) in one transaction: every row of
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
 
 from jsonl_engine.errors import InvalidParams, NotFound
+from jsonl_engine.store.rows import now, section_rows
 from jsonl_engine.store.types import (
     COVER_PAGES,
     STATUSES,
@@ -27,11 +27,6 @@ from jsonl_engine.store.types import (
     updated_meta,
     user_meta,
 )
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
 
 # ---------------------------------------------------------------- documents
 
@@ -99,7 +94,7 @@ def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_
     card = parsed.card
     info = DocumentInfo(document_id=document_id, title=card_title(card, meta, parsed.title), path=path,
                         media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
-                        status=status, ingested_at=_now(), sha256=sha256, warnings=list(parsed.warnings),
+                        status=status, ingested_at=now(), sha256=sha256, warnings=list(parsed.warnings),
                         card=None if card is None else card.merged(meta), meta=meta)
     conn.execute(f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  (document_id, info.title, path, info.media_type, sha256, info.pages, info.sections, status,
@@ -110,7 +105,7 @@ def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_
     conn.executemany(
         "INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors, page_start,"
         " page_end, is_leaf, text, page_map, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        _section_rows(parsed, document_id))
+        section_rows(parsed, document_id))
     _index_document(conn, document_id)
     return info
 
@@ -123,22 +118,6 @@ def _index_document(conn: sqlite3.Connection, document_id: str) -> None:
                  (document_id,))
     conn.execute("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
                  f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
-
-
-def _section_rows(parsed: ParsedDocument, document_id: str) -> Iterator[tuple]:
-    sections = parsed.sections
-    has_children = {s.parent for s in sections if s.parent is not None}
-    ids = [f"{document_id}:{s.key}" for s in sections]
-    for position, s in enumerate(sections):
-        ancestors: list[str] = []
-        parent = s.parent
-        while parent is not None:
-            ancestors.append(sections[parent].title)
-            parent = sections[parent].parent
-        ancestors.reverse()
-        yield (ids[position], document_id, None if s.parent is None else ids[s.parent], position, s.depth,
-               s.ordinal, s.title, orjson.dumps(ancestors).decode(), s.page_start, s.page_end,
-               int(position not in has_children), s.text, orjson.dumps(s.page_map).decode(), s.summary)
 
 
 def _delete_rows(conn: sqlite3.Connection, document_id: str) -> None:

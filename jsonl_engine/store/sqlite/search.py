@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import orjson
 
 from jsonl_engine.errors import NotFound
+from jsonl_engine.store.rows import json_pairs
 from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
 
 MERGE_GAP = 1000  # rowids between two windows searched as one
@@ -131,13 +132,6 @@ SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_e
                    "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
 
 
-def _json_pairs(raw: str | None) -> list[tuple[int, int]]:
-    try:
-        return [(int(a), int(b)) for a, b in orjson.loads(raw or "[]")]
-    except (ValueError, TypeError):
-        return []
-
-
 def _ref(row: sqlite3.Row) -> SectionRef:
     try:
         path = [str(t) for t in orjson.loads(row["ancestors"] or "[]")]
@@ -146,7 +140,7 @@ def _ref(row: sqlite3.Row) -> SectionRef:
     own = row["own_map"]
     return SectionRef(section_id=row["id"], document_id=row["document_id"], title=row["title"], path=path,
                       page_start=row["page_start"], page_end=row["page_end"], text_len=row["text_len"] or 0,
-                      own_map=None if own is None else _json_pairs(own))
+                      own_map=None if own is None else json_pairs(own))
 
 
 def load_sections(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, SectionRef]:
@@ -179,7 +173,7 @@ def section_texts(conn: sqlite3.Connection, section_ids: Sequence[str]
         chunk = ids[i:i + 500]
         for sid, text, page_map in conn.execute(
                 f"SELECT id, text, page_map FROM sections WHERE id IN ({_marks(len(chunk))})", chunk):
-            out[sid] = (text, _json_pairs(page_map))
+            out[sid] = (text, json_pairs(page_map))
     return out
 
 
