@@ -57,7 +57,7 @@ def test_kbask_float_quickfix_and_highlight(tmp_path: Path) -> None:
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert out.exists(), (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
     report = orjson.loads(out.read_bytes())
-    assert report["lua_error"] is None and "timeout" not in report, report
+    assert report.get("lua_error") is None and "timeout" not in report, report
 
     # what the daemon says, through the Python client on the same KB
     with engine(kb) as client:
@@ -96,6 +96,16 @@ def test_kbask_float_quickfix_and_highlight(tmp_path: Path) -> None:
         assert [start[0], start[1], end[0], end[1], "KbQuote"] in opened["marks"]
         # the highlighted bytes are the quote
         assert "\n".join(lines).encode()[_byte(lines, start):_byte(lines, end)].decode() == c["quote"]
+        # :KbRender: a PNG of the PDF quote with its boxes highlighted; a text document has none
+        if (paths[c["document_id"]] or "").endswith(".pdf"):
+            assert c["boxes_status"] == "ok" and len(opened["render"]) == len(c["pages"]) >= 1
+            for png in opened["render"]:
+                assert Path(png).parent == (kb / "cache" / "render").resolve()
+                assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            assert opened["render"] is None
+            assert f"jsonl-engine: no picture for [{n}]: not_pdf (a text document)" in [m["msg"] for m in report["notes"]]
+    assert any(opened["render"] for opened in report["opened"])  # the PDF's page was rendered
     fuel = next(i for i, (_, c) in enumerate(listed) if c["quote"].startswith("Fuel costs"))
     assert report["opened"][fuel]["cursor"][1] > len("Café prices")  # a byte column past the non-ASCII text
     notes = [n["msg"] for n in report["notes"]]
