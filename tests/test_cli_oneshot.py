@@ -194,3 +194,33 @@ def test_render_without_pillow_says_how_to_get_it(tmp_path: Path, folder: Path) 
                 cli("render", "0123456789abcdef", "--page", "1")):
         assert out.returncode == 2 and out.stdout == ""
         assert "need Pillow: pip install 'jsonl-engine[render]'" in out.stderr
+
+
+def test_ask_llm_streams_the_answer_with_numbered_citations(tmp_path: Path, folder: Path, gateway) -> None:
+    """`ask --llm` on the loopback LLM server (tests/support/gateway.py playing both kb.answer roles): the answer
+    streamed from the LLM with its section markers numbered [1], [2]... in order of use, then one line per
+    citation with the verified quote the span reader found in that section."""
+    from tests.support.answer_script import AnswerScript, first_words, offered_ids
+    from tests.support.client import engine
+
+    script = AnswerScript()
+    gateway.responder = script
+    kb = tmp_path / "kb"
+    assert run("ingest", str(folder), kb=kb).returncode == 0
+    question = "What were Quillon fuel costs in 2030?"
+    out = subprocess.run([sys.executable, "-m", "jsonl_engine", "ask", question, "--llm", "--kb", str(kb)],
+                         capture_output=True, text=True, env=daemon_env(gateway.env()), cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (answer_request,) = script.seen["answer"]
+    assert answer_request.body["stream"] is True  # streamed as it arrives
+    ids = offered_ids(answer_request)
+    assert ids
+    with engine(kb) as client:
+        sections = {sid: client.call("kb.read", {"section_id": sid})["text"] for sid in ids}
+        titles = {d["document_id"]: d["title"] for d in client.call("kb.documents")["documents"]}
+    lines = out.stdout.splitlines()
+    assert lines[0] == " ".join(f"Finding {n} is stated in the filing [{n}]." for n in range(1, len(ids) + 1))
+    assert lines[1] == ""
+    assert lines[2:] == [f'[{n}] {titles[sid.split(":")[0]]}, p. 1: "{first_words(sections[sid])}"'
+                         for n, sid in enumerate(ids, 1)]
+    assert gateway.unexpected == 0
