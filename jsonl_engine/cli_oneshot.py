@@ -1,4 +1,4 @@
-"""One-shot commands on the Python client: `jsonl-engine ingest|ask|docs|outline|read|call|mcp`.
+"""One-shot commands on the Python client: `jsonl-engine ingest|ask|docs|outline|read|render|call|mcp`.
 
 Each spawns the daemon (this package, on `--kb`), sends its requests, prints, and exits: 0 ok, 1 an error event
 (its message on stderr) or a failed file, 2 bad usage. Module level stays light (argparse only): `jsonl-engine`
@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any
 
-COMMANDS = ("ingest", "ask", "docs", "outline", "read", "call", "mcp")
+COMMANDS = ("ingest", "ask", "docs", "outline", "read", "render", "call", "mcp")
 # the markers answers cite with: kb.synthesize's claim ids, kb.answer's section ids (document id ":" path)
 _MARKER = re.compile(r"\[(c[0-9a-f]{12}|[0-9a-f]{16}:[^\[\]\s]{1,180})\]")
 
@@ -39,12 +39,23 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--reader", help="named LLM reader (implies --llm)")
     p.add_argument("--llm", action="store_true", help="use kb.answer (the LLM) even if not configured by default")
     p.add_argument("--max-chars", type=int, default=2000, help="kb.synthesize's answer budget (default 2000)")
+    p.add_argument("--render", metavar="DIR", help="write a PNG of each cited PDF page's quote, highlighted, into "
+                   "DIR (kb.render, needs Pillow: the [render] extra) and print its path under the citation")
+    p.add_argument("--scale", type=float, default=2.0, help="--render's pixels per PDF point (default 2)")
     command("docs", "list the documents")
     p = command("outline", "a document's section tree")
     p.add_argument("document_id", metavar="ID")
     p = command("read", "a page of a document (--page) or a section's text (ID is a section id)")
     p.add_argument("id", metavar="ID", help="document id (with --page) or section id")
     p.add_argument("--page", type=int, help="1-based page number")
+    p = command("render", "a PDF page as a PNG, a span of its text highlighted (kb.render; needs Pillow)")
+    p.add_argument("id", metavar="ID", help="document id")
+    p.add_argument("--page", type=int, required=True, help="1-based page number")
+    p.add_argument("--start", type=int, help="highlight from this offset into the page's text (kb.read --page)")
+    p.add_argument("--end", type=int, help="... to this one")
+    p.add_argument("--crop", action="store_true", help="only the region around the highlight")
+    p.add_argument("--scale", type=float, default=2.0, help="pixels per PDF point (default 2)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the PNG here (default: the KB's cache directory)")
     p = command("call", "one raw request; every event printed as a JSON line (for jq)", json_flag=False)
     p.add_argument("method")
     p.add_argument("params", nargs="?", default=None, metavar="JSON", help="params object (default none)")
@@ -77,6 +88,15 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "ask" and args.strategy and not (args.llm or args.reader):
         print("jsonl-engine ask: --strategy applies to kb.answer: add --llm", file=sys.stderr)
         return 2
+    if args.command == "render" and (args.start is None) != (args.end is None):
+        print("jsonl-engine render: give both --start and --end, or neither", file=sys.stderr)
+        return 2
+    if args.command == "render" and args.crop and args.start is None:
+        print("jsonl-engine render: --crop needs a span to crop around (--start, --end)", file=sys.stderr)
+        return 2
+    if (args.command == "render" or (args.command == "ask" and args.render)) and not _pillow():
+        print(f"jsonl-engine {args.command}: {NO_PILLOW}", file=sys.stderr)
+        return 2
 
     from jsonl_engine.client import Client, DaemonExited, RequestError
 
@@ -89,10 +109,25 @@ def run(args: argparse.Namespace) -> int:
         try:
             return _COMMANDS[args.command](client, args, params)
         except RequestError as exc:
+            if (exc.data or {}).get("reason") == "no_renderer":  # the daemon runs elsewhere, without Pillow
+                print(f"jsonl-engine {args.command}: {NO_PILLOW}", file=sys.stderr)
+                return 1
             print(f"jsonl-engine {args.command}: {exc.code}: {exc.message}", file=sys.stderr)
             return 1
         except BrokenPipeError:  # `| head`
             return 0
+
+
+NO_PILLOW = "pictures of cited pages need Pillow: pip install 'jsonl-engine[render]'"
+
+
+def _pillow() -> bool:
+    """Whether Pillow imports here (the daemon the commands start runs on this interpreter)."""
+    try:
+        from PIL import Image  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _print_json(value: Any) -> None:
@@ -286,10 +321,12 @@ def citations(method: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     if method == "kb.synthesize":
         return [{"marker": c["id"], "document_id": c["document_id"], "document_title": c["document_title"],
                  "section_id": c["section_id"], "page": c["page"], "quote": c["text"],
-                 "quote_start": c["quote_start"], "quote_end": c["quote_end"]} for c in result["claims"]]
+                 "quote_start": c["quote_start"], "quote_end": c["quote_end"], "pages": c.get("pages") or [],
+                 "boxes_status": c.get("boxes_status")} for c in result["claims"]]
     return [{"marker": c["section_id"], "document_id": c["document_id"], "document_title": c["document_title"],
              "section_id": c["section_id"], "page": c["page_start"], "quote": c["quote"],
-             "quote_start": c["quote_start"], "quote_end": c["quote_end"]} for c in result["citations"]]
+             "quote_start": c["quote_start"], "quote_end": c["quote_end"], "pages": c.get("pages") or [],
+             "boxes_status": c.get("boxes_status")} for c in result["citations"]]
 
 
 def numbered(renumber: Renumber, cites: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
@@ -347,7 +384,30 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any) -> int:
     for n, c in listed:
         quote = " ".join(c["quote"].split())
         print(f"[{n}] {c['document_title']}, p. {c['page']}: \"{quote}\"")
+        if args.render:
+            for line in render_citation(client, n, c, args.render, args.scale):
+                print(f"    {line}")
     return 0
+
+
+def render_citation(client: Any, n: int, c: dict[str, Any], folder: str, scale: float) -> list[str]:
+    """kb.render of each page the citation's quote spans, cropped around its boxes, written into `folder` as
+    `cite<n>-p<page>.png`: a line per page, the PNG's path, or why there is no picture."""
+    import base64
+
+    if c.get("boxes_status") != "ok":
+        return [f"(no picture: {c.get('boxes_status') or 'no boxes'})"]
+    os.makedirs(folder, exist_ok=True)
+    lines = []
+    for where in c["pages"]:
+        out = client.call("kb.render", {"document_id": c["document_id"], "page": where["page"],
+                                        "start": where["start"], "end": where["end"], "crop": True,
+                                        "scale": scale, "output": "base64"})
+        path = os.path.abspath(os.path.join(folder, f"cite{n}-p{where['page']}.png"))
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(out["data"]))
+        lines.append(path)
+    return lines
 
 
 # ---- docs, outline, read, call ----------------------------------------------------------------------------
@@ -391,6 +451,27 @@ def _read(client: Any, args: argparse.Namespace, _params: Any) -> int:
     return 0
 
 
+def _render(client: Any, args: argparse.Namespace, _params: Any) -> int:
+    params: dict[str, Any] = {"document_id": args.id, "page": args.page, "scale": args.scale, "crop": args.crop,
+                              "output": "base64" if args.output else "file"}
+    if args.start is not None:
+        params.update(start=args.start, end=args.end)
+    data = client.call("kb.render", params)
+    path = data["path"]
+    if args.output:
+        import base64
+
+        path = os.path.abspath(args.output)
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(data["data"]))
+        data = {**data, "data": None, "path": path}
+    if args.json:
+        _print_json(data)
+        return 0
+    print(path)
+    return 0
+
+
 def _call(client: Any, args: argparse.Namespace, params: Any) -> int:
     from jsonl_engine.client import RequestError
 
@@ -409,4 +490,5 @@ def _call(client: Any, args: argparse.Namespace, params: Any) -> int:
     return code
 
 
-_COMMANDS = {"ingest": _ingest, "ask": _ask, "docs": _docs, "outline": _outline, "read": _read, "call": _call}
+_COMMANDS = {"ingest": _ingest, "ask": _ask, "docs": _docs, "outline": _outline, "read": _read, "render": _render,
+             "call": _call}

@@ -17,7 +17,10 @@ COLUMN_B = "Right column sentence {i} describes the capital spending plan for ne
 
 
 def squash(text: str) -> str:
-    return "".join(normalize_line(text).split())
+    """Whitespace removed, after ingest's normalisation. pdfium's bounded text (FPDFText_GetBoundedText) writes a
+    hyphen pdfium took for a soft one (a line-end break; "e-commerce" on a PEPSICO page) as U+0002, where its
+    page text (FPDFText_GetText) has U+FFFE, which ingest stores as "-": both are that "-" here."""
+    return "".join(normalize_line(text.replace("\x02", "-")).split())
 
 
 def bounded_text(pdf, page: int, boxes: list[list[float]]) -> str:
@@ -146,7 +149,8 @@ def test_text_documents_get_offsets_and_no_boxes(tmp_path: Path) -> None:
 
 def test_dev_claims_boxes_hold_their_quotes(dev_kb, dev_questions) -> None:
     """Over the dev questions' kb.synthesize claims: pdfium's text inside each claim's boxes is the quote
-    (whitespace removed); every box lies inside its page."""
+    (whitespace removed, pdfium's soft hyphen as "-", see `squash`), for every claim (156/156; superscript "TM",
+    "®" and footnote markers inside a quote's lines are outside its boxes); every box lies inside its page."""
     from jsonl_engine.answer.synthesize import synthesize
 
     pdfs = {d.document_id: pdfium.PdfDocument(d.path) for d in dev_kb.documents()}
@@ -172,7 +176,7 @@ def test_dev_claims_boxes_hold_their_quotes(dev_kb, dev_questions) -> None:
                 misses.append((claim.text, got))
     print(f"quote-in-boxes: {held}/{total}")
     assert total >= 100
-    assert held / total >= 0.97, misses[:5]
+    assert held == total, misses[:5]
 
 
 @pytest.mark.parametrize("needle", ["Rotated page 2 sentence 5 explains the dividend policy.",
@@ -214,3 +218,22 @@ def test_render_highlights_inside_the_boxes_only(layout_pdf: Path, tmp_path: Pat
     crop = r.render(store, doc_id, qp.page, (qp.start, qp.end), scale=1.0, crop=True, margin=10)
     assert crop.width < plain.width / 2 + 40 and crop.pixel_boxes[0][0] >= 0
     store.close()
+
+
+def test_a_glyph_outside_the_quote_cuts_the_line_box() -> None:
+    """A superscript inside a quote's line that pdfium reads elsewhere (a "TM" after "Brite", a footnote "(a)"):
+    the line's box is cut around it, and a quote glyph it touches keeps a trimmed box of its own."""
+    from jsonl_engine.ingest.pdfgeom import merge_lines
+
+    chars = [(x, 0.0, x + 4.0, 8.0, x, 0.0) for x in range(0, 100, 5)]  # 20 glyphs on one baseline
+    assert merge_lines(chars) == [[0, 0, 99, 8]]
+    free = [44.2, 6.0, 44.8, 10.0]  # in the gap between two glyphs
+    kerned = [73.0, 6.0, 74.8, 10.0]  # over the glyph at 70..74 and the gap after it
+    boxes = merge_lines(chars, [free, kerned])
+
+    def overlap(a, b) -> bool:
+        return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+    assert not [b for b in boxes for f in (free, kerned) if overlap(b, f)]
+    assert all(any(overlap(b, c[:4]) for b in boxes) for c in chars)  # every glyph of the quote still inside
+    assert boxes == [[0, 0, 44, 8], [45, 0, 69, 8], [70, 0, 74, 5.97], [75, 0, 99, 8]]  # cut under it

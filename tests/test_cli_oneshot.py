@@ -133,3 +133,94 @@ def test_renumber_across_deltas() -> None:
     text = "".join(r.feed(p) for p in parts) + r.finish()
     assert text == "Revenue rose [1] and costs fell [2]. See [note] [1]."
     assert r.numbers == {sid: 1, "c0123456789ab": 2}
+
+
+QUESTION_PDF = "How does the company sell widgets in the liquidity section?"
+
+
+def test_ask_render_writes_highlighted_pictures_of_the_cited_pages(tmp_path: Path, sample_pdfs) -> None:
+    """`ask --render DIR`: a PNG per cited PDF page, its path under the citation, highlight-coloured pixels inside
+    the quote's boxes (as kb.render places them) and none outside; `render` writes one page."""
+    pytest.importorskip("PIL")
+    from tests.support.client import engine
+    from tests.support.highlight import highlight_pixels
+
+    kb, pictures = tmp_path / "kb", tmp_path / "pictures"
+    assert run("ingest", str(sample_pdfs["report"]), kb=kb).returncode == 0
+    out = run("ask", QUESTION_PDF, "--render", str(pictures), "--scale", "1.5", kb=kb)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    cited = [i for i, line in enumerate(lines) if re.match(r"\[\d+\] ", line)]
+    assert cited
+    with engine(kb) as client:
+        result = client.call("kb.synthesize", {"query": QUESTION_PDF, "max_chars": 2000})
+        claims = {" ".join(c["text"].split()): c for c in result["claims"]}
+        for i in cited:
+            n = int(lines[i][1:lines[i].index("]")])
+            claim = claims[lines[i].split(': "', 1)[1][:-1]]
+            paths = [line.strip() for line in lines[i + 1:i + 1 + len(claim["pages"])]]
+            assert paths == [str(pictures / f"cite{n}-p{p['page']}.png") for p in claim["pages"]]
+            for where, path in zip(claim["pages"], paths, strict=True):
+                png = Path(path).read_bytes()
+                expected = client.call("kb.render", {"document_id": claim["document_id"], "page": where["page"],
+                                                     "start": where["start"], "end": where["end"], "crop": True,
+                                                     "scale": 1.5, "output": "base64"})
+                assert expected["boxes"] == where["boxes"]
+                inside, area, outside = highlight_pixels(png, expected["pixel_boxes"])
+                assert outside == 0 and inside > 0.4 * area, (path, inside, area, outside)
+        first = claims[lines[cited[0]].split(': "', 1)[1][:-1]]["pages"][0]
+    page = run("render", claim["document_id"], "--page", str(first["page"]), "--start",
+               str(first["start"]), "--end", str(first["end"]), "-o", str(tmp_path / "one.png"), kb=kb)
+    assert page.returncode == 0 and page.stdout.strip() == str(tmp_path / "one.png")
+    assert (tmp_path / "one.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cached = run("render", claim["document_id"], "--page", "1", kb=kb)
+    assert cached.returncode == 0 and Path(cached.stdout.strip()).parent == (kb / "cache" / "render").resolve()
+    assert run("render", claim["document_id"], "--page", "1", "--start", "3", kb=kb).returncode == 2
+
+
+def test_render_without_pillow_says_how_to_get_it(tmp_path: Path, folder: Path) -> None:
+    blocker = tmp_path / "blocker" / "PIL"  # a PIL package that cannot be imported, first on the path
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('No module named PIL (blocked by the test)')\n")
+    env = daemon_env({"PYTHONPATH": f"{blocker.parent}{os.pathsep}{ROOT}"})
+    kb = tmp_path / "kb"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "jsonl_engine", *args, "--kb", str(kb)], capture_output=True,
+                              text=True, env=env, cwd=ROOT, timeout=120)
+
+    assert cli("ingest", str(folder)).returncode == 0
+    for out in (cli("ask", "Quillon fuel costs", "--render", str(tmp_path / "pics")),
+                cli("render", "0123456789abcdef", "--page", "1")):
+        assert out.returncode == 2 and out.stdout == ""
+        assert "need Pillow: pip install 'jsonl-engine[render]'" in out.stderr
+
+
+def test_ask_llm_streams_the_answer_with_numbered_citations(tmp_path: Path, folder: Path, gateway) -> None:
+    """`ask --llm` on the loopback LLM server (tests/support/gateway.py playing both kb.answer roles): the answer
+    streamed from the LLM with its section markers numbered [1], [2]... in order of use, then one line per
+    citation with the verified quote the span reader found in that section."""
+    from tests.support.answer_script import AnswerScript, first_words, offered_ids
+    from tests.support.client import engine
+
+    script = AnswerScript()
+    gateway.responder = script
+    kb = tmp_path / "kb"
+    assert run("ingest", str(folder), kb=kb).returncode == 0
+    question = "What were Quillon fuel costs in 2030?"
+    out = subprocess.run([sys.executable, "-m", "jsonl_engine", "ask", question, "--llm", "--kb", str(kb)],
+                         capture_output=True, text=True, env=daemon_env(gateway.env()), cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (answer_request,) = script.seen["answer"]
+    assert answer_request.body["stream"] is True  # streamed as it arrives
+    ids = offered_ids(answer_request)
+    assert ids
+    with engine(kb) as client:
+        sections = {sid: client.call("kb.read", {"section_id": sid})["text"] for sid in ids}
+        titles = {d["document_id"]: d["title"] for d in client.call("kb.documents")["documents"]}
+    lines = out.stdout.splitlines()
+    assert lines[0] == " ".join(f"Finding {n} is stated in the filing [{n}]." for n in range(1, len(ids) + 1))
+    assert lines[1] == ""
+    assert lines[2:] == [f'[{n}] {titles[sid.split(":")[0]]}, p. 1: "{first_words(sections[sid])}"'
+                         for n, sid in enumerate(ids, 1)]
+    assert gateway.unexpected == 0

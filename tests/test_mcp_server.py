@@ -75,3 +75,39 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
             assert (await call("documents", {}))["documents"] != []  # nothing removed
 
     asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def test_mcp_answer_tool_with_an_llm(tmp_path: Path, gateway) -> None:
+    """The `answer` tool on the loopback LLM server: one tool result (kb.answer without deltas) whose answer
+    cites the sections it was offered, each citation verified with the quote the span reader returned."""
+    from tests.support.answer_script import AnswerScript, cite_all, first_words, offered_ids
+
+    script = AnswerScript()
+    gateway.responder = script
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "quillon.md").write_text(REPORT, encoding="utf-8")
+    server = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "jsonl_engine", "mcp", "--kb", str(tmp_path / "kb")],
+                                   env=daemon_env(gateway.env()), cwd=str(ROOT))
+
+    async def main() -> None:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            assert not (await session.call_tool("ingest", {"paths": [str(tmp_path / "docs")]})).is_error
+            out = await session.call_tool("answer", {"query": "What were Quillon fuel costs in 2030?"})
+            assert not out.is_error, out.content
+            result = out.structured_content
+            assert orjson.loads(out.content[0].text) == result
+            (answer_request,) = script.seen["answer"]
+            assert not answer_request.body.get("stream")  # the tool forwards no deltas
+            ids = offered_ids(answer_request)
+            assert ids and result["answer"] == cite_all(ids) and result["error"] is None
+            cited = {c["section_id"]: c for c in result["citations"]}
+            assert list(cited) == ids
+            for sid in ids:
+                section = (await session.call_tool("read", {"section_id": sid})).structured_content["text"]
+                c = cited[sid]
+                assert c["verified"] and c["quote"] == first_words(section)
+                assert section[c["quote_start"]:c["quote_end"]] == c["quote"]
+
+    asyncio.run(asyncio.wait_for(main(), 120))

@@ -34,6 +34,16 @@ def _pdf(path: Path) -> None:
     pdf.output(str(path))
 
 
+def _drive(script: str, env: dict[str, str], cwd: Path, out: Path) -> dict:
+    """Run tests/nvim/`script` in headless Neovim with the plugin on the runtime path; the report it wrote."""
+    proc = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "--cmd",
+                           f"set rtp^={ROOT / 'editors' / 'nvim'}", "--cmd", "runtime plugin/jsonl_engine.lua",
+                           "-S", str(ROOT / "tests" / "nvim" / script)],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=240)
+    assert out.exists(), (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    return orjson.loads(out.read_bytes())
+
+
 def _position(lines: list[str], offset: int) -> tuple[int, int]:
     """(row, byte col), 0-based, of a character offset into "\\n".join(lines)."""
     for row, line in enumerate(lines):
@@ -51,13 +61,8 @@ def test_kbask_float_quickfix_and_highlight(tmp_path: Path) -> None:
     _pdf(docs / "ferries.pdf")
     env = daemon_env({"KB_TEST_OUT": str(out), "KB_TEST_KB": str(kb), "KB_TEST_DOCS": str(docs),
                       "KB_TEST_PYTHON": sys.executable, "KB_TEST_QUESTION": QUESTION})
-    proc = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "--cmd",
-                           f"set rtp^={ROOT / 'editors' / 'nvim'}", "--cmd", "runtime plugin/jsonl_engine.lua",
-                           "-S", str(ROOT / "tests" / "nvim" / "drive.lua")],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
-    assert out.exists(), (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
-    report = orjson.loads(out.read_bytes())
-    assert report["lua_error"] is None and "timeout" not in report, report
+    report = _drive("drive.lua", env, tmp_path, out)
+    assert report.get("lua_error") is None and "timeout" not in report, report
 
     # what the daemon says, through the Python client on the same KB
     with engine(kb) as client:
@@ -96,6 +101,16 @@ def test_kbask_float_quickfix_and_highlight(tmp_path: Path) -> None:
         assert [start[0], start[1], end[0], end[1], "KbQuote"] in opened["marks"]
         # the highlighted bytes are the quote
         assert "\n".join(lines).encode()[_byte(lines, start):_byte(lines, end)].decode() == c["quote"]
+        # :KbRender: a PNG of the PDF quote with its boxes highlighted; a text document has none
+        if (paths[c["document_id"]] or "").endswith(".pdf"):
+            assert c["boxes_status"] == "ok" and len(opened["render"]) == len(c["pages"]) >= 1
+            for png in opened["render"]:
+                assert Path(png).parent == (kb / "cache" / "render").resolve()
+                assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            assert opened["render"] is None
+            assert f"jsonl-engine: no picture for [{n}]: not_pdf (a text document)" in [m["msg"] for m in report["notes"]]
+    assert any(opened["render"] for opened in report["opened"])  # the PDF's page was rendered
     fuel = next(i for i, (_, c) in enumerate(listed) if c["quote"].startswith("Fuel costs"))
     assert report["opened"][fuel]["cursor"][1] > len("Café prices")  # a byte column past the non-ASCII text
     notes = [n["msg"] for n in report["notes"]]
@@ -110,3 +125,38 @@ def test_kbask_float_quickfix_and_highlight(tmp_path: Path) -> None:
 
 def _byte(lines: list[str], pos: tuple[int, int]) -> int:
     return sum(len(line.encode()) + 1 for line in lines[: pos[0]]) + pos[1]
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (.ci/run installs Debian's neovim)")
+def test_kbask_with_an_llm(tmp_path: Path, gateway) -> None:
+    """llm = true: :KbAsk sends kb.answer (stream = false) to a daemon whose LLM is the loopback scripted server;
+    the float shows the LLM's answer with its section markers numbered and a line per verified citation, and
+    the quickfix list points at each quote."""
+    from jsonl_engine.ingest.sync import ingest_text
+    from jsonl_engine.store import open_store
+    from tests.support.answer_script import AnswerScript, first_words, offered_ids
+
+    script = AnswerScript()
+    gateway.responder = script
+    kb, out = tmp_path / "kb", tmp_path / "report.json"
+    store = open_store(kb)
+    assert ingest_text(store, NOTES, "Quillon Harbour Notes", "text/markdown").error is None
+    store.close()
+    env = daemon_env({**gateway.env(), "KB_TEST_OUT": str(out), "KB_TEST_KB": str(kb),
+                      "KB_TEST_PYTHON": sys.executable, "KB_TEST_QUESTION": QUESTION})
+    report = _drive("drive_llm.lua", env, tmp_path, out)
+    assert report.get("lua_error") is None and "timeout" not in report and not report["notes"], report
+    (answer_request,) = script.seen["answer"]
+    assert not answer_request.body.get("stream") and report["method"] == "kb.answer"
+    ids = offered_ids(answer_request)
+    with engine(kb) as client:
+        sections = {sid: client.call("kb.read", {"section_id": sid})["text"] for sid in ids}
+    assert ids and report["float"] == [
+        " ".join(f"Finding {n} is stated in the filing [{n}]." for n in range(1, len(ids) + 1)), "",
+        *(f'[{n}] Quillon Harbour Notes, p. 1: "{first_words(sections[sid])}"' for n, sid in enumerate(ids, 1))]
+    for n, (sid, item) in enumerate(zip(ids, report["qf"], strict=True), 1):
+        lines = sections[sid].split("\n")
+        row, col = _position(lines, sections[sid].index(first_words(sections[sid])))
+        assert item["bufname"] == f"kb://{sid}" and (item["lnum"], item["col"]) == (row + 1, col + 1)
+        assert item["text"].startswith(f"[{n}] Quillon Harbour Notes, p. 1")
+    assert gateway.unexpected == 0

@@ -9,6 +9,12 @@ Stored page text is pdfium's text with `\\r\\n` line ends made `\\n` and the sam
 `normalize.normalize_line` (see `pdf._extract_page`); `stored_index` rebuilds it with, per stored character, the
 index of the pdfium text character it came from.
 
+A quote's boxes are its characters' glyph boxes merged per line (`merge_lines`). pdfium's bounded text takes every
+glyph a rectangle touches, and a line can hold glyphs that are not the quote's although they sit among its
+characters (a superscript "TM" or footnote marker pdfium reads at the line's end): when pdfium finds more glyphs in
+a quote's rectangles than the quote has, the rectangles are built again cut around those glyphs (one pass over the
+page's glyph boxes, only then).
+
 pdfium is not thread-safe: every call here holds one process-wide lock.
 """
 
@@ -19,6 +25,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jsonl_engine.ingest.normalize import normalize_line
@@ -146,13 +153,37 @@ def _boxes(textpage, page_text: str, spans: list[tuple[int, int]]) -> list[list[
         return None
     tp = textpage.raw
     direct = len(raw_text) == textpage.count_chars()
+    glyphs: list[tuple[int, tuple[float, float, float, float]]] | None = None  # the page's glyphs, fetched once
     out = []
     for start, end in spans:
         chars = [index[k] for k in range(max(start, 0), min(end, len(text)))
                  if index[k] >= 0 and not text[k].isspace()]
         if not direct:
             chars = [raw.FPDFText_GetCharIndexFromTextIndex(tp, c) for c in chars]
-        out.append(merge_lines(_char_boxes(tp, raw, [c for c in chars if c >= 0])))
+        chars = [c for c in chars if c >= 0]
+        boxes = _char_boxes(tp, raw, chars)
+        lines = merge_lines(boxes)
+        inside = sum(len("".join(textpage.get_text_bounded(*line).split())) for line in lines)
+        if inside != len(boxes):  # pdfium finds glyphs in the lines that are not the quote's: cut around them
+            if glyphs is None:
+                glyphs = _page_glyphs(tp, raw, textpage.count_chars())
+            quote = set(chars)
+            foreign = [box for c, box in glyphs if c not in quote and any(_overlap(box, ln, NEAR) for ln in lines)]
+            lines = merge_lines(boxes, foreign) if foreign else lines
+        out.append(lines)
+    return out
+
+
+def _page_glyphs(tp, raw, count: int) -> list[tuple[int, tuple[float, float, float, float]]]:
+    """(char index, (left, bottom, right, top)) of every visible character of the page (not whitespace)."""
+    le, ri, bo, to = (ctypes.c_double() for _ in range(4))
+    out = []
+    for c in range(count):
+        code = raw.FPDFText_GetUnicode(tp, c)
+        if code <= 32 or chr(code).isspace() or not raw.FPDFText_GetCharBox(tp, c, le, ri, bo, to):
+            continue
+        if ri.value > le.value and to.value > bo.value:
+            out.append((c, (le.value, bo.value, ri.value, to.value)))
     return out
 
 
@@ -169,29 +200,62 @@ def _char_boxes(tp, raw, chars: list[int]) -> list[tuple[float, float, float, fl
     return out
 
 
-def merge_lines(chars: list[tuple[float, float, float, float, float, float]]) -> list[list[float]]:
+def _overlap(a, b, slack: float = 0.0) -> bool:
+    """Whether two [left, bottom, right, top] rectangles overlap by more than `slack` both ways (pdfium's bounded
+    text takes every character whose box intersects the rectangle)."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > slack and min(a[3], b[3]) - max(a[1], b[1]) > slack
+
+
+NEAR = -0.02  # a foreign glyph this close counts as touching (boxes are rounded to 0.01 pt)
+GAP = 0.03  # how far a trimmed edge stays from the foreign glyph
+HOLD = 0.1  # how much of each of its own chars a trimmed rectangle still overlaps
+
+
+def merge_lines(chars: list[tuple[float, float, float, float, float, float]],
+                foreign: Sequence[Sequence[float]] = ()) -> list[list[float]]:
     """Character boxes (with origins) in reading order -> one rectangle per line: a char joins the current
     rectangle when it sits on the same baseline a little ahead (commas and periods, lower and shorter than
     letters, included), or, for vertical text, on the same vertical axis just above or below. Text that
-    jumps back along its line (another column at the same height) starts a new rectangle."""
+    jumps back along its line (another column at the same height) starts a new rectangle.
+
+    `foreign`: boxes of the page's glyphs that are not in the quote (a superscript "TM" or a footnote marker
+    pdfium reads elsewhere in its text order, sitting inside the line). A rectangle never grows over one: the
+    line is cut there into runs of consecutive quote characters; a quote char whose own glyph touches one (a
+    superscript kerned into the word before it) is a rectangle by itself, trimmed off the foreign glyph."""
     out: list[list[float]] = []
     cur: list[float] | None = None
+    alone = False  # the current rectangle is one char touching a foreign glyph: nothing joins it
     last = (0.0, 0.0, 0.0)  # origin x, origin y, size of the previous char
     for left, bottom, right, top, ox, oy in chars:
         size = max(top - bottom, right - left)
-        if cur is not None:
+        box = [left, bottom, right, top]
+        touching = [f for f in foreign if _overlap(box, f, NEAR)]
+        if cur is not None and not alone and not touching:
             tol = 0.4 * max(size, last[2])
             span = max(cur[3] - cur[1], cur[2] - cur[0])
             horizontal = abs(oy - last[1]) <= tol and left >= cur[0] - tol and ox >= last[0] - 2 * span
             vertical = not horizontal and abs(ox - last[0]) <= tol and abs(oy - last[1]) <= 1.5 * max(size, last[2])
             if horizontal and left < last[0] - 3 * max(size, last[2]):
                 horizontal = False  # a jump back along the baseline
-            if horizontal or vertical:
-                cur[0], cur[1], cur[2], cur[3] = min(cur[0], left), min(cur[1], bottom), max(cur[2], right), \
-                    max(cur[3], top)
+            grown = [min(cur[0], left), min(cur[1], bottom), max(cur[2], right), max(cur[3], top)]
+            if (horizontal or vertical) and not any(_overlap(grown, f, NEAR) for f in foreign):
+                cur[:] = grown
                 last = (ox, oy, size)
                 continue
-        cur = [left, bottom, right, top]
+        cur = _trim(box, touching) if touching else box
+        alone = bool(touching)
         out.append(cur)
         last = (ox, oy, size)
     return [[round(v, 2) for v in box] for box in out]
+
+
+def _trim(box: list[float], foreign: Sequence[Sequence[float]]) -> list[float]:
+    """One char's box cut off the foreign glyphs it touches, each time by the edge that keeps the most of it."""
+    own = list(box)
+    for f in foreign:
+        cuts = [[box[0], box[1], min(box[2], f[0] - GAP), box[3]], [max(box[0], f[2] + GAP), box[1], box[2], box[3]],
+                [box[0], box[1], box[2], min(box[3], f[1] - GAP)], [box[0], max(box[1], f[3] + GAP), box[2], box[3]]]
+        kept = [c for c in cuts if _overlap(c, own, HOLD)]
+        if kept:
+            box = max(kept, key=lambda c: (c[2] - c[0]) * (c[3] - c[1]))
+    return box

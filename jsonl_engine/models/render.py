@@ -23,7 +23,8 @@ class QuotePage(Result):
     start: int = Field(description="offset into the page's stored text (kb.read with document_id and page)")
     end: int
     boxes: list[list[float]] | None = Field(description=(
-        "PDF only: [left, bottom, right, top] in points per line of the quote on this page, in pdfium's page "
+        "PDF only: [left, bottom, right, top] in points per line of the quote on this page (cut around glyphs "
+        "inside the line that are not the quote's, such as a superscript TM), in pdfium's page "
         "coordinates (origin at the bottom-left of the unrotated page, as PdfTextPage.get_text_bounded takes "
         "them); null without boxes (see boxes_status)"))
     rotation: int | None = Field(description="the page's rotation, degrees clockwise (0, 90, 180, 270)")

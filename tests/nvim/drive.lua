@@ -77,6 +77,12 @@ local ok, err = pcall(function()
       marks = marks,
     })
     kb.pdf()
+    kb.last_render = nil
+    vim.cmd("KbRender") -- the cited section in the current buffer
+    wait("render " .. i, function()
+      return kb.last_render ~= nil or noted("no picture for [" .. i .. "]")()
+    end)
+    report.opened[#report.opened].render = kb.last_render and kb.last_render.paths or vim.NIL
   end
 
   vim.cmd("KbContext how long is the pier")

@@ -1,4 +1,4 @@
--- :KbAsk {question}, :KbIngest {path}, :KbContext {query}, :KbPdf; the daemon starts on first use.
+-- :KbAsk {question}, :KbIngest {path}, :KbContext {query}, :KbPdf, :KbRender [n]; the daemon starts on first use.
 if vim.g.loaded_jsonl_engine then
   return
 end
@@ -21,6 +21,9 @@ end, { nargs = "+", desc = "jsonl-engine: ranked passages for a query" })
 vim.api.nvim_create_user_command("KbPdf", function()
   kb().pdf()
 end, { nargs = 0, desc = "jsonl-engine: the PDF path and page of the cited section" })
+vim.api.nvim_create_user_command("KbRender", function(opts)
+  kb().render(opts.args)
+end, { nargs = "?", desc = "jsonl-engine: a PNG of the cited quote on its page, highlighted (kb.render)" })
 vim.api.nvim_create_autocmd("VimLeavePre", {
   callback = function()
     if package.loaded["jsonl_engine"] then

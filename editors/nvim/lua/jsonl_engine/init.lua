@@ -1,4 +1,5 @@
--- jsonl-engine for Neovim 0.7+: one long-lived daemon per editor (jobstart), :KbAsk, :KbIngest, :KbContext.
+-- jsonl-engine for Neovim 0.7+: one long-lived daemon per editor (jobstart), :KbAsk, :KbIngest, :KbContext,
+-- :KbPdf, :KbRender.
 -- The protocol is PROTOCOL.md: one JSON request per line on stdin, events per request id on stdout.
 local M = {}
 
@@ -9,6 +10,8 @@ local defaults = {
   max_chars = 2000, -- kb.synthesize's answer budget
   context_limit = 8, -- :KbContext items
   pdf_viewer = nil, -- e.g. { "zathura", "--page={page}", "{path}" }; :KbPdf runs it
+  image_viewer = nil, -- e.g. { "xdg-open", "{path}" }; :KbRender runs it on each PNG
+  render_scale = 2, -- :KbRender's pixels per PDF point
   timeout_ms = 30000, -- synchronous helpers (fetching cited sections)
 }
 M.config = vim.deepcopy(defaults)
@@ -225,19 +228,35 @@ local function one_line(text)
   return (tostring(text or ""):gsub("%s+", " "))
 end
 
+local function plain(value) -- JSON null (vim.NIL, userdata that vim.deepcopy of 0.7 refuses) as nil
+  if value == vim.NIL then
+    return nil
+  end
+  return value
+end
+
+local function spans(pages) -- a quote's pages as { page, start, end } (kb.render's span; boxes left out)
+  local out = {}
+  for _, p in ipairs(plain(pages) or {}) do
+    table.insert(out, { page = p.page, start = p.start, ["end"] = p["end"] })
+  end
+  return out
+end
+
 --- citations of a kb.synthesize or kb.answer result, in one shape
 function M.citations(method, result)
   local out = {}
   if method == "kb.synthesize" then
     for _, c in ipairs(result.claims or {}) do
       table.insert(out, { marker = c.id, document_id = c.document_id, document_title = c.document_title,
-        section_id = c.section_id, page = c.page, quote = c.text, quote_start = c.quote_start, quote_end = c.quote_end })
+        section_id = c.section_id, page = c.page, quote = c.text, quote_start = c.quote_start, quote_end = c.quote_end,
+        pages = spans(c.pages), boxes_status = plain(c.boxes_status) })
     end
   else
     for _, c in ipairs(result.citations or {}) do
       table.insert(out, { marker = c.section_id, document_id = c.document_id, document_title = c.document_title,
         section_id = c.section_id, page = c.page_start, quote = c.quote, quote_start = c.quote_start,
-        quote_end = c.quote_end })
+        quote_end = c.quote_end, pages = spans(c.pages), boxes_status = plain(c.boxes_status) })
     end
   end
   return out
@@ -330,7 +349,8 @@ function M.open_citation_buffer(c, paths)
   local srow, scol = M.position(lines, c.quote_start)
   local erow, ecol = M.position(lines, c.quote_end)
   vim.api.nvim_buf_set_extmark(buf, ns, srow, scol, { end_row = erow, end_col = ecol, hl_group = "KbQuote" })
-  vim.api.nvim_buf_set_var(buf, "kb_pdf", { path = (paths or {})[c.document_id] or vim.NIL, page = c.page })
+  vim.api.nvim_buf_set_var(buf, "kb_pdf", { path = (paths or {})[c.document_id] or vim.NIL, page = c.page,
+    n = c.n, document_id = c.document_id, pages = c.pages, boxes_status = c.boxes_status or vim.NIL })
   return buf, srow, scol
 end
 
@@ -367,6 +387,61 @@ function M.pdf()
     vim.fn.jobstart(cmd, { detach = true })
   end
   notify(pdf.path .. "  page " .. pdf.page)
+end
+
+--- :KbRender [n]: kb.render of the cited quote (citation n of the last :KbAsk, else the cited section in the
+--- current buffer): a PNG per page it spans, cropped around its highlighted boxes, written into the KB's cache
+--- directory; notifies each path and runs config.image_viewer on it if set. M.last_render: { n, paths }.
+function M.render(n)
+  local c
+  if n ~= nil and n ~= "" then
+    c = M.last and M.last.citations[tonumber(n)]
+    if not c then
+      notify("no citation [" .. tostring(n) .. "] in the last :KbAsk", vim.log.levels.WARN)
+      return
+    end
+  else
+    local ok, cited = pcall(vim.api.nvim_buf_get_var, 0, "kb_pdf")
+    if not ok then
+      notify("not a cited section (open one from :KbAsk's quickfix list, or give :KbRender a number)",
+        vim.log.levels.WARN)
+      return
+    end
+    c = cited
+  end
+  if c.boxes_status ~= "ok" then
+    local why = (c.boxes_status == nil or c.boxes_status == vim.NIL) and "no boxes" or c.boxes_status
+    notify("no picture for [" .. tostring(c.n) .. "]: " .. why .. (why == "not_pdf" and " (a text document)" or ""))
+    return
+  end
+  local render = { n = c.n, paths = {} }
+  M.last_render = nil
+  local left = #c.pages
+  for _, where in ipairs(c.pages) do
+    M.request("kb.render", { document_id = c.document_id, page = where.page, start = where.start,
+      ["end"] = where["end"], crop = true, scale = M.config.render_scale, output = "file" }, {
+      on_done = function(err, results)
+        left = left - 1
+        if err then
+          report(err)
+        else
+          local path = results[1].path
+          table.insert(render.paths, path)
+          notify("rendered [" .. tostring(c.n) .. "] p. " .. where.page .. ": " .. path)
+          if M.config.image_viewer then
+            local cmd = {}
+            for _, part in ipairs(M.config.image_viewer) do
+              table.insert(cmd, (part:gsub("{path}", path)))
+            end
+            vim.fn.jobstart(cmd, { detach = true })
+          end
+        end
+        if left == 0 then
+          M.last_render = render
+        end
+      end,
+    })
+  end
 end
 
 -- ---- commands ----------------------------------------------------------------------------------------------
