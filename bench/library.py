@@ -14,6 +14,7 @@ round-trip latency; scoped to the question's document: hit@5 and p95. Also disti
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -70,17 +71,20 @@ def first_hit(items: list[dict], gold: set[tuple[str, int]]) -> int | None:
     return None
 
 
-def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild: bool, samples: int) -> dict:
+def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild: bool, samples: int,
+        pg_url: str | None = None) -> dict:
+    """One naming on one KB: the SQLite KB under `out` (kept between runs), or, with `pg_url`, that PostgreSQL
+    database (always ingested afresh)."""
     from tests.support.daemon import Daemon
 
     folder, _names = library_dir(out, naming, pdfs)
     kb = out / f"kb-{naming}"
     if rebuild and kb.exists():
         shutil.rmtree(kb)
-    fresh = not kb.exists()
+    fresh = pg_url is not None or not kb.exists()
+    stats = (out / f"ingest-{naming}-postgresql.json") if pg_url else kb / "ingest.json"
     report: dict = {"naming": naming}
-    with Daemon(kb_dir=kb, timeout=600) as d:
-        stats = kb / "ingest.json"
+    with Daemon(kb_dir=pg_url or kb, timeout=600) as d:
         if fresh:
             seconds, pages, count = ingest(d, folder)
             stats.write_text(json.dumps({"ingest_s": round(seconds, 1), "ingest_pages": pages, "ingest_docs": count,
@@ -141,6 +145,8 @@ def main() -> None:
     ap.add_argument("--naming", choices=("real", "neutral", "both"), default="both")
     ap.add_argument("--rebuild", action="store_true", help="ingest again (the ingest rate is measured then)")
     ap.add_argument("--samples", type=int, default=10, help="random card titles shown")
+    ap.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
+                    help="postgresql: a throwaway server (tests/support/pg.py), a fresh database per naming")
     args = ap.parse_args()
 
     dev = find_dev(args.dev)
@@ -149,9 +155,17 @@ def main() -> None:
     questions = load_questions(dev / "questions.jsonl")
     out = Path(args.out)
     namings = ("real", "neutral") if args.naming == "both" else (args.naming,)
-    reports = [run(n, out, pdfs, questions, args.rebuild, args.samples) for n in namings]
+    with contextlib.ExitStack() as stack:
+        pg = None
+        if args.backend == "postgresql":
+            from tests.support.pg import PgServer
 
-    print(f"library: {len(pdfs)} PDFs, {len(questions)} dev questions asked corpus-wide (limit {LIMIT})")
+            pg = stack.enter_context(PgServer())
+        reports = [run(n, out, pdfs, questions, args.rebuild, args.samples,
+                       pg.new_database(f"library_{n}") if pg else None) for n in namings]
+
+    print(f"library ({args.backend}): {len(pdfs)} PDFs, {len(questions)} dev questions asked corpus-wide "
+          f"(limit {LIMIT})")
     header = (f"{'naming':8} {'docs':>5} {'titles':>6} {'doc@1':>6} " + " ".join(f"{'hit@' + str(k):>6}" for k in KS)
               + f" {'p50':>6} {'p95':>6} {'sc.hit@5':>8} {'sc.p50':>6} {'sc.p95':>6} {'ingest p/s':>10}")
     print(header)
@@ -167,7 +181,7 @@ def main() -> None:
             print(f"  {title}")
     print(f"\nmachine load average at the end: {Path('/proc/loadavg').read_text().split()[0]}")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "library.json").write_text(json.dumps(reports, indent=1))
+    (out / f"library-{args.backend}.json").write_text(json.dumps(reports, indent=1))
 
 
 if __name__ == "__main__":
