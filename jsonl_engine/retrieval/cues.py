@@ -64,25 +64,32 @@ def wanted_statements(tokens: list[str]) -> frozenset[str]:
     return frozenset(k for trigger, found in _TRIGGERS.items() if trigger in grams for k in found)
 
 
+def _head_kind(head: str) -> str | None:
+    """The statement a page's first HEAD_CHARS characters name, else None."""
+    head = _SPACE.sub(" ", head[:HEAD_CHARS]).lower()
+    return next((kind for kind, pattern in _HEADS if pattern.search(head)), None)
+
+
+def _mostly_figures(text: str) -> bool:
+    tokens = _TOKEN.findall(text[:HEAD_TEXT])
+    numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
+    return bool(tokens) and numeric / len(tokens) >= MIN_NUMERIC
+
+
 def statement_kind(text: str) -> str | None:
     """The primary statement a page holds, judged by its head and its share of figures, else None."""
-    head = _SPACE.sub(" ", text[:HEAD_CHARS]).lower()
-    for kind, pattern in _HEADS:
-        if pattern.search(head):
-            tokens = _TOKEN.findall(text[:HEAD_TEXT])
-            numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
-            if tokens and numeric / len(tokens) >= MIN_NUMERIC:
-                return kind
-            return None
-    return None
+    kind = _head_kind(text)
+    return kind if kind is not None and _mostly_figures(text) else None
 
 
 def page_kinds(store: Store, pages: list[PageKey]) -> dict[PageKey, str | None]:
     """Statement kind of each page, kept in the store's cache (a document id is a content hash: pages never
-    change)."""
+    change). Only the pages whose head names a statement are read further (most pages are not one)."""
 
     def judge(missing: list[PageKey]) -> dict[PageKey, str | None]:
-        heads = store.page_heads(missing, HEAD_TEXT)
-        return {p: statement_kind(heads[p]) if p in heads else None for p in missing}
+        heads = store.page_heads(missing, HEAD_CHARS)
+        named = {p: kind for p in missing if p in heads and (kind := _head_kind(heads[p])) is not None}
+        texts = store.page_heads(sorted(named), HEAD_TEXT) if named else {}
+        return {p: named[p] if p in named and p in texts and _mostly_figures(texts[p]) else None for p in missing}
 
     return store.memo_many("statement-kind", pages, judge)
