@@ -29,6 +29,7 @@ FIRST_WORD = 0.8     # the share given to a name matched by its own first word o
 W_FLOOR = 0.3        # a document of the named entity keeps this much of its score whatever its period
 KIND_MISS = 0.6      # factor for a document whose kind is not the one named
 ROUTED = 4           # documents reported as routed (and searched first)
+COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
@@ -113,9 +114,20 @@ class Route:
     scores: dict[str, float] = field(default_factory=dict)
     why: dict[str, list[str]] = field(default_factory=dict)
     periods: Periods = field(default_factory=Periods)
+    fits: dict[str, float] = field(default_factory=dict)  # document id -> how well it covers the named period
 
     def top(self, n: int = ROUTED) -> list[str]:
         return sorted(self.scores, key=lambda d: (-self.scores[d], d))[:n]
+
+    def covering(self) -> list[str]:
+        """The routed documents that cover the period the query names (the best period fit, when it is at least
+        COVERS), best score first; empty when the query names no period or no document covers it."""
+        if not self.periods.named or not self.fits:
+            return []
+        best = max(self.fits.values())
+        if best < COVERS:
+            return []
+        return [d for d in sorted(self.scores, key=lambda d: (-self.scores[d], d)) if self.fits[d] == best]
 
 
 def _query_words(query: str) -> set[str]:
@@ -250,6 +262,7 @@ def route(store: Store, query: str, scope: Scope) -> Route:
         card = cards[doc]
         fit, why = period_fit(card, periods, latest.get(name))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
+        out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])
         if periods.kinds:
             if card.kind in periods.kinds:

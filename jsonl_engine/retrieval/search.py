@@ -48,9 +48,9 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
     issuer = prior_mod.issuer_names(store, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
     page_phrases, section_phrases = _select_phrases(store, q, issuer)
-    why = _routed(routed, scope)
+    why, covering = _routed(routed, scope), routed.covering()
     if not page_phrases:
-        return Retrieval([], reason="no passage matches the query terms", routed=why)
+        return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
         chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
@@ -65,7 +65,7 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     hits = store.search_sections(section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES, focus) \
         if section_phrases else []
     if not pages and not hits:
-        return Retrieval([], reason="no passage matches the query terms", routed=why)
+        return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     boost = _statement_boost(store, q, pages, focus)
     page_score = rank.page_scores(pages, boost)
     refs = [h.section for h in hits]
@@ -78,7 +78,8 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
         passages = _pages(store, q.words, scope, rank.fuse_pages(cands, sections, page_score, prior), limit)
     else:
         passages = _sections(store, q.words, scope, rank.fuse(cands, sections, page_score, prior), limit)
-    return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why)
+    return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why,
+                     period_documents=covering)
 
 
 def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:
