@@ -236,3 +236,21 @@ def test_synthesize_takes_claims_from_the_filing_of_the_named_year_first(tmp_pat
     before = compose(query, answer_terms(query), found.passages[:5], max_chars=4000)
     assert synthesize(store, query) == before
     store.close()
+
+
+def test_pages_holding_finds_pages_without_ranking(kb_location: Path | str, tmp_path: Path) -> None:
+    """The store's unranked filter (statement cues read only the pages it returns), on both backends."""
+    from jsonl_engine.retrieval import cues
+
+    _annual_filing(tmp_path / "a.pdf", 2019, "Consolidated Statements of Cash Flows 2019 2018 120 110 45 40 7 8")
+    _annual_filing(tmp_path / "b.pdf", 2020, "Revenue for the year was $150 million.")
+    store = open_store(kb_location)
+    a, b = (o.document_id for o in ingest_paths(store, [str(tmp_path / "a.pdf"), str(tmp_path / "b.pdf")]))
+    assert store.pages_holding([("results", "of", "operations")], [b, a]) == sorted([(a, 6), (b, 6)])
+    assert store.pages_holding([("cash", "flows"), ("no", "such", "words")], [a, b]) == [(a, 6)]
+    assert store.pages_holding([("cash", "flows")], [b]) == []
+    assert store.pages_holding([("cash", "flows")], []) == []
+    candidates = cues.statement_pages(store, [a, b])  # pages with a head's words ("results of operations" too)
+    assert sorted(candidates) == sorted([(a, 6), (b, 6)])
+    assert cues.page_kinds(store, candidates) == {(a, 6): cues.CASH_FLOW, (b, 6): None}
+    store.close()

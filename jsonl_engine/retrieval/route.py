@@ -14,6 +14,7 @@ not routed (it ranks as it did before cards).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -138,6 +139,7 @@ def _query_words(query: str) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=65536)
 def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
     """"jpm" ~ jpmorgan chase, "amex" ~ american express: the token is prefixes of the name's words, in order."""
     if len(token) < 3 or not words or token in words:
@@ -164,19 +166,26 @@ def _capitalised(query: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
 
 
-def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
-    """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
-
-    A name also matches on its first word alone when the query capitalises it and no other entity has it
-    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
-    names = {n for c in cards.values() for n in c.entities}
-    words = {n: name_words(n) for n in names}
+@functools.lru_cache(maxsize=8)
+def _name_index(names: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, int], dict[str, float]]:
+    """The library's entity names: their words, how many names hold each word, and its IDF (one library's
+    names are the same from query to query: computed once)."""
+    words = {n: name_words(n) for n in sorted(names)}
     holders: dict[str, int] = {}
     for ws in words.values():
         for w in set(ws):
             holders[w] = holders.get(w, 0) + 1
     total = len(names) or 1
     idf = {w: math.log(1 + total / k) for w, k in holders.items()}
+    return words, holders, idf
+
+
+def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
+    """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
+
+    A name also matches on its first word alone when the query capitalises it and no other entity has it
+    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
+    words, holders, idf = _name_index(frozenset(n for c in cards.values() for n in c.entities))
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
     matched: dict[str, float] = {}

@@ -149,8 +149,7 @@ def _statement_boost(store: Store, q: Query, pages: Sequence[tuple[str, int, flo
     if not wanted:
         return {}
     keys = {(d, n) for d, n, _ in pages}
-    for doc, count in store.page_counts(focus[:SECTION_DOCS]).items():
-        keys.update((doc, n) for n in range(1, count + 1))
+    keys.update(cues.statement_pages(store, focus[:SECTION_DOCS]))  # the other pages are no statement
     kinds = cues.page_kinds(store, sorted(keys))
     return {key: rank.W_STATEMENT for key, kind in kinds.items() if kind in wanted}
 

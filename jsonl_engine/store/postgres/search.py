@@ -128,6 +128,13 @@ def search_pages(conn: Any, score: tuple[str, str, list[Any], list[Any]], scope:
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
 
 
+def pages_holding(conn: Any, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents holding any phrase, by document id and number (no score)."""
+    match = "x.tsv @@ (" + " || ".join(_tsq() for _ in phrases) + ")"
+    sql = f"SELECT x.document_id, x.number FROM pages x WHERE {match} AND x.document_id = ANY(%s)"
+    return sorted((r[0], r[1]) for r in conn.execute(sql, [*(query(p) for p in phrases), sorted(document_ids)]))
+
+
 def search_sections(conn: Any, score: tuple[str, str, list[Any], list[Any]], scope: Scope, limit: int,
                     within: Sequence[str]) -> list[tuple[int, float]]:
     """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""

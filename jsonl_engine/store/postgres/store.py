@@ -283,6 +283,12 @@ class PostgresStore:
             best[doc] = max(score, best.get(doc, score))
         return best
 
+    @translated
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        if not phrases or not document_ids:
+            return []
+        return search.pages_holding(self._conn(), phrases, document_ids)
+
     # ---- writes
 
     @contextmanager

@@ -156,6 +156,18 @@ def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: i
     return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
 
 
+def pages_holding(conn: sqlite3.Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents matching `match`, by document id and number (no bm25: no IDF pass)."""
+    out: list[PageKey] = []
+    ids = sorted(set(document_ids))
+    for lo, hi in windows(conn, "pages", ids):
+        out += [(r[0], r[1]) for r in conn.execute(
+            "SELECT p.document_id, p.number FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+            f"WHERE pages_fts MATCH ? AND pages_fts.rowid BETWEEN ? AND ? AND p.document_id IN ({_marks(len(ids))})",
+            [match, lo, hi, *ids])]
+    return sorted(out)
+
+
 def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[str, float]:
     """BM25 of each in-scope document's first pages (issuer, form, period): document_id -> best score."""
     where, ids = scope_filter(scope, "p.document_id")

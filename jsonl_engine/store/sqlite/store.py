@@ -260,6 +260,12 @@ class SqliteStore:
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         return search.search_covers(self._conn(), search.match(phrases), scope)
 
+    @translated
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        if not phrases or not document_ids:
+            return []
+        return search.pages_holding(self._conn(), search.match(phrases), document_ids)
+
     # ---- writes
 
     @contextmanager
