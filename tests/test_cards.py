@@ -183,3 +183,74 @@ def test_entities_weighted_by_rarity() -> None:
     assert set(entity_scores("the VaR of JPM in 2023", cards)) == {"d"}
     assert entity_scores("what is the american dream", cards) == {}
     assert card_matches(cards["b"].merged({}), entity="american water") and not card_matches(cards["a"], kind="10-K")
+
+
+def _annual_filing(path: Path, year: int, sentence: str) -> None:
+    cover = [line.replace("January 31, 2019", f"December 31, {year}") for line in SEC_COVER]
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 11)
+    for line in cover:
+        pdf.cell(0, 7, line, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    for item in ("1. Business", "1A. Risk Factors", "2. Properties", "3. Legal Proceedings"):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Item {item}. The company makes widgets and sells them worldwide. " * 6)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Item 7. Results of Operations. " + sentence + " Widgets were shipped from two plants.")
+    pdf.output(str(path))
+
+
+def test_synthesize_takes_claims_from_the_filing_of_the_named_year_first(tmp_path: Path) -> None:
+    """Two annual filings of one company with the same kind of sentence: a query naming a year gets its first
+    claims from that year's filing (routing, as kb.context); a query naming no period ranks as before."""
+    from jsonl_engine.answer.synthesize import compose, synthesize
+    from jsonl_engine.retrieval import answer_terms, retrieve
+
+    _annual_filing(tmp_path / "a.pdf", 2019, "Revenue for the year was $120 million.")
+    _annual_filing(tmp_path / "b.pdf", 2020, "Total revenue was $150 million in fiscal 2020, compared with "
+                                             "total revenue of $120 million in fiscal 2019.")
+    store = open_store(tmp_path / "kb")
+    by_year = {}
+    for out in ingest_paths(store, [str(tmp_path / "a.pdf"), str(tmp_path / "b.pdf")]):
+        by_year[store.document(out.document_id).card.fiscal_year] = out.document_id
+    assert set(by_year) == {2019, 2020}
+
+    for year in (2019, 2020):
+        query = f"What was Acme Widgets total revenue in fiscal {year}?"
+        found = retrieve(store, query, limit=5)
+        assert found.period_documents == [by_year[year]]
+        result = synthesize(store, query)
+        assert result.claims and result.claims[0].document_id == by_year[year], (year, result.answer)
+    # without the period preference the FY2020 filing's comparative sentence would lead for fiscal 2019
+    query = "What was Acme Widgets total revenue in fiscal 2019?"
+    found = retrieve(store, query, limit=5)
+    plain = compose(query, answer_terms(query), found.passages, max_chars=4000)
+    assert plain.claims[0].document_id == by_year[2020]
+
+    query = "What was Acme Widgets total revenue?"  # no period: as before (no preference)
+    found = retrieve(store, query, limit=5)
+    assert found.period_documents == []
+    before = compose(query, answer_terms(query), found.passages[:5], max_chars=4000)
+    assert synthesize(store, query) == before
+    store.close()
+
+
+def test_pages_holding_finds_pages_without_ranking(kb_location: Path | str, tmp_path: Path) -> None:
+    """The store's unranked filter (statement cues read only the pages it returns), on both backends."""
+    from jsonl_engine.retrieval import cues
+
+    _annual_filing(tmp_path / "a.pdf", 2019, "Consolidated Statements of Cash Flows 2019 2018 120 110 45 40 7 8")
+    _annual_filing(tmp_path / "b.pdf", 2020, "Revenue for the year was $150 million.")
+    store = open_store(kb_location)
+    a, b = (o.document_id for o in ingest_paths(store, [str(tmp_path / "a.pdf"), str(tmp_path / "b.pdf")]))
+    assert store.pages_holding([("results", "of", "operations")], [b, a]) == sorted([(a, 6), (b, 6)])
+    assert store.pages_holding([("cash", "flows"), ("no", "such", "words")], [a, b]) == [(a, 6)]
+    assert store.pages_holding([("cash", "flows")], [b]) == []
+    assert store.pages_holding([("cash", "flows")], []) == []
+    candidates = cues.statement_pages(store, [a, b])  # pages with a head's words ("results of operations" too)
+    assert sorted(candidates) == sorted([(a, 6), (b, 6)])
+    assert cues.page_kinds(store, candidates) == {(a, 6): cues.CASH_FLOW, (b, 6): None}
+    store.close()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -316,12 +316,14 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
     return units
 
 
-def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int) -> Synthesis:
+def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
+            first: Collection[str] = ()) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
     candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), in answer order
-    (`_order`), rendered within `max_chars` (`_render`), and the confidence (`_grade`)."""
+    (`_order`), rendered within `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first`
+    documents (the filings covering the period the query names) come before all others."""
     tk = _terms(query, terms)
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
@@ -333,7 +335,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     units = _score(tk, raw, asks_for_amount(query))
-    chosen = _choose(units)
+    chosen = _choose(units, frozenset(first))
     items = _order(chosen)
     answer, claims, truncated = _render(items, max_chars)
     best = chosen[0]
@@ -342,15 +344,18 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated)
 
 
-def _choose(units: list[_Unit]) -> list[_Unit]:
-    """Best units per passage above a floor relative to the best overall, strongest first, no duplicates."""
-    units.sort(key=lambda u: (-u.score, u.rank, u.seg.start))
-    floor = units[0].score * RELATIVE_FLOOR
+def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Unit]:
+    """Best units per passage above a floor relative to the best overall, strongest first, no duplicates.
+    Units of the `first` documents lead, above a floor relative to the best of them."""
+    units.sort(key=lambda u: (u.passage.document_id not in first, -u.score, u.rank, u.seg.start))
+    floor = max(u.score for u in units) * RELATIVE_FLOOR
+    first_floor = units[0].score * RELATIVE_FLOOR  # the best unit of the first documents, when there is one
     taken: dict[int, int] = {}
     seen: set[str] = set()
     chosen = []
     for u in units:
-        if u.score < floor or taken.get(u.rank, 0) >= PER_PASSAGE:
+        if u.score < (first_floor if u.passage.document_id in first else floor) \
+                or taken.get(u.rank, 0) >= PER_PASSAGE:
             continue
         text = collapse_ws(u.passage.text[u.seg.start:u.seg.end]).lower()
         if text in seen:
@@ -426,4 +431,5 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars)
+    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars,
+                   first=found.period_documents)

@@ -46,11 +46,21 @@ _TRIGGERS: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 
 _HEADS = (
-    (CASH_FLOW, re.compile(r"statements? of (?:consolidated )?cash flows?|cash flows? statements?")),
-    (BALANCE, re.compile(r"balance sheets?|statements? of (?:consolidated )?financial (?:position|condition)"
-                         r"|statements? of condition")),
+    (CASH_FLOW, re.compile(r"statements? of (?:consolidated )?cash flows?\b|\bcash flows? statements?\b")),
+    (BALANCE, re.compile(r"\bbalance sheets?\b|statements? of (?:consolidated )?financial (?:position|condition)\b"
+                         r"|statements? of condition\b")),
     (INCOME, re.compile(r"statements? of (?:consolidated )?(?:income|operations|earnings)\b"
-                        r"|income statements?|statements? of (?:profit|loss)")),
+                        r"|\bincome statements?\b|statements? of (?:profit|loss)\b")),
+)
+# Index phrases every head above holds (each alternative starts its phrase and ends on a word boundary, so the
+# words are whole): the pages of a document that may be a statement are found in the index, and only those are
+# read.
+HEAD_PHRASES: tuple[tuple[str, ...], ...] = (
+    ("cash", "flow"), ("cash", "flows"), ("balance", "sheet"), ("balance", "sheets"),
+    ("financial", "position"), ("financial", "condition"), ("of", "condition"),
+    ("of", "income"), ("of", "operations"), ("of", "earnings"),
+    ("consolidated", "income"), ("consolidated", "operations"), ("consolidated", "earnings"),
+    ("income", "statement"), ("income", "statements"), ("of", "profit"), ("of", "loss"),
 )
 HEAD_CHARS = 400
 HEAD_TEXT = 3000  # characters of a page read to judge it
@@ -64,25 +74,51 @@ def wanted_statements(tokens: list[str]) -> frozenset[str]:
     return frozenset(k for trigger, found in _TRIGGERS.items() if trigger in grams for k in found)
 
 
+_HEAD_WORDS = ("cash", "balance", "financial", "condition", "income", "operations", "earnings", "profit", "loss")
+
+
+def _head_kind(head: str) -> str | None:
+    """The statement a page's first HEAD_CHARS characters name, else None."""
+    head = head[:HEAD_CHARS].lower()
+    if not any(w in head for w in _HEAD_WORDS):  # every head names one of these words (a cheap first test)
+        return None
+    head = _SPACE.sub(" ", head)
+    return next((kind for kind, pattern in _HEADS if pattern.search(head)), None)
+
+
+def _mostly_figures(text: str) -> bool:
+    tokens = _TOKEN.findall(text[:HEAD_TEXT])
+    numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
+    return bool(tokens) and numeric / len(tokens) >= MIN_NUMERIC
+
+
 def statement_kind(text: str) -> str | None:
     """The primary statement a page holds, judged by its head and its share of figures, else None."""
-    head = _SPACE.sub(" ", text[:HEAD_CHARS]).lower()
-    for kind, pattern in _HEADS:
-        if pattern.search(head):
-            tokens = _TOKEN.findall(text[:HEAD_TEXT])
-            numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")
-            if tokens and numeric / len(tokens) >= MIN_NUMERIC:
-                return kind
-            return None
-    return None
+    kind = _head_kind(text)
+    return kind if kind is not None and _mostly_figures(text) else None
+
+
+def statement_pages(store: Store, document_ids: list[str]) -> list[PageKey]:
+    """The pages of these documents that may hold a statement (they carry a head's words somewhere), kept in
+    the store's cache per document: every other page's statement kind is None."""
+
+    def find(missing: list[str]) -> dict[str, tuple[int, ...]]:
+        found: dict[str, list[int]] = {d: [] for d in missing}
+        for doc, number in store.pages_holding(HEAD_PHRASES, missing):
+            found[doc].append(number)
+        return {d: tuple(numbers) for d, numbers in found.items()}
+
+    return [(d, n) for d, numbers in store.memo_many("statement-pages", document_ids, find).items() for n in numbers]
 
 
 def page_kinds(store: Store, pages: list[PageKey]) -> dict[PageKey, str | None]:
     """Statement kind of each page, kept in the store's cache (a document id is a content hash: pages never
-    change)."""
+    change). Only the pages whose head names a statement are read further (most pages are not one)."""
 
     def judge(missing: list[PageKey]) -> dict[PageKey, str | None]:
-        heads = store.page_heads(missing, HEAD_TEXT)
-        return {p: statement_kind(heads[p]) if p in heads else None for p in missing}
+        heads = store.page_heads(missing, HEAD_CHARS)
+        named = {p: kind for p in missing if p in heads and (kind := _head_kind(heads[p])) is not None}
+        texts = store.page_heads(sorted(named), HEAD_TEXT) if named else {}
+        return {p: named[p] if p in named and p in texts and _mostly_figures(texts[p]) else None for p in missing}
 
     return store.memo_many("statement-kind", pages, judge)

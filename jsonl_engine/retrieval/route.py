@@ -14,6 +14,7 @@ not routed (it ranks as it did before cards).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -29,6 +30,7 @@ FIRST_WORD = 0.8     # the share given to a name matched by its own first word o
 W_FLOOR = 0.3        # a document of the named entity keeps this much of its score whatever its period
 KIND_MISS = 0.6      # factor for a document whose kind is not the one named
 ROUTED = 4           # documents reported as routed (and searched first)
+COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
@@ -113,9 +115,20 @@ class Route:
     scores: dict[str, float] = field(default_factory=dict)
     why: dict[str, list[str]] = field(default_factory=dict)
     periods: Periods = field(default_factory=Periods)
+    fits: dict[str, float] = field(default_factory=dict)  # document id -> how well it covers the named period
 
     def top(self, n: int = ROUTED) -> list[str]:
         return sorted(self.scores, key=lambda d: (-self.scores[d], d))[:n]
+
+    def covering(self) -> list[str]:
+        """The routed documents that cover the period the query names (the best period fit, when it is at least
+        COVERS), best score first; empty when the query names no period or no document covers it."""
+        if not self.periods.named or not self.fits:
+            return []
+        best = max(self.fits.values())
+        if best < COVERS:
+            return []
+        return [d for d in sorted(self.scores, key=lambda d: (-self.scores[d], d)) if self.fits[d] == best]
 
 
 def _query_words(query: str) -> set[str]:
@@ -126,6 +139,7 @@ def _query_words(query: str) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=65536)
 def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
     """"jpm" ~ jpmorgan chase, "amex" ~ american express: the token is prefixes of the name's words, in order."""
     if len(token) < 3 or not words or token in words:
@@ -152,19 +166,26 @@ def _capitalised(query: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
 
 
-def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
-    """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
-
-    A name also matches on its first word alone when the query capitalises it and no other entity has it
-    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
-    names = {n for c in cards.values() for n in c.entities}
-    words = {n: name_words(n) for n in names}
+@functools.lru_cache(maxsize=8)
+def _name_index(names: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, int], dict[str, float]]:
+    """The library's entity names: their words, how many names hold each word, and its IDF (one library's
+    names are the same from query to query: computed once)."""
+    words = {n: name_words(n) for n in sorted(names)}
     holders: dict[str, int] = {}
     for ws in words.values():
         for w in set(ws):
             holders[w] = holders.get(w, 0) + 1
     total = len(names) or 1
     idf = {w: math.log(1 + total / k) for w, k in holders.items()}
+    return words, holders, idf
+
+
+def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
+    """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
+
+    A name also matches on its first word alone when the query capitalises it and no other entity has it
+    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
+    words, holders, idf = _name_index(frozenset(n for c in cards.values() for n in c.entities))
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
     matched: dict[str, float] = {}
@@ -250,6 +271,7 @@ def route(store: Store, query: str, scope: Scope) -> Route:
         card = cards[doc]
         fit, why = period_fit(card, periods, latest.get(name))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
+        out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])
         if periods.kinds:
             if card.kind in periods.kinds:

@@ -20,6 +20,7 @@ MAX_DF = 0.3  # phrases on more than this share of pages are left out (IDF near 
 KEEP_RAREST = 3  # ... unless every phrase is that common: then the rarest few are kept
 MAX_STATEMENT_PHRASES = 20  # a long question keeps its rarest phrases (cost grows with each phrase)
 SECTION_WEIGHTS = SectionWeights(title=4.0, ancestors=1.5, text=1.0)  # BM25 weight of each section field
+STATEMENT_DOCS = 8  # up to this many documents found, statement cues judge only their candidate pages
 SPAN_BACK = 3  # a retrievable section starts at most this many pages before a page it covers
 
 
@@ -48,9 +49,9 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
     issuer = prior_mod.issuer_names(store, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
     page_phrases, section_phrases = _select_phrases(store, q, issuer)
-    why = _routed(routed, scope)
+    why, covering = _routed(routed, scope), routed.covering()
     if not page_phrases:
-        return Retrieval([], reason="no passage matches the query terms", routed=why)
+        return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
         chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
@@ -65,7 +66,7 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     hits = store.search_sections(section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES, focus) \
         if section_phrases else []
     if not pages and not hits:
-        return Retrieval([], reason="no passage matches the query terms", routed=why)
+        return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     boost = _statement_boost(store, q, pages, focus)
     page_score = rank.page_scores(pages, boost)
     refs = [h.section for h in hits]
@@ -78,7 +79,8 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
         passages = _pages(store, q.words, scope, rank.fuse_pages(cands, sections, page_score, prior), limit)
     else:
         passages = _sections(store, q.words, scope, rank.fuse(cands, sections, page_score, prior), limit)
-    return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why)
+    return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why,
+                     period_documents=covering)
 
 
 def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:
@@ -148,8 +150,13 @@ def _statement_boost(store: Store, q: Query, pages: Sequence[tuple[str, int, flo
     if not wanted:
         return {}
     keys = {(d, n) for d, n, _ in pages}
-    for doc, count in store.page_counts(focus[:SECTION_DOCS]).items():
-        keys.update((doc, n) for n in range(1, count + 1))
+    focus = focus[:SECTION_DOCS]
+    docs = {d for d, _ in keys} | set(focus)
+    if len(docs) <= STATEMENT_DOCS:  # a few documents: judge only the pages that may be a statement
+        maybe = set(cues.statement_pages(store, sorted(docs)))
+        keys = {k for k in keys if k in maybe} | {k for k in maybe if k[0] in focus}
+    else:  # pages found across many documents: finding each one's candidates would cost more than judging
+        keys.update(cues.statement_pages(store, focus))  # the other pages of the focus are no statement
     kinds = cues.page_kinds(store, sorted(keys))
     return {key: rank.W_STATEMENT for key, kind in kinds.items() if kind in wanted}
 

@@ -57,6 +57,7 @@ class Retrieval:
     confidence: float | None = None  # LLM strategies: overall confidence, 0..1
     details: dict = field(default_factory=dict)  # strategy-specific (pageindex: answer, citations)
     routed: list[dict] = field(default_factory=list)  # lexical: documents the query named (route.py), best first
+    period_documents: list[str] = field(default_factory=list)  # lexical: routed documents covering the named period
 
 
 class Progress(Protocol):

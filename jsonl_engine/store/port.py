@@ -182,6 +182,11 @@ class Store(Protocol):
         """document id -> the best BM25 score of its cover pages, for the documents in scope that match."""
         ...
 
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        """The pages of these documents holding any of the phrases, unranked, by document id and page number
+        (a cheap filter: no score, so no corpus-wide statistics)."""
+        ...
+
     # ---- writes
     def transaction(self) -> AbstractContextManager[Transaction]:
         """One atomic write transaction; an exception inside rolls it all back."""

@@ -7,8 +7,11 @@ sequence) and, for sections, a weight per field; each backend renders them in it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
+
+import orjson
 
 from jsonl_engine.errors import InvalidParams
 
@@ -85,6 +88,20 @@ class Card:
         data = self.to_dict()
         data.update({k: v for k, v in meta.items() if k in CARD_FIELDS})
         return Card.from_dict(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stored_card(card_json: str, meta_json: str | None) -> Card:
+    return Card.from_dict(orjson.loads(card_json)).merged(orjson.loads(meta_json or "{}"))
+
+
+def stored_card(card_json: str | None, meta_json: str | None) -> Card | None:
+    """The card a backend stored (its JSON) with the user's values (the meta JSON) applied; decoded once per
+    distinct pair (kb.context reads every card of the library for routing), a fresh copy each call."""
+    if card_json is None:
+        return None
+    card = _stored_card(card_json, meta_json)
+    return replace(card, entities=list(card.entities))
 
 
 def card_title(card: Card | None, meta: dict, fallback: str) -> str:

@@ -25,6 +25,7 @@ from jsonl_engine.store.types import (
     ParsedDocument,
     SectionRow,
     card_title,
+    stored_card,
     updated_meta,
     user_meta,
 )
@@ -39,7 +40,7 @@ def clean(text: str) -> str:
 
 def _doc(r: Sequence[Any]) -> DocumentInfo:
     meta = orjson.loads(r[11] or "{}")
-    card = None if r[10] is None else Card.from_dict(orjson.loads(r[10])).merged(meta)
+    card = stored_card(r[10], r[11])
     return DocumentInfo(document_id=r[0], title=r[1], path=r[2], media_type=r[3], sha256=r[4], pages=r[5],
                         sections=r[6], status=r[7], ingested_at=r[8], warnings=orjson.loads(r[9]), card=card,
                         meta=meta)

@@ -152,6 +152,14 @@ def search_pages(conn: Any, score: Score, scope: Scope, limit: int | None, withi
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
 
 
+def pages_holding(conn: Any, tsqs: Sequence[str], document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents holding any of the phrases (as tsquery texts), by document id and number
+    (no score)."""
+    match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
+    sql = f"SELECT x.document_id, x.number FROM pages x WHERE {match} AND x.document_id = ANY(%s)"
+    return sorted((r[0], r[1]) for r in conn.execute(sql, [*tsqs, sorted(document_ids)]))
+
+
 def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
                     within: Sequence[str]) -> list[tuple[int, float]]:
     """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""

@@ -294,6 +294,13 @@ class PostgresStore:
             best[doc] = max(score, best.get(doc, score))
         return best
 
+    @translated
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        if not phrases or not document_ids:
+            return []
+        tsqs = self._tsqueries(phrases)
+        return search.pages_holding(self._conn(), [tsqs[p] for p in phrases], document_ids)
+
     # ---- writes
 
     @contextmanager

@@ -24,6 +24,7 @@ from jsonl_engine.store.types import (
     ParsedDocument,
     SectionRow,
     card_title,
+    stored_card,
     updated_meta,
     user_meta,
 )
@@ -35,7 +36,7 @@ _DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, in
 
 def _doc(row: sqlite3.Row) -> DocumentInfo:
     meta = orjson.loads(row["meta"] or "{}")
-    card = None if row["card"] is None else Card.from_dict(orjson.loads(row["card"])).merged(meta)
+    card = stored_card(row["card"], row["meta"])
     return DocumentInfo(document_id=row["id"], title=row["title"], path=row["path"], media_type=row["media_type"],
                         pages=row["pages"], sections=row["sections"], status=row["status"],
                         ingested_at=row["ingested_at"], sha256=row["sha256"], warnings=orjson.loads(row["warnings"]),

@@ -98,6 +98,48 @@ def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
 
 
+def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:
+    """SQL for rows of `column` inside the windows: the span filter FTS5 uses, each window's test, and the
+    CASE naming a row's window (their arguments follow in that order: span, tests, CASE)."""
+    tests = " OR ".join(f"{column} BETWEEN ? AND ?" for _ in wins)
+    case = " ".join(f"WHEN {column} BETWEEN ? AND ? THEN {i}" for i in range(len(wins)))
+    flat = [x for w in wins for x in w]
+    args = [min(w[0] for w in wins), max(w[1] for w in wins), *flat, *flat]
+    return f"{column} BETWEEN ? AND ? AND ({tests})", f"CASE {case} END", args
+
+
+def search_pages_in(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
+                    wins: Sequence[Window]) -> list[tuple[str, int, float]]:
+    """`search_pages` of each window (its best `limit` pages), all in one statement: FTS5 computes bm25's
+    corpus-wide phrase counts once per statement, and only for rows inside a window."""
+    if len(wins) == 1:
+        return search_pages(conn, match, scope, limit, wins[0])
+    inside, case, args = _in_windows("pages_fts.rowid", wins)
+    where, ids = scope_filter(scope, "p.document_id")
+    sql = (f"WITH f AS (SELECT p.rowid AS r, p.document_id AS d, p.number AS n, -bm25(pages_fts) AS s, {case} AS w "
+           f"FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid WHERE pages_fts MATCH ? AND {inside} "
+           f"AND {where}), g AS (SELECT d, n, s, r, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k "
+           "FROM f) SELECT d, n, s FROM g WHERE k <= ? ORDER BY s DESC, r")
+    span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*cases, match, *span, *tests, *ids, limit])]
+
+
+def search_sections_in(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
+                       weights: SectionWeights, wins: Sequence[Window]) -> list[tuple[int, float]]:
+    """`search_sections` of each window, in one statement (as `search_pages_in`)."""
+    if len(wins) == 1:
+        return search_sections(conn, match, scope, limit, weights, wins[0])
+    inside, case, args = _in_windows("sections_fts.rowid", wins)
+    where, ids = scope_filter(scope, "s.document_id")
+    w = ", ".join(str(x) for x in weights)
+    sql = (f"WITH f AS (SELECT s.rowid AS r, -bm25(sections_fts, {w}) AS sc, {case} AS w FROM sections_fts "
+           f"JOIN sections s ON s.rowid = sections_fts.rowid WHERE sections_fts MATCH ? AND {inside} AND {where}), "
+           "g AS (SELECT r, sc, w, ROW_NUMBER() OVER (PARTITION BY w ORDER BY sc DESC, r) AS k FROM f) "
+           "SELECT r, sc FROM g WHERE k <= ? ORDER BY w, sc DESC, r")
+    span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
+    return [(r[0], r[1]) for r in conn.execute(sql, [*cases, match, *span, *tests, *ids, limit])]
+
+
 def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
                     weights: SectionWeights, window: Window | None = None) -> list[tuple[int, float]]:
     """Top sections by column-weighted BM25: (section rowid, score). Sections without text are dropped
@@ -113,6 +155,18 @@ def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: i
            "JOIN sections s ON s.rowid = sections_fts.rowid "
            f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
     return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
+
+
+def pages_holding(conn: sqlite3.Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents matching `match`, by document id and number (no bm25: no IDF pass)."""
+    out: list[PageKey] = []
+    ids = sorted(set(document_ids))
+    for lo, hi in windows(conn, "pages", ids):
+        out += [(r[0], r[1]) for r in conn.execute(
+            "SELECT p.document_id, p.number FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+            f"WHERE pages_fts MATCH ? AND pages_fts.rowid BETWEEN ? AND ? AND p.document_id IN ({_marks(len(ids))})",
+            [match, lo, hi, *ids])]
+    return sorted(out)
 
 
 def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[str, float]:

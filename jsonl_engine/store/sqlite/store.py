@@ -242,9 +242,8 @@ class SqliteStore:
         if within is None:
             rows = search.search_pages(conn, expr, scope, limit)
         else:
-            rows = []
-            for window in search.windows(conn, "pages", within):
-                rows += search.search_pages(conn, expr, scope, limit, window)
+            wins = search.windows(conn, "pages", within)
+            rows = search.search_pages_in(conn, expr, scope, limit, wins) if wins else []
             rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
 
@@ -252,15 +251,20 @@ class SqliteStore:
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
         conn, expr = self._conn(), search.match(phrases)
-        hits: list[tuple[int, float]] = []
-        for window in search.windows(conn, "sections", within):
-            hits += search.search_sections(conn, expr, scope, limit, weights, window)
+        wins = search.windows(conn, "sections", within)
+        hits = search.search_sections_in(conn, expr, scope, limit, weights, wins) if wins else []
         refs = search.load_sections(conn, [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
     @translated
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         return search.search_covers(self._conn(), search.match(phrases), scope)
+
+    @translated
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        if not phrases or not document_ids:
+            return []
+        return search.pages_holding(self._conn(), search.match(phrases), document_ids)
 
     # ---- writes
 
