@@ -101,7 +101,7 @@ def test_a_cancel_at_any_moment_ends_its_target_once(tmp_path: Path, gap_s: floa
 def test_eof_after_cancelling_a_stuck_thread_exits(tmp_path: Path) -> None:
     with Daemon(tmp_path / "kb", plugins=True) as daemon:
         daemon.start("test.stuck", {"seconds": 120}, id="stuck")
-        time.sleep(0.2)  # let it reach its thread
+        daemon.wait_event("stuck", "progress")  # in flight: its thread is about to block
         assert daemon.result("cancel", {"target": "stuck"}) == {"cancelled": True}
         assert daemon.wait_done("stuck")[-1]["status"] == "cancelled"
         assert daemon.close(timeout=EXIT_TIMEOUT_S) == 0
@@ -110,7 +110,7 @@ def test_eof_after_cancelling_a_stuck_thread_exits(tmp_path: Path) -> None:
 def test_sigterm_with_a_stuck_thread_exits(tmp_path: Path) -> None:
     with Daemon(tmp_path / "kb", plugins=True) as daemon:
         daemon.start("test.stuck", {"seconds": 120}, id="stuck")
-        time.sleep(0.2)
+        daemon.wait_event("stuck", "progress")
         daemon.proc.send_signal(signal.SIGTERM)
         assert daemon.proc.wait(EXIT_TIMEOUT_S) == 0
         assert daemon.wait_done("stuck")[-1]["status"] == "cancelled"

@@ -53,10 +53,11 @@ def block(params: BlockingParams, ctx: RequestContext) -> EchoResult:
     return EchoResult(value="blocked")
 
 
-@method("test.stuck", params=BlockingParams, result=EchoResult)
+@method("test.stuck", params=BlockingParams, result=EchoResult, events=("progress", "result"))
 async def stuck(params: BlockingParams, ctx: RequestContext) -> EchoResult:
     """Hold a thread of the loop's executor (as ingest's file reads do) without ever checking for cancellation,
     like a read that never returns: the request can be cancelled, the thread cannot."""
+    ctx.progress("stuck")  # tests wait for this: the request is in flight, its thread about to block
     await ctx.run_in_thread(time.sleep, params.seconds)
     return EchoResult(value="unstuck")
 
