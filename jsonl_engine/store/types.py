@@ -109,6 +109,15 @@ def card_title(card: Card | None, meta: dict, fallback: str) -> str:
     return meta.get("title") or (card.title if card is not None else "") or fallback
 
 
+def retitled(info: DocumentInfo, card_json: str | None, values: dict) -> tuple[dict, str]:
+    """What `set_meta` stores: the document's user values with `values` merged in (None removes one; an unknown
+    field is InvalidParams), and the title that follows from them and its stored card (JSON)."""
+    meta = updated_meta(info.meta, values)
+    card = None if card_json is None else Card.from_dict(orjson.loads(card_json))
+    fallback = card.source_title if card is not None and card.source_title else info.title
+    return meta, card_title(card, meta, fallback)
+
+
 def user_meta(meta: dict | None) -> dict:
     """The card values a user set at ingest (CARD_FIELDS only, no nulls)."""
     return {k: v for k, v in (meta or {}).items() if k in CARD_FIELDS and v is not None}

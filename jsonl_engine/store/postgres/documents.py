@@ -25,8 +25,8 @@ from jsonl_engine.store.types import (
     ParsedDocument,
     SectionRow,
     card_title,
+    retitled,
     stored_card,
-    updated_meta,
     user_meta,
 )
 
@@ -164,12 +164,10 @@ def set_card(conn: Any, document_id: str, card: Card) -> DocumentInfo:
 def set_meta(conn: Any, document_id: str, values: dict) -> DocumentInfo:
     """Merge the user's card values (a None value removes the user's value for that field)."""
     info = get_document(conn, document_id)
-    meta = updated_meta(info.meta, values)
     row = conn.execute("SELECT card FROM documents WHERE id = %s", (document_id,)).fetchone()
-    card = None if row[0] is None else Card.from_dict(orjson.loads(row[0]))
-    fallback = card.source_title if card is not None and card.source_title else info.title
+    meta, title = retitled(info, row[0], values)
     conn.execute("UPDATE documents SET meta = %s, title = %s WHERE id = %s",
-                 (clean(orjson.dumps(meta).decode()), clean(card_title(card, meta, fallback)), document_id))
+                 (clean(orjson.dumps(meta).decode()), clean(title), document_id))
     return get_document(conn, document_id)
 
 

@@ -1,216 +1,58 @@
 """PostgresStore: the Store interface over one PostgreSQL database (psycopg 3). The only code that knows its
 SQL, tsvector/tsquery syntax and psycopg exceptions; those become EngineErrors here, with the connection
-string redacted."""
+string redacted. The verbs that only call documents.py / search.py on a connection live in
+store/delegating.py."""
 
 from __future__ import annotations
 
-import functools
-import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
-from jsonl_engine.store.memo import Memo
+from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
 from jsonl_engine.store.postgres import documents as docs
 from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
-from jsonl_engine.store.types import (
-    Card,
-    DocumentInfo,
-    OutlineNode,
-    PageHit,
-    PageKey,
-    PageRow,
-    ParsedDocument,
-    Phrase,
-    Scope,
-    SectionHit,
-    SectionRef,
-    SectionRow,
-    SectionWeights,
-    TreeRow,
-)
-
-T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
-F = TypeVar("F", bound=Callable[..., Any])
+from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 
-def _translate(store_url: str, what: str, exc: psycopg.Error) -> EngineError:
-    text = failure(store_url, exc)
-    if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
-        return KBUnavailable(f"the KB database is unreachable ({what}): {text}")
-    return Internal(f"the KB store failed ({what}): {text}")
+class _PostgresErrors:
+    """psycopg errors become EngineErrors naming the operation (never the password)."""
+
+    _errors = (psycopg.Error,)
+    _url: str
+
+    def _translate(self, what: str, exc: BaseException) -> EngineError:
+        text = failure(self._url, exc)
+        if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
+            return KBUnavailable(f"the KB database is unreachable ({what}): {text}")
+        return Internal(f"the KB store failed ({what}): {text}")
 
 
-def translated(fn: F) -> F:
-    """psycopg errors raised by `fn` become EngineErrors naming the operation (never the password)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(self, *args, **kwargs)
-        except psycopg.Error as exc:
-            raise _translate(self._url, fn.__name__, exc) from exc
-
-    return wrapper  # type: ignore[return-value]
-
-
-class PostgresTransaction:
+class PostgresTransaction(_PostgresErrors, DelegatingTransaction):
     """The writes of one transaction on a writer connection."""
 
+    _docs = docs
+
     def __init__(self, conn: Any, url: str) -> None:
-        self._conn = conn
+        super().__init__(conn)
         self._url = url
 
-    @translated
-    def find_by_sha256(self, sha256: str) -> DocumentInfo | None:
-        return docs.find_by_sha(self._conn, sha256)
 
-    @translated
-    def find_by_path(self, path: str) -> list[DocumentInfo]:
-        return docs.find_by_path(self._conn, path)
-
-    @translated
-    def find_by_title(self, title: str) -> list[DocumentInfo]:
-        return docs.find_by_title(self._conn, title)
-
-    @translated
-    def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-               status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
-        return docs.save_document(self._conn, parsed, document_id=document_id, sha256=sha256, path=path,
-                                  status=status, replace=replace, meta=meta)
-
-
-class PostgresStore:
+class PostgresStore(_PostgresErrors, DelegatingStore):
     backend = "postgresql"
+    _docs = docs
+    _search = search
 
     def __init__(self, url: str) -> None:
+        super().__init__()
         self._url = url
         self._db = Connections(url)
         self.url = url
         self.location = self._db.shown  # the URL without its password
-        self._memo = Memo()
-        self._local = threading.local()
 
-    def close(self) -> None:
-        self._db.close()
-
-    def memo(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
-        return self._memo.get(kind, key, compute)
-
-    def memo_many(self, kind: str, keys: Sequence[K], compute: Callable[[list[K]], dict[K, T]]) -> dict[K, T]:
-        return self._memo.get_many(kind, keys, compute)
-
-    # ---- reads
-
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        local = self._local
-        if getattr(local, "depth", 0):
-            local.depth += 1
-            try:
-                yield
-            finally:
-                local.depth -= 1
-            return
-        local.depth, local.generation = 1, None
-        try:
-            with self._db.snapshot():
-                yield
-        except psycopg.Error as exc:
-            raise _translate(self._url, "snapshot", exc) from exc
-        finally:
-            local.depth, local.generation = 0, None
-
-    def _conn(self) -> Any:
-        return self._db.reader()
-
-    def _generation(self) -> tuple:
-        if getattr(self._local, "depth", 0):
-            if self._local.generation is None:
-                self._local.generation = search.generation(self._conn())
-            return self._local.generation
-        return search.generation(self._conn())
-
-    @translated
-    def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
-        return search.resolve_scope(self._conn(), document_ids, statuses)
-
-    @translated
-    def documents(self, statuses: Iterable[str] | None = None,
-                  document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
-        return docs.list_documents(self._conn(), statuses, document_ids)
-
-    @translated
-    def document(self, document_id: str) -> DocumentInfo:
-        return docs.get_document(self._conn(), document_id)
-
-    @translated
-    def page_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
-        return search.page_counts(self._conn(), document_ids)
-
-    @translated
-    def find_by_sha256(self, sha256: str) -> DocumentInfo | None:
-        return docs.find_by_sha(self._conn(), sha256)
-
-    @translated
-    def find_by_path(self, path: str) -> list[DocumentInfo]:
-        return docs.find_by_path(self._conn(), path)
-
-    @translated
-    def find_by_title(self, title: str) -> list[DocumentInfo]:
-        return docs.find_by_title(self._conn(), title)
-
-    @translated
-    def section(self, section_id: str) -> SectionRow:
-        return docs.get_section(self._conn(), section_id)
-
-    @translated
-    def child_ids(self, section_id: str) -> list[str]:
-        return docs.child_ids(self._conn(), section_id)
-
-    @translated
-    def document_sections(self, document_id: str) -> list[SectionRow]:
-        return docs.document_sections(self._conn(), document_id)
-
-    @translated
-    def outline(self, document_id: str, max_depth: int | None = None) -> tuple[DocumentInfo, list[OutlineNode]]:
-        with self.snapshot():
-            return docs.outline(self._conn(), document_id, max_depth)
-
-    @translated
-    def tree(self, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
-        return search.tree_rows(self._conn(), document_ids, head_chars)
-
-    @translated
-    def section_texts(self, section_ids: Sequence[str]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
-        return search.section_texts(self._conn(), section_ids)
-
-    @translated
-    def sections_on_pages(self, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
-        return search.sections_on_pages(self._conn(), pages, back)
-
-    @translated
-    def page(self, document_id: str, number: int) -> PageRow:
-        return docs.get_page(self._conn(), document_id, number)
-
-    @translated
-    def page_texts(self, pages: Sequence[PageKey]) -> dict[PageKey, str]:
-        return search.load_pages(self._conn(), pages)
-
-    @translated
-    def page_range(self, document_id: str, start: int, end: int) -> dict[int, str]:
-        return docs.page_range(self._conn(), document_id, start, end)
-
-    @translated
-    def page_heads(self, pages: Sequence[PageKey], chars: int) -> dict[PageKey, str]:
-        return search.load_pages(self._conn(), pages, chars)
-
-    @translated
-    def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
-        return search.cover_texts(self._conn(), document_ids)
+    def _begin(self, conn: Any) -> PostgresTransaction:
+        return PostgresTransaction(conn, self._url)
 
     # ---- search
 
@@ -241,28 +83,12 @@ class PostgresStore:
                             rank_weights, scale)
 
     @translated
-    def page_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        return self._frequencies("pages", phrases)
-
-    @translated
-    def cover_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        return self._frequencies("covers", phrases)
-
-    @translated
-    def document_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        return self._frequencies("documents", phrases)
-
-    @translated
     def page_count(self) -> int:
         return self._stats("pages")[0]
 
     @translated
     def cover_count(self) -> int:
         return self._stats("covers")[0]
-
-    @translated
-    def document_count(self) -> int:
-        return self._generation()[0]
 
     @translated
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
@@ -300,33 +126,3 @@ class PostgresStore:
             return []
         tsqs = self._tsqueries(phrases)
         return search.pages_holding(self._conn(), [tsqs[p] for p in phrases], document_ids)
-
-    # ---- writes
-
-    @contextmanager
-    def transaction(self) -> Iterator[PostgresTransaction]:
-        try:
-            with self._db.write() as conn:
-                yield PostgresTransaction(conn, self._url)
-        except psycopg.Error as exc:
-            raise _translate(self._url, "write", exc) from exc
-
-    def remove(self, document_id: str) -> DocumentInfo:
-        with self.transaction() as tx:
-            return docs.remove_document(tx._conn, document_id)
-
-    def review(self, document_id: str, status: str) -> tuple[DocumentInfo, str]:
-        with self.transaction() as tx:
-            return docs.set_status(tx._conn, document_id, status)
-
-    def set_summaries(self, summaries: dict[str, str]) -> int:
-        with self.transaction() as tx:
-            return docs.set_summaries(tx._conn, summaries)
-
-    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
-        with self.transaction() as tx:
-            return docs.set_card(tx._conn, document_id, card)
-
-    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
-        with self.transaction() as tx:
-            return docs.set_meta(tx._conn, document_id, values)

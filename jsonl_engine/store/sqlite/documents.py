@@ -24,8 +24,8 @@ from jsonl_engine.store.types import (
     ParsedDocument,
     SectionRow,
     card_title,
+    retitled,
     stored_card,
-    updated_meta,
     user_meta,
 )
 
@@ -157,12 +157,10 @@ def set_card(conn: sqlite3.Connection, document_id: str, card: Card) -> Document
 def set_meta(conn: sqlite3.Connection, document_id: str, values: dict) -> DocumentInfo:
     """Merge the user's card values (a None value removes the user's value for that field)."""
     info = get_document(conn, document_id)
-    meta = updated_meta(info.meta, values)
     row = conn.execute("SELECT card FROM documents WHERE id = ?", (document_id,)).fetchone()
-    card = None if row["card"] is None else Card.from_dict(orjson.loads(row["card"]))
-    fallback = card.source_title if card is not None and card.source_title else info.title
+    meta, title = retitled(info, row["card"], values)
     conn.execute("UPDATE documents SET meta = ?, title = ? WHERE id = ?",
-                 (orjson.dumps(meta).decode(), card_title(card, meta, fallback), document_id))
+                 (orjson.dumps(meta).decode(), title, document_id))
     return get_document(conn, document_id)
 
 
