@@ -109,7 +109,7 @@ def test_migration_fills_cards_of_a_kb_written_before_cards(tmp_path: Path) -> N
     conn = sqlite3.connect(kb / "kb.sqlite3")  # back to the version 2 schema, as the previous engine wrote it
     conn.executescript("UPDATE documents SET title = '(Mark One)'; ALTER TABLE documents DROP COLUMN card;"
                        "ALTER TABLE documents DROP COLUMN meta; DROP INDEX documents_title;"
-                       "DELETE FROM schema_migrations WHERE version = 3;")
+                       "ALTER TABLE documents DROP COLUMN statements; DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     with Daemon(kb_dir=kb) as d:
         [doc] = d.result("kb.documents", {})["documents"]
@@ -250,7 +250,28 @@ def test_pages_holding_finds_pages_without_ranking(kb_location: Path | str, tmp_
     assert store.pages_holding([("cash", "flows"), ("no", "such", "words")], [a, b]) == [(a, 6)]
     assert store.pages_holding([("cash", "flows")], [b]) == []
     assert store.pages_holding([("cash", "flows")], []) == []
-    candidates = cues.statement_pages(store, [a, b])  # pages with a head's words ("results of operations" too)
-    assert sorted(candidates) == sorted([(a, 6), (b, 6)])
-    assert cues.page_kinds(store, candidates) == {(a, 6): cues.CASH_FLOW, (b, 6): None}
+    # statement pages: judged at ingest, stored per document, read back (the same as judging again)
+    assert store.statement_pages([a, b, "absent"]) == {a: {6: cues.CASH_FLOW}, b: {}}
+    assert cues.judge(store, a) == {6: cues.CASH_FLOW} and cues.judge(store, b) == {}
+    assert cues.statement_pages(store, [a, b]) == {a: {6: cues.CASH_FLOW}, b: {}}
+    store.close()
+
+
+def test_statement_pages_filled_for_documents_stored_before(kb_location: Path | str, tmp_path: Path) -> None:
+    """A KB written before statement pages were kept (NULL) gets them on open (cues.fill_missing), both backends."""
+    from jsonl_engine.errors import NotFound
+    from jsonl_engine.retrieval import cues
+
+    _annual_filing(tmp_path / "a.pdf", 2019, "Consolidated Statements of Cash Flows 2019 2018 120 110 45 40 7 8")
+    store = open_store(kb_location)
+    (a,) = (o.document_id for o in ingest_paths(store, [str(tmp_path / "a.pdf")]))
+    with store.transaction() as tx:  # as an older engine left it
+        tx._conn.execute("UPDATE documents SET statements = NULL")
+    assert store.statement_pages([a]) == {a: None}
+    assert cues.statement_pages(store, [a]) == {a: {6: cues.CASH_FLOW}}  # judged when not stored
+    assert cues.fill_missing(store) == 1
+    assert store.statement_pages([a]) == {a: {6: cues.CASH_FLOW}}
+    assert cues.fill_missing(store) == 0
+    with pytest.raises(NotFound):
+        store.set_statement_pages("absent", {})
     store.close()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.ingest import cards
+from jsonl_engine.retrieval import cues
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
 if TYPE_CHECKING:
@@ -118,5 +119,6 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
         skip, _older = precheck(_Found(dup.existing), sha256, path)
         assert skip is not None
         return skip
+    cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
     reason = f"replaced previous version {', '.join(older)}" if older else None
     return outcome_for(info, reason=reason)

@@ -11,7 +11,6 @@ import re
 
 from jsonl_engine.retrieval.query import ngrams
 from jsonl_engine.store import Store
-from jsonl_engine.store.types import PageKey
 
 INCOME, BALANCE, CASH_FLOW = "income", "balance", "cash_flow"
 
@@ -98,27 +97,38 @@ def statement_kind(text: str) -> str | None:
     return kind if kind is not None and _mostly_figures(text) else None
 
 
-def statement_pages(store: Store, document_ids: list[str]) -> list[PageKey]:
-    """The pages of these documents that may hold a statement (they carry a head's words somewhere), kept in
-    the store's cache per document: every other page's statement kind is None."""
-
-    def find(missing: list[str]) -> dict[str, tuple[int, ...]]:
-        found: dict[str, list[int]] = {d: [] for d in missing}
-        for doc, number in store.pages_holding(HEAD_PHRASES, missing):
-            found[doc].append(number)
-        return {d: tuple(numbers) for d, numbers in found.items()}
-
-    return [(d, n) for d, numbers in store.memo_many("statement-pages", document_ids, find).items() for n in numbers]
+def judge(store: Store, document_id: str) -> dict[int, str]:
+    """The statement pages of a document (page number -> kind): the pages carrying a head's words somewhere
+    (found in the index) whose head names a statement and whose text is mostly figures; every other page holds
+    none."""
+    candidates = [p for p in store.pages_holding(HEAD_PHRASES, [document_id]) if p[0] == document_id]
+    heads = store.page_heads(candidates, HEAD_CHARS) if candidates else {}
+    named = {p: kind for p in candidates if p in heads and (kind := _head_kind(heads[p])) is not None}
+    texts = store.page_heads(sorted(named), HEAD_TEXT) if named else {}
+    return {p[1]: kind for p, kind in named.items() if p in texts and _mostly_figures(texts[p])}
 
 
-def page_kinds(store: Store, pages: list[PageKey]) -> dict[PageKey, str | None]:
-    """Statement kind of each page, kept in the store's cache (a document id is a content hash: pages never
-    change). Only the pages whose head names a statement are read further (most pages are not one)."""
+def save(store: Store, document_id: str) -> None:
+    """Judge a document's statement pages once and store them (at ingest)."""
+    store.set_statement_pages(document_id, judge(store, document_id))
 
-    def judge(missing: list[PageKey]) -> dict[PageKey, str | None]:
-        heads = store.page_heads(missing, HEAD_CHARS)
-        named = {p: kind for p in missing if p in heads and (kind := _head_kind(heads[p])) is not None}
-        texts = store.page_heads(sorted(named), HEAD_TEXT) if named else {}
-        return {p: named[p] if p in named and p in texts and _mostly_figures(texts[p]) else None for p in missing}
 
-    return store.memo_many("statement-kind", pages, judge)
+def fill_missing(store: Store) -> int:
+    """Judge and store the statement pages of the documents stored before they were kept (schema < 4); returns
+    how many were filled."""
+    ids = [d.document_id for d in store.documents()]
+    missing = [d for d, kinds in store.statement_pages(ids).items() if kinds is None]
+    for document_id in missing:
+        save(store, document_id)
+    return len(missing)
+
+
+def statement_pages(store: Store, document_ids: list[str]) -> dict[str, dict[int, str]]:
+    """document id -> its statement pages (page number -> kind), stored once per document (judged here when a
+    document has none stored yet), kept in the store's cache: every other page's statement kind is None."""
+
+    def find(missing: list[str]) -> dict[str, dict[int, str]]:
+        stored = store.statement_pages(missing)
+        return {d: kinds if (kinds := stored.get(d)) is not None else judge(store, d) for d in missing}
+
+    return store.memo_many("statement-pages", document_ids, find)

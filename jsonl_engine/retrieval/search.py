@@ -20,7 +20,6 @@ MAX_DF = 0.3  # phrases on more than this share of pages are left out (IDF near 
 KEEP_RAREST = 3  # ... unless every phrase is that common: then the rarest few are kept
 MAX_STATEMENT_PHRASES = 20  # a long question keeps its rarest phrases (cost grows with each phrase)
 SECTION_WEIGHTS = SectionWeights(title=4.0, ancestors=1.5, text=1.0)  # BM25 weight of each section field
-STATEMENT_DOCS = 8  # up to this many documents found, statement cues judge only their candidate pages
 SPAN_BACK = 3  # a retrievable section starts at most this many pages before a page it covers
 
 
@@ -149,16 +148,10 @@ def _statement_boost(store: Store, q: Query, pages: Sequence[tuple[str, int, flo
     wanted = cues.wanted_statements(q.tokens)
     if not wanted:
         return {}
-    keys = {(d, n) for d, n, _ in pages}
     focus = focus[:SECTION_DOCS]
-    docs = {d for d, _ in keys} | set(focus)
-    if len(docs) <= STATEMENT_DOCS:  # a few documents: judge only the pages that may be a statement
-        maybe = set(cues.statement_pages(store, sorted(docs)))
-        keys = {k for k in keys if k in maybe} | {k for k in maybe if k[0] in focus}
-    else:  # pages found across many documents: finding each one's candidates would cost more than judging
-        keys.update(cues.statement_pages(store, focus))  # the other pages of the focus are no statement
-    kinds = cues.page_kinds(store, sorted(keys))
-    return {key: rank.W_STATEMENT for key, kind in kinds.items() if kind in wanted}
+    statements = cues.statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
+    keys = {(d, n) for d, n, _ in pages} | {(d, n) for d in focus for n in statements[d]}
+    return {(d, n): rank.W_STATEMENT for d, n in keys if statements[d].get(n) in wanted}
 
 
 def _select_phrases(store: Store, q: Query, issuer: frozenset[str] = frozenset()

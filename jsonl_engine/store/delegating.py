@@ -181,6 +181,10 @@ class DelegatingStore(Translating):
         return self._search.sections_on_pages(self._conn(), pages, back)
 
     @translated
+    def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+        return self._docs.statement_pages(self._conn(), document_ids)
+
+    @translated
     def page(self, document_id: str, number: int) -> t.PageRow:
         return self._docs.get_page(self._conn(), document_id, number)
 
@@ -246,6 +250,10 @@ class DelegatingStore(Translating):
     def set_card(self, document_id: str, card: t.Card) -> t.DocumentInfo:
         with self.transaction() as tx:
             return self._docs.set_card(tx._conn, document_id, card)
+
+    def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
+        with self.transaction() as tx:
+            self._docs.set_statement_pages(tx._conn, document_id, kinds)
 
     def set_meta(self, document_id: str, values: dict) -> t.DocumentInfo:
         with self.transaction() as tx:

@@ -145,6 +145,11 @@ class Store(Protocol):
         """The first `chars` characters of these pages."""
         ...
 
+    def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+        """document id -> the pages holding a primary financial statement (page number -> kind, as
+        retrieval/cues.py judges them), None when not judged yet (`set_statement_pages`); absent ids left out."""
+        ...
+
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
         """document id -> the texts of its cover pages (the first COVER_PAGES), in page order."""
         ...
@@ -207,6 +212,11 @@ class Store(Protocol):
     def set_card(self, document_id: str, card: Card) -> DocumentInfo:
         """Store a document's derived card (the user's values still win; the title follows); NotFound when absent.
         Documents written before cards existed come back from `documents()` with `card` None until this is done."""
+        ...
+
+    def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
+        """Store a document's statement pages (page number -> kind; every other page holds none); NotFound when
+        absent. Done at ingest; documents written before are judged on open (retrieval/cues.fill_missing)."""
         ...
 
     def set_meta(self, document_id: str, values: dict) -> DocumentInfo:

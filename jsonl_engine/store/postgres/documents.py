@@ -161,6 +161,22 @@ def set_card(conn: Any, document_id: str, card: Card) -> DocumentInfo:
     return get_document(conn, document_id)
 
 
+def statement_pages(conn: Any, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+    """document id -> its statement pages (page number -> kind), None when not judged yet; absent ids left out."""
+    ids = list(dict.fromkeys(document_ids))
+    if not ids:
+        return {}
+    rows = conn.execute("SELECT id, statements FROM documents WHERE id = ANY(%s)", (ids,)).fetchall()
+    return {r[0]: None if r[1] is None else {int(n): k for n, k in orjson.loads(r[1]).items()} for r in rows}
+
+
+def set_statement_pages(conn: Any, document_id: str, kinds: dict[int, str]) -> None:
+    """Store a document's statement pages (page number -> kind); NotFound when the document is absent."""
+    value = orjson.dumps({str(n): k for n, k in sorted(kinds.items())}).decode()
+    if conn.execute("UPDATE documents SET statements = %s WHERE id = %s", (value, document_id)).rowcount == 0:
+        raise NotFound(f"no document {document_id!r}", {"document_id": document_id})
+
+
 def set_meta(conn: Any, document_id: str, values: dict) -> DocumentInfo:
     """Merge the user's card values (a None value removes the user's value for that field)."""
     info = get_document(conn, document_id)

@@ -154,6 +154,23 @@ def set_card(conn: sqlite3.Connection, document_id: str, card: Card) -> Document
     return get_document(conn, document_id)
 
 
+def statement_pages(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+    """document id -> its statement pages (page number -> kind), None when not judged yet; absent ids left out."""
+    ids = list(dict.fromkeys(document_ids))
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(f"SELECT id, statements FROM documents WHERE id IN ({marks})", ids).fetchall()
+    return {r[0]: None if r[1] is None else {int(n): k for n, k in orjson.loads(r[1]).items()} for r in rows}
+
+
+def set_statement_pages(conn: sqlite3.Connection, document_id: str, kinds: dict[int, str]) -> None:
+    """Store a document's statement pages (page number -> kind); NotFound when the document is absent."""
+    value = orjson.dumps({str(n): k for n, k in sorted(kinds.items())}).decode()
+    if conn.execute("UPDATE documents SET statements = ? WHERE id = ?", (value, document_id)).rowcount == 0:
+        raise NotFound(f"no document {document_id!r}", {"document_id": document_id})
+
+
 def set_meta(conn: sqlite3.Connection, document_id: str, values: dict) -> DocumentInfo:
     """Merge the user's card values (a None value removes the user's value for that field)."""
     info = get_document(conn, document_id)
