@@ -8,6 +8,7 @@ each other store it once.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -16,6 +17,8 @@ from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.ingest import cards
 from jsonl_engine.retrieval import cues
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
@@ -119,6 +122,9 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
         skip, _older = precheck(_Found(dup.existing), sha256, path)
         assert skip is not None
         return skip
-    cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
+    try:
+        cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
+    except EngineError as exc:  # the document is in: queries judge its pages until the next open fills them
+        log.warning("statement pages of %s not stored: %s", info.document_id, exc.message)
     reason = f"replaced previous version {', '.join(older)}" if older else None
     return outcome_for(info, reason=reason)
