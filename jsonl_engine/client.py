@@ -94,7 +94,39 @@ def _collect(events: list[dict[str, Any]]) -> Any:
 # ---- blocking ---------------------------------------------------------------------------------------------
 
 
-class Stream:
+class _Events:
+    """What the events of one request mean to whoever reads them, blocking or async: progress/delta/result are
+    handed out, an error is raised after the request's `done` (the request has ended then), a daemon that exits
+    first raises DaemonExited."""
+
+    def __init__(self, client: Any, request_id: Any, timeout: float | None) -> None:
+        self.client = client
+        self.id = request_id
+        self.done: dict[str, Any] | None = None
+        self._timeout = timeout
+        self._error: RequestError | None = None
+
+    def _timed_out(self) -> TimeoutError:
+        return TimeoutError(f"request {self.id!r}: no event within {self._timeout}s")
+
+    def _take(self, event: Any) -> dict[str, Any] | None:
+        """The event to hand out, or None (an error kept for later, or the `done` that ends the request)."""
+        if event is _END:
+            raise DaemonExited(f"the daemon exited before request {self.id!r} was done", self.client.returncode,
+                               self.id)
+        kind = event.get("event")
+        if kind == "done":
+            self.done = event
+            if self._error is not None:
+                raise self._error
+            return None
+        if kind == "error":
+            self._error = RequestError.from_event(event)
+            return None
+        return event
+
+
+class Stream(_Events):
     """The events of one request: iterate for progress/delta/result events; an error event raises at its place.
 
     `id` is the request id (for `cancel`); `done` is the final `done` event once iteration has ended. Leaving a
@@ -102,33 +134,18 @@ class Stream:
     """
 
     def __init__(self, client: Client, request_id: Any, q: queue.Queue[Any], timeout: float | None) -> None:
-        self.client = client
-        self.id = request_id
-        self.done: dict[str, Any] | None = None
+        super().__init__(client, request_id, timeout)
         self._queue = q
-        self._timeout = timeout
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        error: RequestError | None = None
         try:
-            while True:
+            while self.done is None:
                 try:
                     event = self._queue.get(timeout=self._timeout)
                 except queue.Empty:
-                    raise TimeoutError(f"request {self.id!r}: no event within {self._timeout}s") from None
-                if event is _END:
-                    raise DaemonExited(f"the daemon exited before request {self.id!r} was done",
-                                       self.client.returncode, self.id)
-                kind = event.get("event")
-                if kind == "done":
-                    self.done = event
-                    if error is not None:
-                        raise error
-                    return
-                if kind == "error":
-                    error = RequestError.from_event(event)  # raised after its done: the request has ended
-                    continue
-                yield event
+                    raise self._timed_out() from None
+                if (handed := self._take(event)) is not None:
+                    yield handed
         finally:
             if self.done is None:
                 with contextlib.suppress(Exception):
@@ -298,38 +315,23 @@ class Client:
 # ---- asyncio ----------------------------------------------------------------------------------------------
 
 
-class AsyncStream:
+class AsyncStream(_Events):
     """`async for event in stream` (progress/delta/result); like Stream, raises on an error event."""
 
     def __init__(self, client: AsyncClient, request_id: Any, q: asyncio.Queue[Any],
                  timeout: float | None) -> None:
-        self.client = client
-        self.id = request_id
-        self.done: dict[str, Any] | None = None
+        super().__init__(client, request_id, timeout)
         self._queue = q
-        self._timeout = timeout
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
-        error: RequestError | None = None
         try:
-            while True:
+            while self.done is None:
                 try:
                     event = await asyncio.wait_for(self._queue.get(), self._timeout)
                 except TimeoutError:
-                    raise TimeoutError(f"request {self.id!r}: no event within {self._timeout}s") from None
-                if event is _END:
-                    raise DaemonExited(f"the daemon exited before request {self.id!r} was done",
-                                       self.client.returncode, self.id)
-                kind = event.get("event")
-                if kind == "done":
-                    self.done = event
-                    if error is not None:
-                        raise error
-                    return
-                if kind == "error":
-                    error = RequestError.from_event(event)
-                    continue
-                yield event
+                    raise self._timed_out() from None
+                if (handed := self._take(event)) is not None:
+                    yield handed
         finally:
             if self.done is None:
                 with contextlib.suppress(Exception):

@@ -7,32 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.models.answer import AnswerResult
-from jsonl_engine.store import open_store
 from tests.support.answer_script import AnswerScript
 from tests.support.daemon import Daemon
 from tests.support.gateway import MODEL, Reply, error, stream_chunks
-
-NOTES = """# Harbour Freight Ltd notes 2024
-
-## Tonnage
-
-Harbour tonnage handled rose to 4.2 million tonnes in 2024, a record for the port of Tilbury.
-
-## Staff
-
-The harbour employed 812 people at the end of 2024, up from 790.
-"""
+from tests.support.harbour import harbour_kb
 
 
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("answer_e2e_kb")
-    store = open_store(path)
-    assert ingest_text(store, NOTES, "Harbour Freight notes", "text/markdown").error is None
-    store.close()
-    return path
+    return harbour_kb(tmp_path_factory.mktemp("answer_e2e_kb"))
 
 
 def kinds(events: list[dict]) -> list[str]:

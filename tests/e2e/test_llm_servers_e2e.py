@@ -8,32 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.ingest.sync import ingest_text
-from jsonl_engine.store import open_store
 from tests.support.answer_script import AnswerScript
 from tests.support.daemon import Daemon
 from tests.support.gateway import chat_reply, error, json_reply, stream_reply
+from tests.support.harbour import NOTES, TITLE, harbour_kb
 
-NOTES = """# Harbour Freight Ltd notes 2024
-
-## Tonnage
-
-Harbour tonnage handled rose to 4.2 million tonnes in 2024, a record for the port of Tilbury.
-
-## Staff
-
-The harbour employed 812 people at the end of 2024, up from 790.
-"""
 QUERY = "harbour tonnage Tilbury 2024"
 
 
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("llm_servers_kb")
-    store = open_store(path)
-    assert ingest_text(store, NOTES, "Harbour Freight notes", "text/markdown").error is None
-    store.close()
-    return path
+    return harbour_kb(tmp_path_factory.mktemp("llm_servers_kb"))
 
 
 def codes(warnings: list[str]) -> list[str]:
@@ -81,7 +66,7 @@ def test_summarize_failures_are_in_the_document_result_and_resummarize_regenerat
     """#4: a failing reader ended ingest ok with warnings []; re-ingesting the same bytes never re-summarised."""
     gateway.responder = lambda request: failure
     env = gateway.env(JSONL_ENGINE_LLM_MAX_RETRIES="2")
-    params = {"text": NOTES, "title": "Harbour Freight notes", "media_type": "text/markdown", "summarize": True}
+    params = {"text": NOTES, "title": TITLE, "media_type": "text/markdown", "summarize": True}
     with Daemon(tmp_path / "kb", env=env) as d:
         first = d.result("kb.ingest", params)
         assert "summaries_extractive" in codes(first["warnings"]) and first["skipped"] is False

@@ -1,23 +1,14 @@
 -- Driven by tests/test_nvim_plugin.py: nvim --headless -u NONE --cmd 'set rtp^=editors/nvim' -S drive.lua
 -- Runs the plugin's commands against the real daemon and writes what the user would see as JSON to $KB_TEST_OUT.
 local env = vim.env
-local report = { notes = {} }
-vim.notify = function(msg, level)
-  table.insert(report.notes, { msg = msg, level = level })
-end
+local harness = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local report, finish = harness.report, harness.finish
 
 report.echoes = {}
 local echo = vim.api.nvim_echo
 vim.api.nvim_echo = function(chunks, history, opts) -- what the message area shows (progress is not kept in :messages)
   table.insert(report.echoes, chunks[1][1])
   return echo(chunks, history, opts)
-end
-
-local function finish()
-  local f = assert(io.open(env.KB_TEST_OUT, "w"))
-  f:write(vim.json.encode(report))
-  f:close()
-  vim.cmd("qa!")
 end
 
 local function wait(what, cond)

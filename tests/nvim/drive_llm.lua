@@ -1,17 +1,8 @@
 -- Driven by tests/test_nvim_plugin.py: :KbAsk with llm = true (kb.answer, stream = false) on a daemon whose LLM is
 -- the loopback scripted server; writes the float's lines and the quickfix entries as JSON to $KB_TEST_OUT.
 local env = vim.env
-local report = { notes = {} }
-vim.notify = function(msg, level)
-  table.insert(report.notes, { msg = msg, level = level })
-end
-
-local function finish()
-  local f = assert(io.open(env.KB_TEST_OUT, "w"))
-  f:write(vim.json.encode(report))
-  f:close()
-  vim.cmd("qa!")
-end
+local harness = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local report, finish = harness.report, harness.finish
 
 vim.o.columns, vim.o.lines = 120, 40
 local kb = require("jsonl_engine")
