@@ -7,6 +7,7 @@ Results come out in input order; several files are in flight at once so the pool
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from jsonl_engine.ingest.sync import check_and_hash, expand_paths, failed
 if TYPE_CHECKING:
     from jsonl_engine.context import CancelFlag
     from jsonl_engine.store import Store
+
+log = logging.getLogger(__name__)
 
 BATCH_PAGES = 64
 SINGLE_TASK_PAGES = 96
@@ -40,6 +43,7 @@ class IngestJob:
     workers: int = 2
     status: str = "approved"
     meta: dict | None = None  # the user's card values, for every document of the job
+    written: int = 0  # documents this job wrote
 
     def check(self) -> None:
         if self.cancel.is_set():
@@ -57,13 +61,14 @@ class IngestJob:
             for index, (path, early) in enumerate(entries):
                 outcome = early if early is not None else await tasks.pop(index)
                 self.check()
-                self.on_outcome(outcome)
+                self._report(outcome)
                 self.progress("document", index + 1, total, path)
         finally:
             for task in tasks.values():
                 task.cancel()
             if tasks:
                 await asyncio.gather(*tasks.values(), return_exceptions=True)
+        await self._tidy()
         return total
 
     async def _bounded(self, active: asyncio.Semaphore, path: str) -> IngestOutcome:
@@ -83,8 +88,25 @@ class IngestJob:
             raise
         except EngineError as exc:
             outcome = policy.error_outcome(None, exc)
-        self.on_outcome(outcome)
+        self._report(outcome)
         self.progress("document", 1, 1, title)
+        await self._tidy()
+
+    def _report(self, outcome: IngestOutcome) -> None:
+        if outcome.error is None and not outcome.skipped:
+            self.written += 1
+        self.on_outcome(outcome)
+
+    async def _tidy(self) -> None:
+        """Once documents were written, the search indexes are brought into their fastest form (the documents are
+        committed already: a failure here is logged, not the ingest's)."""
+        if not self.written:
+            return
+        self.progress("index", None, None, f"tidying the search index after {self.written} document(s)")
+        try:
+            await asyncio.to_thread(self.store.tidy_indexes)
+        except EngineError as exc:
+            log.warning("search index not tidied: %s", exc.message)
 
     async def _file(self, path: str) -> IngestOutcome:
         try:

@@ -120,4 +120,6 @@ def ingest_paths(store: Store, paths: Iterable[str], status: str = "approved",
     outcomes: list[IngestOutcome] = []
     for path, early in expand_paths([str(p) for p in paths]):
         outcomes.append(early if early is not None else ingest_file(store, path, status, meta))
+    if any(o.error is None and not o.skipped for o in outcomes):
+        store.tidy_indexes()
     return outcomes

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
@@ -51,6 +53,12 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     why, covering = _routed(routed, scope), routed.covering()
     if not page_phrases:
         return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
+    # The section statement runs on another core beside the page statement, for the documents it will search:
+    # known when few are in scope, else guessed from the routing (kept only if the prior then picks them).
+    guess = docs if len(docs) <= SECTION_DOCS else \
+        sorted(covers, key=lambda d: (-covers[d], d))[:SECTION_DOCS] if named else None
+    beside = _side_pool().submit(store.search_sections, section_phrases, SECTION_WEIGHTS, scope,
+                                 SECTION_CANDIDATES, guess) if guess and section_phrases else None
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
         chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
@@ -62,8 +70,11 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
         prior = rank.document_prior(pages, covers, _title_matches(store, q.words, scope), named)
         if len(docs) > SECTION_DOCS:
             focus = sorted(prior, key=lambda d: (-prior[d], d))[:SECTION_DOCS]
-    hits = store.search_sections(section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES, focus) \
-        if section_phrases else []
+    if beside is not None and set(guess) == set(focus):
+        hits = beside.result()
+    else:
+        hits = store.search_sections(section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES, focus) \
+            if section_phrases else []
     if not pages and not hits:
         return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     boost = _statement_boost(store, q, pages, focus)
@@ -80,6 +91,25 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
         passages = _sections(store, q.words, scope, rank.fuse(cands, sections, page_score, prior), limit)
     return Retrieval(passages, reason=None if passages else "no passage matches the query terms", routed=why,
                      period_documents=covering)
+
+
+_side: ThreadPoolExecutor | None = None
+_side_lock = threading.Lock()
+
+
+def _side_pool() -> ThreadPoolExecutor:
+    """Threads for a statement that runs beside the calling thread's: the page and the section statements are
+    independent once the documents to search are known, and each costs FTS5 a pass over the whole library's
+    phrase counts.
+
+    A read there is outside the caller's snapshot (store reads are per thread). Documents are immutable once
+    written, so a search of named documents can only miss the rows of one removed meanwhile, as a search started
+    a moment later would."""
+    global _side
+    with _side_lock:
+        if _side is None:
+            _side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-side")
+        return _side
 
 
 def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:

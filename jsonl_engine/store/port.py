@@ -219,6 +219,12 @@ class Store(Protocol):
         absent. Done at ingest; documents written before are judged on open (retrieval/cues.fill_missing)."""
         ...
 
+    def tidy_indexes(self) -> None:
+        """Bring the search indexes into their fastest form after a batch of writes (SQLite merges FTS5 segments,
+        PostgreSQL flushes GIN pending lists). Search results do not change; an ingest calls it when it has
+        written documents."""
+        ...
+
     def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
         """Merge the user's card values (CARD_FIELDS; a None value removes that user value) and recompute the
         title; InvalidParams for another field, NotFound when the document is absent."""

@@ -236,6 +236,16 @@ def cover_texts(conn: Any, document_ids: Sequence[str]) -> dict[str, list[str]]:
     return parts
 
 
+GIN_INDEXES = ("pages_tsv", "sections_tsv", "covers_tsv")
+
+
+def flush_pending(conn: Any) -> None:
+    """Move each GIN index's pending list (fastupdate: recent rows not yet in the index's trees, which every
+    search scans in full) into the index, as autovacuum would later."""
+    for index in GIN_INDEXES:
+        conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
+
+
 def generation(conn: Any) -> tuple:
     """Changes whenever a document is added or removed: the count and the newest sequence number (never reused)."""
     row = conn.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents").fetchone()

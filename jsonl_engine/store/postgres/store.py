@@ -126,3 +126,10 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
             return []
         tsqs = self._tsqueries(phrases)
         return search.pages_holding(self._conn(), [tsqs[p] for p in phrases], document_ids)
+
+    # ---- upkeep
+
+    @translated
+    def tidy_indexes(self) -> None:
+        with self._db.write() as conn:
+            search.flush_pending(conn)

@@ -18,6 +18,9 @@ from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.sqlite.migrations import migrate
 
 DB_FILENAME = "kb.sqlite3"
+# Reads map the file rather than copy its pages into each connection's cache: every thread's reader shares the
+# pages the OS holds (SQLite caps this at its compile-time maximum, 2 GiB by default).
+MMAP_BYTES = 1 << 31
 
 # SQLite's primary result codes that mean the KB file itself is unusable (anything else is a bug: `internal`).
 UNUSABLE_FILE = {
@@ -40,6 +43,7 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA cache_size=-32000")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     except BaseException:
         conn.close()
         raise

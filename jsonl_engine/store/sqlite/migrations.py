@@ -115,6 +115,13 @@ CREATE INDEX documents_title ON documents(title);
 -- before this version are judged from their stored pages when the KB is opened (retrieval/cues.fill_missing).
 ALTER TABLE documents ADD COLUMN statements TEXT;
 """),
+    (5, "FTS5 'merge' commands merge any level holding two b-tree segments (usermerge=2)", """
+-- Each search statement reads every segment of its index; after a batch of writes the store merges them
+-- (Store.tidy_indexes, search.merge_segments). Automatic merges during writes keep FTS5's default (4).
+INSERT INTO pages_fts(pages_fts, rank) VALUES ('usermerge', 2);
+INSERT INTO sections_fts(sections_fts, rank) VALUES ('usermerge', 2);
+INSERT INTO covers_fts(covers_fts, rank) VALUES ('usermerge', 2);
+"""),
 ]
 
 

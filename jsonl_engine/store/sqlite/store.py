@@ -91,3 +91,9 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         if not phrases or not document_ids:
             return []
         return search.pages_holding(self._conn(), search.match(phrases), document_ids)
+
+    # ---- upkeep
+
+    @translated
+    def tidy_indexes(self) -> None:
+        search.merge_segments(self._db.write)
