@@ -34,9 +34,11 @@ def neutral(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:16] + ".pdf"
 
 
-def library_dir(out: Path, naming: str, pdfs: list[Path]) -> tuple[Path, dict[str, str]]:
-    """A folder of the library's PDFs under `naming`; returns it and original stem -> file stem."""
-    folder = out / f"pdfs-{naming}"
+def library_dir(out: Path, naming: str, pdfs: list[Path], copies: int = 1) -> tuple[Path, dict[str, str]]:
+    """A folder of the library's PDFs under `naming`; returns it and original stem -> file stem. With `copies`
+    > 1, each PDF also appears copies-1 more times with a PDF comment appended (other bytes, so other documents
+    with the same text): a library that many times as large, for latency."""
+    folder = out / (f"pdfs-{naming}" if copies == 1 else f"pdfs-{naming}-x{copies}")
     folder.mkdir(parents=True, exist_ok=True)
     names = {}
     for pdf in pdfs:
@@ -48,6 +50,11 @@ def library_dir(out: Path, naming: str, pdfs: list[Path]) -> tuple[Path, dict[st
                 os.link(pdf, target)
             except OSError:
                 shutil.copyfile(pdf, target)
+        for k in range(1, copies):
+            copy_name = f"{pdf.stem}--copy{k}.pdf"
+            target = folder / (copy_name if naming == "real" else neutral(copy_name))
+            if not target.exists():
+                target.write_bytes(pdf.read_bytes() + f"\n%copy {k}\n".encode())
     return folder, names
 
 
@@ -72,18 +79,18 @@ def first_hit(items: list[dict], gold: set[tuple[str, int]]) -> int | None:
 
 
 def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild: bool, samples: int,
-        pg_url: str | None = None) -> dict:
+        pg_url: str | None = None, copies: int = 1) -> dict:
     """One naming on one KB: the SQLite KB under `out` (kept between runs), or, with `pg_url`, that PostgreSQL
     database (always ingested afresh)."""
     from tests.support.daemon import Daemon
 
-    folder, _names = library_dir(out, naming, pdfs)
-    kb = out / f"kb-{naming}"
+    folder, _names = library_dir(out, naming, pdfs, copies)
+    kb = out / (f"kb-{naming}" if copies == 1 else f"kb-{naming}-x{copies}")
     if rebuild and kb.exists():
         shutil.rmtree(kb)
     fresh = pg_url is not None or not kb.exists()
     stats = (out / f"ingest-{naming}-postgresql.json") if pg_url else kb / "ingest.json"
-    report: dict = {"naming": naming}
+    report: dict = {"naming": naming if copies == 1 else f"{naming}x{copies}"}
     with Daemon(kb_dir=pg_url or kb, timeout=600) as d:
         if fresh:
             seconds, pages, count = ingest(d, folder)
@@ -96,6 +103,7 @@ def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild
         ids = {p.stem: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in pdfs}
         titles = [x["title"] for x in docs]
         report["documents"] = len(docs)
+        report["pages"] = sum(x["pages"] for x in docs)
         report["distinct_titles"] = len(set(titles))
         rng = random.Random(12)
         report["sample_titles"] = [x["title"] for x in rng.sample(docs, min(samples, len(docs)))]
@@ -145,6 +153,9 @@ def main() -> None:
     ap.add_argument("--naming", choices=("real", "neutral", "both"), default="both")
     ap.add_argument("--rebuild", action="store_true", help="ingest again (the ingest rate is measured then)")
     ap.add_argument("--samples", type=int, default=10, help="random card titles shown")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="each PDF this many times (byte-different copies): latency on a larger library; the "
+                         "quality columns then count a copy's page as a miss")
     ap.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
                     help="postgresql: a throwaway server (tests/support/pg.py), a fresh database per naming")
     args = ap.parse_args()
@@ -162,16 +173,16 @@ def main() -> None:
 
             pg = stack.enter_context(PgServer())
         reports = [run(n, out, pdfs, questions, args.rebuild, args.samples,
-                       pg.new_database(f"library_{n}") if pg else None) for n in namings]
+                       pg.new_database(f"library_{n}") if pg else None, args.copies) for n in namings]
 
     print(f"library ({args.backend}): {len(pdfs)} PDFs, {len(questions)} dev questions asked corpus-wide "
           f"(limit {LIMIT})")
-    header = (f"{'naming':8} {'docs':>5} {'titles':>6} {'doc@1':>6} " + " ".join(f"{'hit@' + str(k):>6}" for k in KS)
+    header = (f"{'naming':10} {'docs':>5} {'pages':>6} {'titles':>6} {'doc@1':>6} " + " ".join(f"{'hit@' + str(k):>6}" for k in KS)
               + f" {'p50':>6} {'p95':>6} {'sc.hit@5':>8} {'sc.p50':>6} {'sc.p95':>6} {'ingest p/s':>10}")
     print(header)
     print("-" * len(header))
     for r in reports:
-        print(f"{r['naming']:8} {r['documents']:5d} {r['distinct_titles']:6d} {r['doc@1']:6.3f} "
+        print(f"{r['naming']:10} {r['documents']:5d} {r['pages']:6d} {r['distinct_titles']:6d} {r['doc@1']:6.3f} "
               + " ".join(f"{r[f'hit@{k}']:6.3f}" for k in KS)
               + f" {r['p50_ms']:6.1f} {r['p95_ms']:6.1f} {r['scoped_hit@5']:8.3f} {r['scoped_p50_ms']:6.1f}"
               f" {r['scoped_p95_ms']:6.1f} {r.get('pages_per_s') or '-':>10}")

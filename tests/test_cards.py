@@ -68,6 +68,31 @@ def test_boilerplate_first_lines_never_title_and_metadata_counts(tmp_path: Path)
     assert card.title == "Northwind Traders Corp, 8-K (dated 2021-03-03; filed 2021-03-05)"
 
 
+COVER = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-K\n"
+         "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
+         "For the fiscal year ended January 29, 2022\nCommission File No. 1-10299\n")
+
+
+def test_capitals_on_the_cover_become_the_name_as_the_text_writes_it() -> None:
+    body = "Best Buy sells consumer electronics. Best Buy was founded in 1966."
+    card = derive([COVER + "BEST BUY CO., INC.\n(Exact name of registrant as specified in its charter)\n", body])
+    assert card.entities == ["Best Buy Co., Inc."]  # "BUY" is written "Buy" in the text: a word, not an acronym
+    card = derive([COVER + "AMC NETWORKS INC.\n(Exact name of registrant as specified in its charter)\n",
+                   "The company operates cable channels."])
+    assert card.entities == ["AMC Networks Inc."]  # never written otherwise: an acronym
+
+
+def test_a_logo_cover_takes_the_name_from_the_next_pages_never_a_part_heading() -> None:
+    pages = [COVER + "(Exact name of registrant as specified in its charter)\nNew York 13-3513936\n",
+             "TABLE OF CONTENTS\nPART I\nItem 1. Business 1\nItem 1A. Risk Factors 4\n",
+             "CAUTIONARY NOTE REGARDING FORWARD-LOOKING STATEMENTS\nThis report includes forward-looking statements.",
+             "PART I\nItem 1. Business\nGeneral\nThe retailer Foot Locker, Inc., incorporated in 1989, leads its "
+             "market; Foot Locker, Inc. and its subsidiaries operate stores in 28 countries."]
+    card = derive(pages, "PART I")
+    assert card.entities == ["Foot Locker, Inc."] and card.title.startswith("Foot Locker, Inc., 10-K, fiscal year 2022")
+    assert derive(pages[:3], "PART I").title == "10-K, fiscal year 2022 (period ended 2022-01-29)"  # no name: no heading
+
+
 def test_a_document_of_no_known_kind_keeps_its_heading_title() -> None:
     card = derive(["Quarterly Gardening Notes\nTomatoes like sun."], "Quarterly Gardening Notes")
     assert card.title == "Quarterly Gardening Notes" and card.kind is None
@@ -183,6 +208,23 @@ def test_entities_weighted_by_rarity() -> None:
     assert set(entity_scores("the VaR of JPM in 2023", cards)) == {"d"}
     assert entity_scores("what is the american dream", cards) == {}
     assert card_matches(cards["b"].merged({}), entity="american water") and not card_matches(cards["a"], kind="10-K")
+
+
+def test_a_comparison_of_years_targets_the_latest() -> None:
+    compared = parse_periods("Has the debt increased between 2022 and the 2021 fiscal period?")
+    assert compared.compares and compared.target == 2022  # the 2022 filing reports 2021 as comparatives
+    assert parse_periods("Did margins improve from FY2021 to FY2022?").target == 2022
+    assert parse_periods("FY2021 revenue as reported in 2022").target == 2021  # no comparison: the fiscal year
+
+
+def test_joined_initials_name_a_company_with_an_ampersand() -> None:
+    cards = {"a": Card(entities=["Johnson & Johnson"]), "b": Card(entities=["Procter & Gamble Company"]),
+             "c": Card(entities=["Johnson Controls International plc"]), "d": Card(entities=["Advanced Micro Devices"])}
+    for query in ("Which segment of JnJ will be discontinued?", "J&J cash proceeds in 2023", "JNJ revenue"):
+        assert set(entity_scores(query, cards)) == {"a"}, query
+    assert set(entity_scores("P&G net sales", cards)) == {"b"}
+    assert entity_scores("What is the CNN ROA and EPS?", cards) == {}  # capitals, but no name's initials
+    assert entity_scores("JJ revenue", cards) == {}  # no joiner: too short to say which name
 
 
 def _annual_filing(path: Path, year: int, sentence: str) -> None:

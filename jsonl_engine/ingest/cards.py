@@ -56,7 +56,9 @@ _META_RECEIVED = re.compile(rf"(?i)^(.+?)\s*\(form:\s*([\w-]+),\s*received:\s*({
 _META_DASH = re.compile(rf"(?i)^(10-k|10-q|8-k|20-f)\s+-\s+({_DATE})\s+-\s+(.+)$")
 _NOT_NAME = re.compile(r"(?i)^(?:commission|state|delaware|\(|i\.r\.s|irs|table of contents|united states|washington|"
                        r"securities|form\b|annual|quarterly|current|for the|or\b|\d+$|exhibit|page\b|date of|\(?mark one)|pursuant|"
-                       r"transition report|\bfile number\b")
+                       r"transition report|\bfile number\b|(?:part|item)\s+(?:[ivx]+|\d+[a-z]?)\b")
+_BOILER_HEADING = re.compile(r"(?i)^\W*(?:\(?mark one\b|table of contents|(?:part|item)\s+(?:[ivx]+|\d+[a-z]?)\b|pursuant\b|"
+                             r"united states\W*$|securities and exchange commission)")  # a heading, never a title
 _TICKER = re.compile(r"([A-Z][\w&.,'’\- ]{1,60}?)\s*[(\[](?:NYSE|NASDAQ|Nasdaq|LSE|ASX|TSX|AMEX)\s*:")
 _RELEASE = re.compile(r"(?i)for immediate release|news release|press release|exhibit 99\.?1|today (?:reported|announced)")
 _INLINE_LEGAL = re.compile(r"\b((?:The\s+)?(?:[A-Z][\w&'’-]*[\s,]+){1,4}(?:Company|Inc\.|Corporation|plc|Ltd\.|N\.V\.|S\.A\.))")
@@ -103,8 +105,9 @@ def _casing(name: str, text: str) -> str:
     words = []
     for word in name.split():
         bare = word.strip(".,").lower()
-        if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (len(bare) <= 3 and bare.isalpha()
-                                                                        and bare not in {"inc", "co", "the", "and"}):
+        short = len(bare) <= 3 and bare.isalpha() and bare not in {"inc", "co", "the", "and"}
+        if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (
+                short and not re.search(rf"\b{bare.capitalize()}\b", text)):  # an acronym, unless written "Buy"
             words.append(word)
         else:
             small = bare in _SMALL and words
@@ -266,9 +269,10 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
     text = "\n".join(lines)
     meta_kind, meta_entity, filed = _meta(source_title)
     kind = _kind(text, lines) or meta_kind
+    more = "\n".join(_lines(all_pages))  # the first statements' pages: more mentions of the name
     entity = (_headline_name(lines) if kind == "earnings release" else None) or _registrant(lines) \
-        or meta_entity or _legal_name(lines) or _frequent_name(text)
-    entity = _casing(_clean_name(entity), text) if entity else None
+        or meta_entity or _legal_name(lines) or _frequent_name(text) or _frequent_name(more)
+    entity = _casing(_clean_name(entity), more) if entity else None
     card = Card(kind=kind, entities=[entity] if entity else [], source_title=source_title,
                 filed=filed.isoformat() if filed else None)
     head = "\n".join(lines[:60])
@@ -292,7 +296,8 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
         years = [_year(next(g for g in m.groups() if g)) for m in _FISCAL_YEAR.finditer(text)]
         if years:
             card.fiscal_year = years[0]
-    card.title = title_of(card, source_title or file_name or "")
+    heading = source_title if not _BOILER_HEADING.match(source_title) else ""
+    card.title = title_of(card, heading or file_name or "")
     return card
 
 

@@ -47,6 +47,8 @@ _KIND_WORDS = (
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
 )
+_COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
+                       r"\bdecreas|\bdeclin|\bimprov")
 _ANNUAL = ("10-K", "20-F", "40-F", "annual report")
 _QUARTERLY = ("10-Q", "earnings release")
 
@@ -61,11 +63,13 @@ class Periods:
     dates: tuple[date, ...] = ()
     latest: bool = False
     kinds: tuple[str, ...] = ()
+    compares: bool = False  # the query compares periods ("between 2022 and 2021", "FY2021 vs FY2022")
 
     @property
     def target(self) -> int | None:
-        """The year the query is about: the latest fiscal year it names, else the latest year."""
-        years = self.fiscal_years or self.years
+        """The year the query is about: the latest fiscal year it names, else the latest year; a comparison of
+        years is answered by the latest one's filing (it reports the earlier ones as comparatives)."""
+        years = self.years if self.compares else self.fiscal_years or self.years
         return max(years) if years else None
 
     @property
@@ -99,7 +103,8 @@ def parse_periods(query: str) -> Periods:
             quarter = 2 if (m[4] == "1" or m[5] == "first") else 4
     kinds = tuple(kind for kind, pattern in _KIND_WORDS if pattern.search(rest))
     return Periods(years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
-                   latest=bool(_LATEST.search(rest)), kinds=kinds)
+                   latest=bool(_LATEST.search(rest)), kinds=kinds,
+                   compares=len(set(years)) > 1 and bool(_COMPARES.search(rest)))
 
 
 def name_words(name: str) -> tuple[str, ...]:
@@ -160,6 +165,22 @@ def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
     return split(token, 0)
 
 
+# "JnJ", "J&J", "P&G": capitals joined by "&" or "n" (for "and"), the way a name with an "&" is shortened
+_JOINED_INITIALS = re.compile(r"(?<![\w&])[A-Z](?:[&n][A-Z])+(?![\w&])|(?<![\w&])[A-Z]N[A-Z](?![\w&])")
+
+
+def _joined_initials(query: str) -> set[str]:
+    """The query's joined initialisms, lowercased with the joiner as "n" ("JnJ", "J&J", "JNJ" -> "jnj")."""
+    text = unicodedata.normalize("NFKC", query)
+    return {m.group(0).lower().replace("&", "n") for m in _JOINED_INITIALS.finditer(text)}
+
+
+def _initialises(token: str, words: tuple[str, ...]) -> bool:
+    """"jnj" ~ Johnson & Johnson, "png" ~ Procter & Gamble: the initials of a name with an "&" (normalised to
+    "and"), that word as "n"."""
+    return "and" in words[1:-1] and token == "".join("n" if w == "and" else w[0] for w in words)
+
+
 def _capitalised(query: str) -> set[str]:
     """Words the query writes with a capital (names: "MGM", "Verizon"), lowercased."""
     text = unicodedata.normalize("NFKC", query).replace("\u2019", "'")
@@ -184,10 +205,12 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
 
     A name also matches on its first word alone when the query capitalises it and no other entity has it
-    ("MGM" for MGM Resorts International), and on an abbreviation made of its words' prefixes ("JPM")."""
+    ("MGM" for MGM Resorts International), on an abbreviation made of its words' prefixes ("JPM"), and on the
+    joined initials of a name with an "&" ("JnJ")."""
     words, holders, idf = _name_index(frozenset(n for c in cards.values() for n in c.entities))
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
+    initials = _joined_initials(query)
     matched: dict[str, float] = {}
     for name, ws in words.items():
         if not ws:
@@ -199,7 +222,8 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
         share = got / whole if whole else 0.0
         if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2:
             share = FIRST_WORD
-        if share < FIRST_WORD and any(_abbreviates(t, ws) for t in capital):
+        if share < FIRST_WORD and (any(_abbreviates(t, ws) for t in capital)
+                                   or any(_initialises(t, ws) for t in initials)):
             share = FIRST_WORD
         if share >= MIN_ENTITY:
             matched[name] = share
