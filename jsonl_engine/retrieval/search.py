@@ -112,6 +112,17 @@ def _side_pool() -> ThreadPoolExecutor:
         return _side
 
 
+def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
+    """The phrases' page counts, half of them counted on a side thread (a phrase not seen before costs a pass over
+    the index)."""
+    half = len(phrases) // 2
+    if half < 2:
+        return store.page_frequencies(phrases)
+    beside = _side_pool().submit(store.page_frequencies, phrases[:half])
+    counts = store.page_frequencies(phrases[half:])
+    return {**beside.result(), **counts}
+
+
 def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:
     """The documents the query was routed to, best first, with their titles, scores and reasons."""
     return [{"document_id": d, "title": scope.documents[d][0], "score": routed.scores[d], "why": routed.why[d]}
@@ -192,7 +203,7 @@ def _select_phrases(store: Store, q: Query, issuer: frozenset[str] = frozenset()
     position lists are the most expensive to evaluate, and the page statement already rewards them.
     """
     limit = MAX_DF * store.page_count()
-    df = store.page_frequencies(q.phrases)
+    df = _page_frequencies(store, q.phrases)
     present = [p for p in q.phrases if df[p] > 0]
     if issuer and any(not issuer.issuperset(p) for p in present):
         present = [p for p in present if not issuer.issuperset(p)]
