@@ -82,6 +82,20 @@ def test_capitals_on_the_cover_become_the_name_as_the_text_writes_it() -> None:
     assert card.entities == ["AMC Networks Inc."]  # never written otherwise: an acronym
 
 
+def test_a_52_53_week_year_closing_in_early_january_is_the_year_before() -> None:
+    cover = COVER.replace("January 29, 2022", "January 3, 2016")
+    card = derive([cover + "JOHNSON & JOHNSON\n(Exact name of registrant as specified in its charter)\n"])
+    assert (card.fiscal_year, card.period_end) == (2015, "2016-01-03")
+    assert card.title == "Johnson & Johnson, 10-K, fiscal year 2015 (period ended 2016-01-03)"
+    assert derive([COVER]).fiscal_year == 2022  # a retailer's year closing at the end of January: its own year
+
+
+def test_names_from_metadata_are_tidied() -> None:
+    assert derive([COVER + "NIKE, Inc .\n(Exact name of registrant as specified in its charter)\n"]).entities == \
+        ["NIKE, Inc."]
+    assert derive([COVER], "Form 10-K for Foot Locker INC filed 03/27/2023").entities == ["Foot Locker Inc"]
+
+
 def test_a_logo_cover_takes_the_name_from_the_next_pages_never_a_part_heading() -> None:
     pages = [COVER + "(Exact name of registrant as specified in its charter)\nNew York 13-3513936\n",
              "TABLE OF CONTENTS\nPART I\nItem 1. Business 1\nItem 1A. Risk Factors 4\n",

@@ -95,9 +95,11 @@ def _lines(pages: list[str]) -> list[str]:
 
 
 def _casing(name: str, text: str) -> str:
-    """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word."""
+    """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word; in a
+    mixed-case name, a legal form in capitals as usually written ("Foot Locker INC" -> "Foot Locker Inc")."""
     if not name.isupper():
-        return name
+        return re.sub(r"\b(INC|CORP|CO|LTD|COMPANY|CORPORATION|LIMITED)\b(?=\.?$)", lambda m: m.group(1).capitalize(),
+                      name) if re.search(r"[a-z]", name) else name
     found = [m.group(0) for m in re.finditer(re.escape(name), text, re.I)]
     mixed = [f for f in found if not f.isupper() and f[:1].isupper()]
     if mixed:
@@ -118,7 +120,7 @@ def _casing(name: str, text: str) -> str:
 def _clean_name(name: str) -> str:
     name = re.sub(r"\s*[(\[].*$|(?i:\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries)$", "", name)
     name = re.sub(r"^[^\w&]+|^(?:o|x)\s+(?=[A-Z])", "", name).strip(" ,;:-–—_")
-    return " ".join(name.split())
+    return re.sub(r"\s+(?=[.,])", "", " ".join(name.split()))  # "NIKE, Inc ." -> "NIKE, Inc."
 
 
 def _registrant(lines: list[str]) -> str | None:
@@ -236,6 +238,12 @@ _SPAN_QUARTER = {"three": 1, "thirteen": 1, "13": 1, "six": 2, "twenty-six": 2, 
                  "thirty-nine": 3, "39": 3}
 
 
+def fiscal_year_ending(end: date) -> int:
+    """The fiscal year that ends on `end`: named by the calendar year it ends in, except a 52/53-week year that
+    closes in the first days of January (on the weekend nearest December 31), which is the year before's."""
+    return end.year - 1 if end.month == 1 and end.day <= 7 else end.year
+
+
 def _quarter_of_10q(card: Card, pages: list[str], text: str) -> None:
     """A 10-Q's fiscal quarter from its statements' columns (three months only: Q1; six: Q2; nine: Q3) or a
     quarter it names; its fiscal year is the period end's, or the next one when the filing names that fiscal
@@ -252,7 +260,7 @@ def _quarter_of_10q(card: Card, pages: list[str], text: str) -> None:
         months = (end.year - last.year) * 12 + end.month - last.month + (1 if end.day - last.day > 15 else 0)
         if 1 <= months <= 13:
             quarter = min(4, max(1, round(months / 3)))
-            card.fiscal_year = last.year + 1
+            card.fiscal_year = fiscal_year_ending(last) + 1
     if quarter is None and end is not None:
         quarter = (end.month - 1) // 3 + 1
     card.fiscal_quarter = quarter
@@ -280,7 +288,7 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
         end = parse_date(m.group(1))
         if end:
             card.period_end = end.isoformat()
-            card.fiscal_year = end.year
+            card.fiscal_year = fiscal_year_ending(end) if kind in _ANNUAL_KINDS else end.year
     if m := _REPORT_DATE.search(head):
         when = parse_date(m.group(1))
         if when:
