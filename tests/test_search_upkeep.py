@@ -107,3 +107,38 @@ def test_side_statements_rank_as_the_sequential_search(any_dev_kb, monkeypatch: 
     monkeypatch.setattr(search_mod, "_side_pool", lambda: inline)
     assert run() == threaded
     assert inline.calls >= 4  # the scoped and the named questions took the side path
+
+
+def test_side_reads_under_concurrent_writes_cache_consistent_counts(kb_location) -> None:
+    """Searches while another thread keeps adding documents that hold the query's phrases: a side read caches
+    counts under the KB generation it read them at (a count from a newer state under an older generation would
+    put more matching rows than rows into a BM25 IDF)."""
+    import threading
+
+    reader, writer = open_store(kb_location), open_store(kb_location)
+    try:
+        ingest_text(reader, _doc(0, "widgets"), "company 0", "text/markdown")
+        stop, failures = threading.Event(), []
+
+        def write() -> None:
+            i = 1
+            while not stop.is_set() and i < 400:
+                ingest_text(writer, _doc(i, "widgets") * 3, f"company {i}", "text/markdown")
+                i += 1
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        try:
+            for i in range(150):
+                try:
+                    retrieve(reader, f"steel cost of sales widgets operating income {i}", limit=3)
+                    retrieve(reader, "demand for widgets may fall on steel", limit=3)
+                except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                    failures.append(repr(exc))
+        finally:
+            stop.set()
+            thread.join(60)
+        assert not failures, failures[:3]
+    finally:
+        reader.close()
+        writer.close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
@@ -12,6 +13,8 @@ from jsonl_engine.retrieval import route as route_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
 from jsonl_engine.retrieval.types import Passage, Retrieval, check_unit
 from jsonl_engine.store import Phrase, Scope, SectionWeights, Store
+
+T = TypeVar("T")
 
 PAGE_CANDIDATES = 200
 SECTION_CANDIDATES = 200
@@ -57,8 +60,8 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     # known when few are in scope, else guessed from the routing (kept only if the prior then picks them).
     guess = docs if len(docs) <= SECTION_DOCS else \
         sorted(covers, key=lambda d: (-covers[d], d))[:SECTION_DOCS] if named else None
-    beside = _side_pool().submit(store.search_sections, section_phrases, SECTION_WEIGHTS, scope,
-                                 SECTION_CANDIDATES, guess) if guess and section_phrases else None
+    beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES,
+                     guess) if guess and section_phrases else None
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
         chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
@@ -98,18 +101,27 @@ _side_lock = threading.Lock()
 
 
 def _side_pool() -> ThreadPoolExecutor:
-    """Threads for a statement that runs beside the calling thread's: the page and the section statements are
-    independent once the documents to search are known, and each costs FTS5 a pass over the whole library's
-    phrase counts.
-
-    A read there is outside the caller's snapshot (store reads are per thread). Documents are immutable once
-    written, so a search of named documents can only miss the rows of one removed meanwhile, as a search started
-    a moment later would."""
     global _side
     with _side_lock:
         if _side is None:
             _side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-side")
         return _side
+
+
+def _beside(store: Store, read: Callable[..., T], *args: Any) -> Future[T]:
+    """`read(*args)` on a side thread, beside the calling thread's statements: the page and the section statements
+    are independent once the documents to search are known, and each costs FTS5 a pass over the whole library's
+    phrase counts.
+
+    The side read has a snapshot of its own (store reads are per thread), so the counts it caches agree with the KB
+    generation they are cached under; it may be newer than the caller's. Documents are immutable once written, so
+    a search of named documents can only miss the rows of one removed meanwhile, as a search started a moment
+    later would."""
+    def run() -> T:
+        with store.snapshot():
+            return read(*args)
+
+    return _side_pool().submit(run)
 
 
 def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
@@ -118,7 +130,7 @@ def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
     half = len(phrases) // 2
     if half < 2:
         return store.page_frequencies(phrases)
-    beside = _side_pool().submit(store.page_frequencies, phrases[:half])
+    beside = _beside(store, store.page_frequencies, phrases[:half])
     counts = store.page_frequencies(phrases[half:])
     return {**beside.result(), **counts}
 

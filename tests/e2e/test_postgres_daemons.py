@@ -68,7 +68,7 @@ def test_four_daemons_two_ingesting_overlapping_sets_two_querying(pg_server, fil
         stop.set()
         for t in queriers:
             t.join(120)
-        assert not errors, errors[:1]
+        assert not errors, (errors[:1], qa.stderr[-3000:], qb.stderr[-3000:])
         assert answered
         everything = outcomes["a"] + outcomes["b"]
         assert all(o["error"] is None for o in everything), everything
