@@ -58,13 +58,12 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
         return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     # The section statement runs on another core beside the page statement, for the documents it will search:
     # known when few are in scope, else guessed from the routing (kept only if the prior then picks them).
-    guess = docs if len(docs) <= SECTION_DOCS else \
-        sorted(covers, key=lambda d: (-covers[d], d))[:SECTION_DOCS] if named else None
+    ranked = sorted(covers, key=lambda d: (-covers[d], d)) if named else []
+    guess = docs if len(docs) <= SECTION_DOCS else ranked[:SECTION_DOCS] or None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES,
                      guess) if guess and section_phrases else None
     if named:  # the question names its issuer: search that issuer's documents only (cheaper, as good)
-        chosen = sorted(covers, key=lambda d: (-covers[d], d))[:NAMED_DOCS]
-        pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=chosen)
+        pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=ranked[:NAMED_DOCS])
     else:
         pages = store.search_pages(page_phrases, scope, PAGE_CANDIDATES, within=docs if len(docs) == 1 else None)
     prior = None
