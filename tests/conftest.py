@@ -10,7 +10,6 @@ Re-exports the scripted LLM server fixture `gateway` (tests/support/gateway.py).
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -110,7 +109,10 @@ def kb_integrity(store) -> dict[str, int]:
     """Check every invariant of the KB; returns row counts."""
     if getattr(store, "backend", "sqlite") == "postgresql":
         return _pg_integrity(store)
-    conn = sqlite3.connect(store.path)  # the FTS integrity-check is an INSERT: not on a query_only reader
+    # the FTS integrity-check is an INSERT: not on a query_only reader; the store's SQLite library (it has the file open)
+    from tests.support.sql import sqlite_connect
+
+    conn = sqlite_connect(store.path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     fts = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%fts5%'")]

@@ -3,7 +3,6 @@ the section statement run beside the page statement (retrieval/search.py)."""
 
 from __future__ import annotations
 
-import sqlite3
 from concurrent.futures import Executor, Future
 
 import pytest
@@ -12,6 +11,7 @@ from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.retrieval import search as search_mod
 from jsonl_engine.store import Store, open_store
+from tests.support.sql import sqlite_connect
 
 TOPICS = ("widgets", "gadgets", "sprockets", "gears", "valves", "pumps", "bearings", "levers")
 
@@ -42,7 +42,7 @@ def _fts_segments(path) -> dict[str, int]:
             if not b[i - 1] & 0x80:
                 return v, i
 
-    conn = sqlite3.connect(path)
+    conn = sqlite_connect(path)  # the store's SQLite library: the store has the file open
     try:
         out = {}
         for table in ("pages_fts", "sections_fts"):

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
+from jsonl_engine.store.sqlite import driver
 
 
 def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
     store = open_store(tmp_path / "kb")
     db = store._db  # the SQLite connections behind the store
     try:
-        with pytest.raises(sqlite3.IntegrityError), db.write() as conn:
+        with pytest.raises(driver.IntegrityError), db.write() as conn:
             conn.execute("PRAGMA defer_foreign_keys=ON")  # the violation surfaces only at COMMIT
             conn.execute("INSERT INTO pages (document_id, number, text) VALUES ('nobody', 1, 'orphan')")
         assert not db._writer.in_transaction

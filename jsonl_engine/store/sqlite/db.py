@@ -7,7 +7,6 @@ moment leaves each document fully in or fully out.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from jsonl_engine.errors import KBUnavailable
+from jsonl_engine.store.sqlite import bm25, driver
+from jsonl_engine.store.sqlite.driver import Connection
 from jsonl_engine.store.sqlite.migrations import migrate
 
 DB_FILENAME = "kb.sqlite3"
@@ -24,33 +25,37 @@ MMAP_BYTES = 1 << 31
 
 # SQLite's primary result codes that mean the KB file itself is unusable (anything else is a bug: `internal`).
 UNUSABLE_FILE = {
-    sqlite3.SQLITE_NOTADB: "is not a valid SQLite database",
-    sqlite3.SQLITE_CORRUPT: "is not a valid SQLite database",
-    sqlite3.SQLITE_CANTOPEN: "cannot be opened",
-    sqlite3.SQLITE_PERM: "cannot be opened",
-    sqlite3.SQLITE_READONLY: "is read-only",
-    sqlite3.SQLITE_IOERR: "cannot be read or written",
-    sqlite3.SQLITE_FULL: "cannot be read or written",
+    driver.SQLITE_NOTADB: "is not a valid SQLite database",
+    driver.SQLITE_CORRUPT: "is not a valid SQLite database",
+    driver.SQLITE_CANTOPEN: "cannot be opened",
+    driver.SQLITE_PERM: "cannot be opened",
+    driver.SQLITE_READONLY: "is read-only",
+    driver.SQLITE_IOERR: "cannot be read or written",
+    driver.SQLITE_FULL: "cannot be read or written",
 }
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+def connect(path: Path) -> Connection:
+    conn = driver.connect(path, timeout_s=30.0)
     try:
-        conn.row_factory = sqlite3.Row
         _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA cache_size=-32000")
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        if driver.APSW:
+            # Last: APSW looks FTS5 up with a statement of its own, holding the GIL; it reads the schema, so a KB
+            # another process holds locked (being created) would stall every thread until it is released.
+            # Once in WAL mode, reading never waits on a writer.
+            bm25.register(conn)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+def _enable_wal(conn: Connection, wait_s: float = 30.0) -> None:
     """Switch to WAL. While another process creates or converts the file, SQLite answers "database is locked"
     at once, without its busy handler: retry (two daemons started together on a new KB both get in)."""
     deadline = time.monotonic() + wait_s
@@ -59,7 +64,7 @@ def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             return
-        except sqlite3.OperationalError as exc:
+        except driver.Error as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
         time.sleep(delay)
@@ -84,12 +89,12 @@ def _opening(path: Path) -> Iterator[None]:
     """SQLite errors that say the KB file is unusable become kb_unavailable, naming the file and the problem."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:
-        problem = UNUSABLE_FILE.get((getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF)
+    except driver.Error as exc:
+        problem = UNUSABLE_FILE.get(driver.primary_code(exc))
         if problem is None:
             raise
         raise KBUnavailable(f"the KB file {path} {problem} ({exc})",
-                            {"path": str(path), "sqlite_error": exc.sqlite_errorname}) from exc
+                            {"path": str(path), "sqlite_error": driver.error_name(exc)}) from exc
 
 
 class Connections:
@@ -106,10 +111,10 @@ class Connections:
                 raise
         self._write_lock = threading.Lock()
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: list[Connection] = []
         self._readers_lock = threading.Lock()
 
-    def reader(self) -> sqlite3.Connection:
+    def reader(self) -> Connection:
         """This thread's read connection (autocommit; each statement sees the latest committed state)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
@@ -122,7 +127,7 @@ class Connections:
         return conn
 
     @contextmanager
-    def snapshot(self) -> Iterator[sqlite3.Connection]:
+    def snapshot(self) -> Iterator[Connection]:
         """A read transaction: several queries that see one consistent state."""
         conn = self.reader()
         conn.execute("BEGIN")
@@ -132,7 +137,7 @@ class Connections:
             conn.execute("COMMIT")
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[Connection]:
         """The single writer, inside one IMMEDIATE transaction; rolled back on any exception."""
         with self._write_lock:
             conn = self._writer

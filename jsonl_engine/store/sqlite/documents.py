@@ -6,7 +6,6 @@ A document goes in (or is replaced, or removed) in one transaction: every row of
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,6 +13,7 @@ import orjson
 
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.rows import now, section_rows
+from jsonl_engine.store.sqlite.driver import Connection, Row
 from jsonl_engine.store.types import (
     COVER_PAGES,
     STATUSES,
@@ -34,7 +34,7 @@ from jsonl_engine.store.types import (
 _DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta"
 
 
-def _doc(row: sqlite3.Row) -> DocumentInfo:
+def _doc(row: Row) -> DocumentInfo:
     meta = orjson.loads(row["meta"] or "{}")
     card = stored_card(row["card"], row["meta"])
     return DocumentInfo(document_id=row["id"], title=row["title"], path=row["path"], media_type=row["media_type"],
@@ -43,7 +43,7 @@ def _doc(row: sqlite3.Row) -> DocumentInfo:
                         card=card, meta=meta)
 
 
-def list_documents(conn: sqlite3.Connection, statuses: Iterable[str] | None = None,
+def list_documents(conn: Connection, statuses: Iterable[str] | None = None,
                    document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
     sql = f"SELECT {_DOC_COLUMNS} FROM documents"
     args: list[Any] = []
@@ -61,29 +61,29 @@ def list_documents(conn: sqlite3.Connection, statuses: Iterable[str] | None = No
     return [_doc(row) for row in conn.execute(sql, args)]
 
 
-def get_document(conn: sqlite3.Connection, document_id: str) -> DocumentInfo:
+def get_document(conn: Connection, document_id: str) -> DocumentInfo:
     row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (document_id,)).fetchone()
     if row is None:
         raise NotFound(f"no document {document_id!r}", {"document_id": document_id})
     return _doc(row)
 
 
-def find_by_sha(conn: sqlite3.Connection, sha256: str) -> DocumentInfo | None:
+def find_by_sha(conn: Connection, sha256: str) -> DocumentInfo | None:
     row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE sha256 = ? LIMIT 1", (sha256,)).fetchone()
     return None if row is None else _doc(row)
 
 
-def find_by_path(conn: sqlite3.Connection, path: str) -> list[DocumentInfo]:
+def find_by_path(conn: Connection, path: str) -> list[DocumentInfo]:
     return [_doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE path = ? ORDER BY id",
                                           (path,))]
 
 
-def find_by_title(conn: sqlite3.Connection, title: str) -> list[DocumentInfo]:
+def find_by_title(conn: Connection, title: str) -> list[DocumentInfo]:
     return [_doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE title = ? ORDER BY id",
                                           (title,))]
 
 
-def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_id: str, sha256: str,
+def save_document(conn: Connection, parsed: ParsedDocument, *, document_id: str, sha256: str,
                   path: str | None, status: str = "approved", replace: Iterable[str] = (),
                   meta: dict | None = None) -> DocumentInfo:
     """Insert a parsed document (inside the caller's write transaction), first removing `replace` ids."""
@@ -111,7 +111,7 @@ def save_document(conn: sqlite3.Connection, parsed: ParsedDocument, *, document_
     return info
 
 
-def _index_document(conn: sqlite3.Connection, document_id: str) -> None:
+def _index_document(conn: Connection, document_id: str) -> None:
     """FTS rows for a just-inserted document (schema v2: no insert triggers; one statement per index)."""
     conn.execute("INSERT INTO sections_fts (rowid, title, ancestors, text) "
                  "SELECT rowid, title, ancestors, text FROM sections WHERE document_id = ?", (document_id,))
@@ -121,21 +121,21 @@ def _index_document(conn: sqlite3.Connection, document_id: str) -> None:
                  f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
 
 
-def _delete_rows(conn: sqlite3.Connection, document_id: str) -> None:
+def _delete_rows(conn: Connection, document_id: str) -> None:
     # Children before parents is irrelevant here: all of the document's sections go in one statement.
     conn.execute("DELETE FROM sections WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
 
 
-def remove_document(conn: sqlite3.Connection, document_id: str) -> DocumentInfo:
+def remove_document(conn: Connection, document_id: str) -> DocumentInfo:
     """Delete a document with its sections, pages and FTS rows (inside the caller's write transaction)."""
     info = get_document(conn, document_id)
     _delete_rows(conn, document_id)
     return info
 
 
-def set_status(conn: sqlite3.Connection, document_id: str, status: str) -> tuple[DocumentInfo, str]:
+def set_status(conn: Connection, document_id: str, status: str) -> tuple[DocumentInfo, str]:
     """Set the review status; returns (updated document, previous status)."""
     if status not in STATUSES:
         raise InvalidParams(f"unknown status {status!r}", fields=["status"])
@@ -146,7 +146,7 @@ def set_status(conn: sqlite3.Connection, document_id: str, status: str) -> tuple
     return info, previous
 
 
-def set_card(conn: sqlite3.Connection, document_id: str, card: Card) -> DocumentInfo:
+def set_card(conn: Connection, document_id: str, card: Card) -> DocumentInfo:
     """Store a derived card; the user's values (meta) still win, the title follows."""
     info = get_document(conn, document_id)
     conn.execute("UPDATE documents SET card = ?, title = ? WHERE id = ?",
@@ -154,7 +154,7 @@ def set_card(conn: sqlite3.Connection, document_id: str, card: Card) -> Document
     return get_document(conn, document_id)
 
 
-def statement_pages(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+def statement_pages(conn: Connection, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
     """document id -> its statement pages (page number -> kind), None when not judged yet; absent ids left out."""
     ids = list(dict.fromkeys(document_ids))
     if not ids:
@@ -164,14 +164,16 @@ def statement_pages(conn: sqlite3.Connection, document_ids: Sequence[str]) -> di
     return {r[0]: None if r[1] is None else {int(n): k for n, k in orjson.loads(r[1]).items()} for r in rows}
 
 
-def set_statement_pages(conn: sqlite3.Connection, document_id: str, kinds: dict[int, str]) -> None:
+def set_statement_pages(conn: Connection, document_id: str, kinds: dict[int, str]) -> None:
     """Store a document's statement pages (page number -> kind); NotFound when the document is absent."""
     value = orjson.dumps({str(n): k for n, k in sorted(kinds.items())}).decode()
-    if conn.execute("UPDATE documents SET statements = ? WHERE id = ?", (value, document_id)).rowcount == 0:
+    before = conn.total_changes
+    conn.execute("UPDATE documents SET statements = ? WHERE id = ?", (value, document_id))
+    if conn.total_changes == before:
         raise NotFound(f"no document {document_id!r}", {"document_id": document_id})
 
 
-def set_meta(conn: sqlite3.Connection, document_id: str, values: dict) -> DocumentInfo:
+def set_meta(conn: Connection, document_id: str, values: dict) -> DocumentInfo:
     """Merge the user's card values (a None value removes the user's value for that field)."""
     info = get_document(conn, document_id)
     row = conn.execute("SELECT card FROM documents WHERE id = ?", (document_id,)).fetchone()
@@ -189,7 +191,7 @@ _SECTION_SQL = (
     " FROM sections s JOIN documents d ON d.id = s.document_id")
 
 
-def _section(row: sqlite3.Row) -> SectionRow:
+def _section(row: Row) -> SectionRow:
     return SectionRow(section_id=row["id"], document_id=row["document_id"], document_title=row["document_title"],
                       parent_id=row["parent_id"], position=row["position"], depth=row["depth"],
                       ordinal=row["ordinal"], title=row["title"], ancestors=orjson.loads(row["ancestors"]),
@@ -198,26 +200,26 @@ def _section(row: sqlite3.Row) -> SectionRow:
                       summary=row["summary"], status=row["status"])
 
 
-def child_ids(conn: sqlite3.Connection, section_id: str) -> list[str]:
+def child_ids(conn: Connection, section_id: str) -> list[str]:
     """A section's children, in document order."""
     return [r[0] for r in conn.execute("SELECT id FROM sections WHERE parent_id = ? ORDER BY position",
                                        (section_id,))]
 
 
-def get_section(conn: sqlite3.Connection, section_id: str) -> SectionRow:
+def get_section(conn: Connection, section_id: str) -> SectionRow:
     row = conn.execute(_SECTION_SQL + " WHERE s.id = ?", (section_id,)).fetchone()
     if row is None:
         raise NotFound(f"no section {section_id!r}", {"section_id": section_id})
     return _section(row)
 
 
-def document_sections(conn: sqlite3.Connection, document_id: str) -> list[SectionRow]:
+def document_sections(conn: Connection, document_id: str) -> list[SectionRow]:
     """All sections of a document in tree (pre-)order."""
     return [_section(r) for r in conn.execute(_SECTION_SQL + " WHERE s.document_id = ? ORDER BY s.position",
                                               (document_id,))]
 
 
-def get_page(conn: sqlite3.Connection, document_id: str, number: int) -> PageRow:
+def get_page(conn: Connection, document_id: str, number: int) -> PageRow:
     doc = get_document(conn, document_id)
     row = conn.execute("SELECT text FROM pages WHERE document_id = ? AND number = ?",
                        (document_id, number)).fetchone()
@@ -227,12 +229,12 @@ def get_page(conn: sqlite3.Connection, document_id: str, number: int) -> PageRow
     return PageRow(document_id, doc.title, number, row["text"], doc.status)
 
 
-def page_range(conn: sqlite3.Connection, document_id: str, start: int, end: int) -> dict[int, str]:
+def page_range(conn: Connection, document_id: str, start: int, end: int) -> dict[int, str]:
     return dict(conn.execute("SELECT number, text FROM pages WHERE document_id = ? AND number BETWEEN ? AND ? "
                              "ORDER BY number", (document_id, start, end)).fetchall())
 
 
-def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = None) -> tuple[DocumentInfo,
+def outline(conn: Connection, document_id: str, max_depth: int | None = None) -> tuple[DocumentInfo,
                                                                                                list[OutlineNode]]:
     """The section tree (titles and page ranges) down to `max_depth` (1 = top-level sections only)."""
     doc = get_document(conn, document_id)
@@ -249,6 +251,6 @@ def outline(conn: sqlite3.Connection, document_id: str, max_depth: int | None = 
     return doc, roots
 
 
-def set_summaries(conn: sqlite3.Connection, summaries: dict[str, str]) -> int:
+def set_summaries(conn: Connection, summaries: dict[str, str]) -> int:
     conn.executemany("UPDATE sections SET summary = ? WHERE id = ?", [(s, sid) for sid, s in summaries.items() if s])
     return sum(1 for s in summaries.values() if s)

@@ -5,9 +5,9 @@ Append new migrations at the end; never edit one that has shipped.
 
 from __future__ import annotations
 
-import sqlite3
-
 from jsonl_engine.errors import Internal
+from jsonl_engine.store.sqlite import driver
+from jsonl_engine.store.sqlite.driver import Connection
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, sections, pages and their FTS5 indexes", """
@@ -125,14 +125,14 @@ INSERT INTO covers_fts(covers_fts, rank) VALUES ('usermerge', 2);
 ]
 
 
-def current_version(conn: sqlite3.Connection) -> int:
+def current_version(conn: Connection) -> int:
     conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
                  "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)")
     row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
     return row[0] or 0
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+def migrate(conn: Connection) -> int:
     """Apply pending migrations, each in its own transaction. Returns the resulting version."""
     version = current_version(conn)
     known = MIGRATIONS[-1][0]
@@ -159,7 +159,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
-def _applied(conn: sqlite3.Connection, number: int) -> bool:
+def _applied(conn: Connection, number: int) -> bool:
     return conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (number,)).fetchone() is not None
 
 
@@ -168,7 +168,7 @@ def _statements(sql: str) -> list[str]:
     statements, buffer = [], ""
     for line in sql.strip().splitlines(keepends=True):
         buffer += line
-        if sqlite3.complete_statement(buffer):
+        if driver.complete_statement(buffer):
             statements.append(buffer.strip())
             buffer = ""
     if buffer.strip():

@@ -3,26 +3,56 @@
 Phrases arrive as token tuples (`Phrase`) and are rendered here into FTS5 MATCH syntax: each phrase quoted,
 all OR-ed (tokens are runs of letters and digits only, so they never carry FTS syntax).
 Each search is one statement returning at most `limit` rows ordered by score; Python re-ranks only those.
-Scores are returned positive (FTS5's bm25() is negative, lower is better). A document's pages and sections
+Scores are returned positive (FTS5's bm25() is negative, lower is better). With `stats` (APSW connections), a
+statement scores with `bm25.FUNCTION` from the store's cached statistics instead of bm25(): the same scores,
+without bm25()'s pass over the whole index counting each phrase's rows. A document's pages and sections
 are written in one transaction, so their rowids form a contiguous window: a rowid range lets FTS5 skip
 every other document (a join filter still checks the document, so the window is only an accelerator).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 import orjson
 
 from jsonl_engine.errors import NotFound
 from jsonl_engine.store.rows import json_pairs
+from jsonl_engine.store.sqlite import bm25
+from jsonl_engine.store.sqlite.driver import Connection, Row
 from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
 
 MERGE_GAP = 1000  # rowids between two windows searched as one
 
 Window = tuple[int, int]
+FTS_TABLE = {"pages": "pages_fts", "sections": "sections_fts", "covers": "covers_fts"}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What bm25() would compute for one statement, from the store's cache: the table's average row length in
+    tokens, and each phrase's IDF in the order of the MATCH expression."""
+
+    avgdl: float
+    idfs: tuple[float, ...]
+
+
+def totals(conn: Connection, kind: str) -> tuple[int, int]:
+    """The FTS table's row count and token total (its averages record), as bm25() reads them."""
+    table = FTS_TABLE[kind]
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    return bm25.totals(None if row is None else row[0])
+
+
+def _score(table: str, stats: Stats | None, weights: SectionWeights | None = None) -> tuple[str, list[float]]:
+    """The score column (positive: higher is better) and its arguments: bm25() without `stats`, else the same
+    BM25 from them (weights stay SQL literals in both, so SQLite parses them into the same doubles)."""
+    w = "" if weights is None else ", " + ", ".join(str(x) for x in weights)
+    if stats is None:
+        return f"-bm25({table}{w})", []
+    return f"{bm25.FUNCTION}({table}, ?{w}{', ?' * len(stats.idfs)})", [stats.avgdl, *stats.idfs]
 
 
 def quote(phrase: Phrase) -> str:
@@ -46,7 +76,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
+def resolve_scope(conn: Connection, document_ids: Sequence[str] | None,
                   statuses: Sequence[str]) -> Scope:
     """Documents in scope with one of `statuses`; unknown ids in `document_ids` raise NotFound."""
     if document_ids is not None:
@@ -65,7 +95,7 @@ def resolve_scope(conn: sqlite3.Connection, document_ids: Sequence[str] | None,
     return Scope(documents=docs, complete=len(docs) == total)
 
 
-def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
+def windows(conn: Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
     """Rowid windows of the documents' rows in `table` ("pages" or "sections"), merged when adjacent."""
     if not document_ids:
         return []
@@ -82,21 +112,22 @@ def windows(conn: sqlite3.Connection, table: str, document_ids: Sequence[str]) -
     return merged
 
 
-def search_pages(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
-                 window: Window | None = None) -> list[tuple[str, int, float]]:
+def search_pages(conn: Connection, match: str, scope: Scope, limit: int,
+                 window: Window | None = None, stats: Stats | None = None) -> list[tuple[str, int, float]]:
     """Top pages by BM25: (document_id, page number, score)."""
     rng, bounds = ("", []) if window is None else (" AND rowid BETWEEN ? AND ?", list(window))
+    score, sargs = _score("pages_fts", stats)
     if scope.complete:  # rank in the FTS table alone, then look up only the pages kept
-        sql = ("SELECT p.document_id, p.number, f.s FROM (SELECT rowid, -bm25(pages_fts) AS s FROM pages_fts "
+        sql = (f"SELECT p.document_id, p.number, f.s FROM (SELECT rowid, {score} AS s FROM pages_fts "
                f"WHERE pages_fts MATCH ?{rng} ORDER BY s DESC, rowid LIMIT ?) AS f "
                "JOIN pages p ON p.rowid = f.rowid ORDER BY f.s DESC, p.rowid")
-        return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, limit])]
+        return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
     where, ids = scope_filter(scope, "p.document_id")
-    sql = ("SELECT p.document_id, p.number, -bm25(pages_fts) AS s FROM pages_fts "
+    sql = (f"SELECT p.document_id, p.number, {score} AS s FROM pages_fts "
            "JOIN pages p ON p.rowid = pages_fts.rowid "
            f"WHERE pages_fts MATCH ?{rng.replace('rowid', 'pages_fts.rowid')} AND {where} "
            "ORDER BY s DESC, p.rowid LIMIT ?")
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
 
 
 def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:
@@ -109,56 +140,58 @@ def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int
     return f"{column} BETWEEN ? AND ? AND ({tests})", f"CASE {case} END", args
 
 
-def search_pages_in(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
-                    wins: Sequence[Window]) -> list[tuple[str, int, float]]:
+def search_pages_in(conn: Connection, match: str, scope: Scope, limit: int,
+                    wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[str, int, float]]:
     """`search_pages` of each window (its best `limit` pages), all in one statement: FTS5 computes bm25's
     corpus-wide phrase counts once per statement, and only for rows inside a window."""
     if len(wins) == 1:
-        return search_pages(conn, match, scope, limit, wins[0])
+        return search_pages(conn, match, scope, limit, wins[0], stats)
     inside, case, args = _in_windows("pages_fts.rowid", wins)
     where, ids = scope_filter(scope, "p.document_id")
-    sql = (f"WITH f AS (SELECT p.rowid AS r, p.document_id AS d, p.number AS n, -bm25(pages_fts) AS s, {case} AS w "
+    score, sargs = _score("pages_fts", stats)
+    sql = (f"WITH f AS (SELECT p.rowid AS r, p.document_id AS d, p.number AS n, {score} AS s, {case} AS w "
            f"FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid WHERE pages_fts MATCH ? AND {inside} "
            f"AND {where}), g AS (SELECT d, n, s, r, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k "
            "FROM f) SELECT d, n, s FROM g WHERE k <= ? ORDER BY s DESC, r")
     span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*cases, match, *span, *tests, *ids, limit])]
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
 
 
-def search_sections_in(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
-                       weights: SectionWeights, wins: Sequence[Window]) -> list[tuple[int, float]]:
+def search_sections_in(conn: Connection, match: str, scope: Scope, limit: int, weights: SectionWeights,
+                       wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[int, float]]:
     """`search_sections` of each window, in one statement (as `search_pages_in`)."""
     if len(wins) == 1:
-        return search_sections(conn, match, scope, limit, weights, wins[0])
+        return search_sections(conn, match, scope, limit, weights, wins[0], stats)
     inside, case, args = _in_windows("sections_fts.rowid", wins)
     where, ids = scope_filter(scope, "s.document_id")
-    w = ", ".join(str(x) for x in weights)
-    sql = (f"WITH f AS (SELECT s.rowid AS r, -bm25(sections_fts, {w}) AS sc, {case} AS w FROM sections_fts "
+    score, sargs = _score("sections_fts", stats, weights)
+    sql = (f"WITH f AS (SELECT s.rowid AS r, {score} AS sc, {case} AS w FROM sections_fts "
            f"JOIN sections s ON s.rowid = sections_fts.rowid WHERE sections_fts MATCH ? AND {inside} AND {where}), "
            "g AS (SELECT r, sc, w, ROW_NUMBER() OVER (PARTITION BY w ORDER BY sc DESC, r) AS k FROM f) "
            "SELECT r, sc FROM g WHERE k <= ? ORDER BY w, sc DESC, r")
     span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
-    return [(r[0], r[1]) for r in conn.execute(sql, [*cases, match, *span, *tests, *ids, limit])]
+    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
 
 
-def search_sections(conn: sqlite3.Connection, match: str, scope: Scope, limit: int,
-                    weights: SectionWeights, window: Window | None = None) -> list[tuple[int, float]]:
+def search_sections(conn: Connection, match: str, scope: Scope, limit: int,
+                    weights: SectionWeights, window: Window | None = None,
+                    stats: Stats | None = None) -> list[tuple[int, float]]:
     """Top sections by column-weighted BM25: (section rowid, score). Sections without text are dropped
     later (an internal node may match on its title alone)."""
     rng, bounds = ("", []) if window is None else (" AND sections_fts.rowid BETWEEN ? AND ?", list(window))
-    w = ", ".join(str(x) for x in weights)
+    score, sargs = _score("sections_fts", stats, weights)
     if scope.complete:
-        sql = (f"SELECT rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts WHERE sections_fts MATCH ?{rng} "
+        sql = (f"SELECT rowid, {score} AS sc FROM sections_fts WHERE sections_fts MATCH ?{rng} "
                "ORDER BY sc DESC, rowid LIMIT ?")
-        return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, limit])]
+        return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
     where, ids = scope_filter(scope, "s.document_id")
-    sql = (f"SELECT s.rowid, -bm25(sections_fts, {w}) AS sc FROM sections_fts "
+    sql = (f"SELECT s.rowid, {score} AS sc FROM sections_fts "
            "JOIN sections s ON s.rowid = sections_fts.rowid "
            f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
-    return [(r[0], r[1]) for r in conn.execute(sql, [match, *bounds, *ids, limit])]
+    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
 
 
-def pages_holding(conn: sqlite3.Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:
+def pages_holding(conn: Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:
     """The pages of the documents matching `match`, by document id and number (no bm25: no IDF pass)."""
     out: list[PageKey] = []
     ids = sorted(set(document_ids))
@@ -170,13 +203,14 @@ def pages_holding(conn: sqlite3.Connection, match: str, document_ids: Sequence[s
     return sorted(out)
 
 
-def search_covers(conn: sqlite3.Connection, match: str, scope: Scope) -> dict[str, float]:
+def search_covers(conn: Connection, match: str, scope: Scope, stats: Stats | None = None) -> dict[str, float]:
     """BM25 of each in-scope document's first pages (issuer, form, period): document_id -> best score."""
     where, ids = scope_filter(scope, "p.document_id")
-    sql = ("SELECT p.document_id, -bm25(covers_fts) FROM covers_fts JOIN pages p ON p.rowid = covers_fts.rowid "
+    column, sargs = _score("covers_fts", stats)
+    sql = (f"SELECT p.document_id, {column} FROM covers_fts JOIN pages p ON p.rowid = covers_fts.rowid "
            f"WHERE covers_fts MATCH ? AND {where}")
     best: dict[str, float] = {}
-    for doc, score in conn.execute(sql, [match, *ids]):
+    for doc, score in conn.execute(sql, [*sargs, match, *ids]):
         best[doc] = max(score, best.get(doc, score))
     return best
 
@@ -187,7 +221,7 @@ SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_e
                    "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
 
 
-def _ref(row: sqlite3.Row) -> SectionRef:
+def _ref(row: Row) -> SectionRef:
     try:
         path = [str(t) for t in orjson.loads(row["ancestors"] or "[]")]
     except (ValueError, TypeError):
@@ -198,14 +232,14 @@ def _ref(row: sqlite3.Row) -> SectionRef:
                       own_map=None if own is None else json_pairs(own))
 
 
-def load_sections(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, SectionRef]:
+def load_sections(conn: Connection, rowids: Sequence[int]) -> dict[int, SectionRef]:
     if not rowids:
         return {}
     return {row["rowid"]: _ref(row) for row in conn.execute(
         f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({_marks(len(rowids))})", list(rowids))}
 
 
-def sections_on_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
+def sections_on_pages(conn: Connection, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
     """Sections that start on, or at most `back` pages before, each given page and reach it."""
     rows: list[SectionRef] = []
     seen: set[int] = set()
@@ -219,7 +253,7 @@ def sections_on_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], back: 
     return rows
 
 
-def section_texts(conn: sqlite3.Connection, section_ids: Sequence[str]
+def section_texts(conn: Connection, section_ids: Sequence[str]
                   ) -> dict[str, tuple[str, list[tuple[int, int]]]]:
     """id -> (text, page_map) for these sections."""
     out: dict[str, tuple[str, list[tuple[int, int]]]] = {}
@@ -232,7 +266,7 @@ def section_texts(conn: sqlite3.Connection, section_ids: Sequence[str]
     return out
 
 
-def load_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
+def load_pages(conn: Connection, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
     """The texts (the first `chars` characters, when given) of these pages."""
     by_doc: dict[str, list[int]] = {}
     for doc, num in pages:
@@ -246,7 +280,7 @@ def load_pages(conn: sqlite3.Connection, pages: Sequence[PageKey], chars: int | 
     return out
 
 
-def cover_texts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, list[str]]:
+def cover_texts(conn: Connection, document_ids: Sequence[str]) -> dict[str, list[str]]:
     parts: dict[str, list[str]] = {d: [] for d in document_ids}
     if not document_ids:
         return parts
@@ -257,7 +291,7 @@ def cover_texts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[s
     return parts
 
 
-def generation(conn: sqlite3.Connection) -> tuple:
+def generation(conn: Connection) -> tuple:
     """Changes whenever a document is added or removed: the count, the newest rowids, and the ids of the
     newest documents (SQLite reuses the top rowid after the newest row is deleted)."""
     row = conn.execute("SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(rowid) FROM pages), "
@@ -271,6 +305,7 @@ def generation(conn: sqlite3.Connection) -> tuple:
 FREQUENCY_SQL = {
     "pages": "SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH ?",
     "covers": "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?",
+    "sections": "SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?",
     "documents": ("SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
                   "WHERE pages_fts MATCH ?"),
 }
@@ -280,8 +315,8 @@ COUNT_SQL = {
 }
 
 
-def frequency(conn: sqlite3.Connection, kind: str, phrase: Phrase) -> int:
-    """Rows of `kind` ("pages", "covers", "documents") holding the phrase."""
+def frequency(conn: Connection, kind: str, phrase: Phrase) -> int:
+    """Rows of `kind` ("pages", "covers", "sections", "documents") holding the phrase."""
     return conn.execute(FREQUENCY_SQL[kind], (quote(phrase),)).fetchone()[0]
 
 
@@ -290,7 +325,7 @@ MERGE_STEP_PAGES = 1000  # index pages written per 'merge' command (each its own
 MAX_MERGE_STEPS = 10_000  # a bound, never reached in practice: 10M index pages (about 40 GB) per call
 
 
-def merge_segments(write: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> None:
+def merge_segments(write: Callable[[], AbstractContextManager[Connection]]) -> None:
     """Merge each FTS index's b-tree segments (any level holding two: usermerge=2, migration 5) until a 'merge'
     command does nothing (FTS5 then changes fewer than 2 rows). Queries read every segment of an index, so a
     library written one document at a time searches faster once merged. Rankings do not change: the index holds
@@ -306,18 +341,18 @@ def merge_segments(write: Callable[[], AbstractContextManager[sqlite3.Connection
                 break
 
 
-def count(conn: sqlite3.Connection, kind: str) -> int:
+def count(conn: Connection, kind: str) -> int:
     return conn.execute(COUNT_SQL[kind]).fetchone()[0]
 
 
-def page_counts(conn: sqlite3.Connection, document_ids: Sequence[str]) -> dict[str, int]:
+def page_counts(conn: Connection, document_ids: Sequence[str]) -> dict[str, int]:
     if not document_ids:
         return {}
     return {r[0]: r[1] for r in conn.execute(
         f"SELECT id, pages FROM documents WHERE id IN ({_marks(len(document_ids))})", list(document_ids))}
 
 
-def tree_rows(conn: sqlite3.Connection, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
+def tree_rows(conn: Connection, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
     if not document_ids:
         return []
     rows = conn.execute(

@@ -1,25 +1,28 @@
 """SqliteStore: the Store interface over one SQLite file (WAL, FTS5). The only code that knows SQL, FTS5 syntax,
-rowids and sqlite3 exceptions; those are translated into EngineErrors here. The verbs that only call
-documents.py / search.py on a connection live in store/delegating.py."""
+rowids and the SQLite library's exceptions (driver.py); those are translated into EngineErrors here. The verbs
+that only call documents.py / search.py on a connection live in store/delegating.py.
+
+With APSW, searches score with `bm25.FUNCTION` from cached statistics (each phrase's row count per KB generation,
+as `page_frequencies` caches them, and the FTS table's totals per generation), read in one snapshot with the
+statement; the results are bm25()'s to the bit, without its pass over the whole index per statement."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 from jsonl_engine.errors import Internal
 from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
+from jsonl_engine.store.sqlite import bm25, driver, search
 from jsonl_engine.store.sqlite import documents as docs
-from jsonl_engine.store.sqlite import search
 from jsonl_engine.store.sqlite.db import Connections
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 
 class _SqliteErrors:
-    """sqlite3 errors become Internal errors naming the operation."""
+    """The SQLite library's errors become Internal errors naming the operation."""
 
-    _errors = (sqlite3.Error,)
+    _errors = (driver.Error,)
 
     def _translate(self, what: str, exc: BaseException) -> Internal:
         return Internal(f"the KB store failed ({what}): {exc}")
@@ -40,8 +43,10 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         self._db = Connections(kb_dir)
         self.kb_dir = self._db.kb_dir
         self.path = self._db.path
+        # Score with the cached statistics (APSW connections have the function); False: FTS5's bm25().
+        self.cached_bm25 = driver.APSW
 
-    def _begin(self, conn: sqlite3.Connection) -> SqliteTransaction:
+    def _begin(self, conn: driver.Connection) -> SqliteTransaction:
         return SqliteTransaction(conn)
 
     # ---- search
@@ -50,6 +55,17 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         conn, gen = self._conn(), self._generation()
         return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: search.frequency(conn, kind, p))
                 for p in phrases}
+
+    def _stats(self, kind: str, phrases: Sequence[Phrase]) -> search.Stats | None:
+        """What bm25() would compute for a statement on `kind`'s table MATCHing `phrases` (None: let it). Call
+        inside a snapshot holding the statement too, so the generation the values are cached under is its own."""
+        if not self.cached_bm25:
+            return None
+        conn, gen = self._conn(), self._generation()
+        rows, tokens = self._memo.get("fts:totals", (gen, kind), lambda: search.totals(conn, kind))
+        counts = self._frequencies(kind, phrases)
+        return search.Stats(avgdl=tokens / rows if rows else 1.0,
+                            idfs=tuple(bm25.idf(rows, counts[p]) for p in phrases))
 
     @translated
     def page_count(self) -> int:
@@ -64,27 +80,32 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
     @translated
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
                      within: Sequence[str] | None = None) -> list[PageHit]:
-        conn, expr = self._conn(), search.match(phrases)
-        if within is None:
-            rows = search.search_pages(conn, expr, scope, limit)
-        else:
-            wins = search.windows(conn, "pages", within)
-            rows = search.search_pages_in(conn, expr, scope, limit, wins) if wins else []
-            rows.sort(key=lambda p: (-p[2], p[0], p[1]))
+        with self.snapshot():
+            conn, expr = self._conn(), search.match(phrases)
+            if within is None:
+                rows = search.search_pages(conn, expr, scope, limit, stats=self._stats("pages", phrases))
+            else:
+                wins = search.windows(conn, "pages", within)
+                rows = search.search_pages_in(conn, expr, scope, limit, wins, self._stats("pages", phrases)) \
+                    if wins else []
+                rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
 
     @translated
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
-        conn, expr = self._conn(), search.match(phrases)
-        wins = search.windows(conn, "sections", within)
-        hits = search.search_sections_in(conn, expr, scope, limit, weights, wins) if wins else []
-        refs = search.load_sections(conn, [r for r, _ in hits])
+        with self.snapshot():
+            conn, expr = self._conn(), search.match(phrases)
+            wins = search.windows(conn, "sections", within)
+            hits = search.search_sections_in(conn, expr, scope, limit, weights, wins,
+                                             self._stats("sections", phrases)) if wins else []
+            refs = search.load_sections(conn, [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
     @translated
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
-        return search.search_covers(self._conn(), search.match(phrases), scope)
+        with self.snapshot():
+            return search.search_covers(self._conn(), search.match(phrases), scope, self._stats("covers", phrases))
 
     @translated
     def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
