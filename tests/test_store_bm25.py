@@ -12,6 +12,7 @@ from jsonl_engine.retrieval.query import parse
 from jsonl_engine.retrieval.search import SECTION_WEIGHTS
 from jsonl_engine.store import SectionWeights, open_store
 from jsonl_engine.store.sqlite import bm25, driver, search
+from jsonl_engine.store.sqlite.store import COST_RATIO
 
 needs_apsw = pytest.mark.skipif(not driver.APSW, reason="APSW is not installed (pip install -e '.[fast]')")
 
@@ -26,14 +27,15 @@ ODD_WEIGHTS = SectionWeights(title=4.1, ancestors=1.3, text=0.7)  # not short dy
 
 
 def both(store, read):
-    """`read()` scored by the cached statistics, then by bm25()."""
+    """`read()` scored by the cached statistics (in every statement, however costly), then by bm25()."""
     assert store.cached_bm25
     try:
+        store.cost_ratio = math.inf
         cached = read()
         store.cached_bm25 = False
         plain = read()
     finally:
-        store.cached_bm25 = True
+        store.cached_bm25, store.cost_ratio = True, COST_RATIO
     return cached, plain
 
 
@@ -144,3 +146,21 @@ def test_without_the_statistics_the_statements_keep_bm25():
     """`cached_bm25` False (and every store without APSW): the score column is FTS5's bm25() as before."""
     assert search._score("pages_fts", None) == ("-bm25(pages_fts)", [])
     assert search._score("sections_fts", None, SECTION_WEIGHTS) == ("-bm25(sections_fts, 4.0, 1.5, 1.0)", [])
+
+
+@needs_apsw
+def test_the_function_scores_only_statements_over_few_rows(dev_kb):
+    """Corpus-wide statements keep bm25() (the function costs Python per matching row); a window of a few rows
+    holding common phrases takes the function."""
+    store = dev_kb
+    phrases = parse(QUESTIONS[2]).phrases
+    with store.snapshot():
+        rows = search.totals(store._conn(), "pages")[0]
+        assert store._stats("pages", phrases) is None
+        assert store._stats("pages", phrases, [(1, rows)]) is None
+        assert store._stats("pages", phrases, [(1, 3)]) is not None
+        store.cached_bm25 = False
+        try:
+            assert store._stats("pages", phrases, [(1, 3)]) is None
+        finally:
+            store.cached_bm25 = True

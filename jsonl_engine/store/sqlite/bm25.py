@@ -85,19 +85,27 @@ def score(api: Any, *args: Any) -> float:
     phrases, avgdl, idfs, weights, plain, exact = data
     norm = K1 * (1 - B + B * api.column_size(-1) / avgdl)
     total = 0.0
-    for i in range(phrases):
-        columns = api.phrase_locations(i)
-        if plain:
-            f = 0.0 + sum(len(hits) for hits in columns)
-        elif exact:
+    if plain and len(weights) == 1:  # one column (pages, covers): a phrase's hits are its offsets there
+        offsets = api.phrase_column_offsets
+        for i in range(phrases):
+            f = len(offsets(i, 0))
+            if f:
+                total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
+        return total
+    if exact:  # every partial sum exact: the order of the columns does not matter
+        offsets, columns = api.phrase_column_offsets, api.phrase_columns
+        for i in range(phrases):
             f = 0.0
-            for w, hits in zip(weights, columns, strict=True):
-                f += w * len(hits)
-        else:  # FTS5 adds a hit's column weight once per hit, in column order
-            f = 0.0
-            for w, hits in zip(weights, columns, strict=True):
-                for _ in hits:
-                    f += w
+            for c in columns(i):
+                f += weights[c] * len(offsets(i, c))
+            if f:
+                total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
+        return total
+    for i in range(phrases):  # FTS5 adds a hit's column weight once per hit, in column order
+        f = 0.0
+        for w, hits in zip(weights, api.phrase_locations(i), strict=True):
+            for _ in hits:
+                f += w
         if f:
             total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
     return total
