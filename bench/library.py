@@ -81,7 +81,7 @@ def first_hit(items: list[dict], gold: set[tuple[str, int]]) -> int | None:
 
 
 def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild: bool, samples: int,
-        pg_url: str | None = None, copies: int = 1) -> dict:
+        pg_url: str | None = None, copies: int = 1, env: dict[str, str] | None = None) -> dict:
     """One naming on one KB: the SQLite KB under `out` (kept between runs), or, with `pg_url`, that PostgreSQL
     database (always ingested afresh)."""
     from tests.support.daemon import Daemon
@@ -93,7 +93,7 @@ def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild
     fresh = pg_url is not None or not kb.exists()
     stats = (out / f"ingest-{naming}-postgresql.json") if pg_url else kb / "ingest.json"
     report: dict = {"naming": naming if copies == 1 else f"{naming}x{copies}"}
-    with Daemon(kb_dir=pg_url or kb, timeout=600) as d:
+    with Daemon(kb_dir=pg_url or kb, timeout=600, env=env) as d:
         if fresh:
             seconds, pages, count = ingest(d, folder)
             stats.write_text(json.dumps({"ingest_s": round(seconds, 1), "ingest_pages": pages, "ingest_docs": count,
@@ -132,7 +132,7 @@ def run(naming: str, out: Path, pdfs: list[Path], questions: list[dict], rebuild
             rows.append(row)
     # Scoped questions asked first, on a fresh daemon (an editor's questions about its document): no corpus-wide
     # question has counted their phrases before.
-    with Daemon(kb_dir=pg_url or kb, timeout=600) as d:
+    with Daemon(kb_dir=pg_url or kb, timeout=600, env=env) as d:
         d.result("kb.context", {"query": "warm up the reader connections", "limit": 1})
         for q, row in zip(questions, rows, strict=True):
             t = time.perf_counter()
@@ -169,7 +169,10 @@ def main() -> None:
                          "quality columns then count a copy's page as a miss")
     ap.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
                     help="postgresql: a throwaway server (tests/support/pg.py), a fresh database per naming")
+    ap.add_argument("--sqlite", choices=("auto", "sqlite3"), default="auto",
+                    help="the SQLite library of the daemons: APSW when installed (auto), or the stdlib's sqlite3")
     args = ap.parse_args()
+    env = {"JSONL_ENGINE_SQLITE": "sqlite3"} if args.sqlite == "sqlite3" else None
 
     dev = find_dev(args.dev)
     more = Path(args.more) if args.more else dev.parent / "financebench-more"
@@ -184,7 +187,7 @@ def main() -> None:
 
             pg = stack.enter_context(PgServer())
         reports = [run(n, out, pdfs, questions, args.rebuild, args.samples,
-                       pg.new_database(f"library_{n}") if pg else None, args.copies) for n in namings]
+                       pg.new_database(f"library_{n}") if pg else None, args.copies, env) for n in namings]
 
     print(f"library ({args.backend}): {len(pdfs)} PDFs, {len(questions)} dev questions asked corpus-wide "
           f"(limit {LIMIT})")

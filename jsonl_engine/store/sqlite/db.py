@@ -6,6 +6,7 @@ moment leaves each document fully in or fully out.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -17,6 +18,8 @@ from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.sqlite import bm25, driver
 from jsonl_engine.store.sqlite.driver import Connection
 from jsonl_engine.store.sqlite.migrations import migrate
+
+log = logging.getLogger(__name__)
 
 DB_FILENAME = "kb.sqlite3"
 # Reads map the file rather than copy its pages into each connection's cache: every thread's reader shares the
@@ -106,9 +109,11 @@ class Connections:
             self._writer = connect(self.path)
             try:
                 migrate(self._writer)
+                version = self._writer.execute("SELECT sqlite_version()").fetchone()[0]
             except BaseException:
                 self._writer.close()
                 raise
+        log.info("KB %s: SQLite %s through %s", self.path, version, driver.NAME)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[Connection] = []
