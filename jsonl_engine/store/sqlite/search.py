@@ -142,10 +142,13 @@ def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int
 
 def search_pages_in(conn: Connection, match: str, scope: Scope, limit: int,
                     wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[str, int, float]]:
-    """`search_pages` of each window (its best `limit` pages), all in one statement: FTS5 computes bm25's
-    corpus-wide phrase counts once per statement, and only for rows inside a window."""
-    if len(wins) == 1:
-        return search_pages(conn, match, scope, limit, wins[0], stats)
+    """`search_pages` of each window (its best `limit` pages; unordered across windows). With bm25(), all in one
+    statement: FTS5 computes bm25's corpus-wide phrase counts once per statement, and only for rows inside a
+    window; but FTS5 matches every row between the first window and the last, a span as large as the library
+    when the documents are far apart. With `stats` no statement counts anything: one statement per window, each
+    matching only its own rows."""
+    if len(wins) == 1 or stats is not None:
+        return [row for win in wins for row in search_pages(conn, match, scope, limit, win, stats)]
     inside, case, args = _in_windows("pages_fts.rowid", wins)
     where, ids = scope_filter(scope, "p.document_id")
     score, sargs = _score("pages_fts", stats)
@@ -159,9 +162,10 @@ def search_pages_in(conn: Connection, match: str, scope: Scope, limit: int,
 
 def search_sections_in(conn: Connection, match: str, scope: Scope, limit: int, weights: SectionWeights,
                        wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[int, float]]:
-    """`search_sections` of each window, in one statement (as `search_pages_in`)."""
-    if len(wins) == 1:
-        return search_sections(conn, match, scope, limit, weights, wins[0], stats)
+    """`search_sections` of each window, in window order (in one statement or one per window, as
+    `search_pages_in`)."""
+    if len(wins) == 1 or stats is not None:
+        return [row for win in wins for row in search_sections(conn, match, scope, limit, weights, win, stats)]
     inside, case, args = _in_windows("sections_fts.rowid", wins)
     where, ids = scope_filter(scope, "s.document_id")
     score, sargs = _score("sections_fts", stats, weights)
