@@ -22,3 +22,17 @@ def test_a_failed_commit_rolls_back_and_the_writer_keeps_working(tmp_path):
         assert out.error is None and out.document_id
     finally:
         store.close()
+
+
+def test_a_removed_documents_text_does_not_stay_in_the_kb_file(tmp_path):
+    """secure_delete on every connection, whichever SQLite library (APSW's own is built with it off)."""
+    kb = tmp_path / "kb"
+    store = open_store(kb)
+    sync.ingest_text(store, "# Kept\n\n" + "Ordinary words about revenue and costs. " * 300, title="kept")
+    gone = sync.ingest_text(store, "# Memo\n\n" + "The password is Quixotrelmwarp in the vault. " * 300, title="memo")
+    store.remove(gone.document_id)
+    store.tidy_indexes()
+    store.close()
+    data = b"".join(p.read_bytes() for p in kb.iterdir() if p.is_file())
+    assert b"Ordinary words" in data  # the kept document is there, as text the check could find
+    assert b"Quixotrelmwarp" not in data and b"quixotrelmwarp" not in data  # neither its text nor its index terms

@@ -47,6 +47,9 @@ def connect(path: Path) -> Connection:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA cache_size=-32000")
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        # A removed or replaced document's text is overwritten in the file, whichever library: Debian's SQLite (the
+        # stdlib's) is built with this on, APSW's own SQLite with it off.
+        conn.execute("PRAGMA secure_delete=ON")
         if driver.APSW:
             # Last: APSW looks FTS5 up with a statement of its own, holding the GIL; it reads the schema, so a KB
             # another process holds locked (being created) would stall every thread until it is released.
