@@ -12,7 +12,7 @@ from jsonl_engine.retrieval.query import parse
 from jsonl_engine.retrieval.search import SECTION_WEIGHTS
 from jsonl_engine.store import SectionWeights, open_store
 from jsonl_engine.store.sqlite import bm25, driver, search
-from jsonl_engine.store.sqlite.store import COST_RATIO
+from jsonl_engine.store.sqlite.store import COST_RATIO, MAX_SHARE
 
 needs_apsw = pytest.mark.skipif(not driver.APSW, reason="the store does not use APSW (not installed: pip install -e '.[fast]', or JSONL_ENGINE_SQLITE=sqlite3)")
 
@@ -27,15 +27,28 @@ ODD_WEIGHTS = SectionWeights(title=4.1, ancestors=1.3, text=0.7)  # not short dy
 
 
 def both(store, read):
-    """`read()` scored by the cached statistics (in every statement, however costly), then by bm25()."""
+    """`read()` scored by the cached statistics (in every statement, however costly), then by bm25(). Fails unless
+    every statement of the first read was scored by the function (else the comparison would prove nothing)."""
     assert store.cached_bm25
+    scored: list[bool] = []
+    stats = store._stats
+
+    def recording(*args):
+        out = stats(*args)
+        scored.append(out is not None)
+        return out
+
     try:
-        store.cost_ratio = math.inf
+        store.cost_ratio = store.max_share = math.inf
+        store._stats = recording
         cached = read()
+        del store._stats
         store.cached_bm25 = False
         plain = read()
     finally:
-        store.cached_bm25, store.cost_ratio = True, COST_RATIO
+        store.__dict__.pop("_stats", None)
+        store.cached_bm25, store.cost_ratio, store.max_share = True, COST_RATIO, MAX_SHARE
+    assert scored and all(scored)
     return cached, plain
 
 

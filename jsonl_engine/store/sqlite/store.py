@@ -19,14 +19,15 @@ from jsonl_engine.store.sqlite import documents as docs
 from jsonl_engine.store.sqlite.db import Connections
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
-# The function scores a statement over at most half of its table when (rows in its rowid windows) x (phrases) <=
-# COST_RATIO x (the phrases' rows in the whole table): Python's cost per row and phrase in the windows against bm25()'s
-# count of the phrases' rows, plus its matching of every row between the first window and the last (one statement
-# for all windows; the function takes one statement per window). Chosen on the 166-filing library and twice it (in
-# process, the 65 dev questions corpus-wide then scoped, 53,358 pages; 0.25 / 1 / 2 / 4 / 8): corpus-wide p95
-# 40-43 / 29-31 / 23-26 / 22-25 / 23 ms, scoped p95 16-22 / 11-12 / 9-10 / 8-10 / 10 ms. Statements over most of
-# the table (corpus-wide, cover pages) keep bm25(): every page with the function took 21 -> 59 ms.
+# The function scores a statement over at most MAX_SHARE of its table's rows when (rows in its rowid windows) x
+# (phrases) <= COST_RATIO x (the phrases' rows in the whole table): Python's cost per row and phrase in the windows
+# against bm25()'s count of the phrases' rows, plus its matching of every row between the first window and the last
+# (one statement for all windows; the function takes one statement per window). Chosen on the 166-filing library and
+# twice it (in process, the 65 dev questions corpus-wide then scoped, 53,358 pages; 0.25 / 1 / 2 / 4 / 8): corpus-wide
+# p95 40-43 / 28-31 / 22-26 / 22-25 / 23 ms, scoped p95 16-22 / 11-12 / 9-10 / 8-10 / 10 ms. Statements over most
+# of a table (corpus-wide, cover pages) keep bm25(): there every matching row costs the function Python.
 COST_RATIO = 4.0
+MAX_SHARE = 0.5
 
 
 class _SqliteErrors:
@@ -55,7 +56,7 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         self.path = self._db.path
         # Score with the cached statistics when cheaper (APSW connections have the function); False: bm25() always.
         self.cached_bm25 = driver.APSW
-        self.cost_ratio = COST_RATIO
+        self.cost_ratio, self.max_share = COST_RATIO, MAX_SHARE
 
     def _begin(self, conn: driver.Connection) -> SqliteTransaction:
         return SqliteTransaction(conn)
@@ -77,7 +78,7 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         conn, gen = self._conn(), self._generation()
         rows, tokens = self._memo.get("fts:totals", (gen, kind), lambda: search.totals(conn, kind))
         scanned = rows if wins is None else min(rows, sum(hi - lo + 1 for lo, hi in wins))
-        if 2 * scanned > rows:  # most of the table: bm25()'s count costs less than the function's Python per row
+        if scanned > self.max_share * rows:
             return None
         counts = self._frequencies(kind, phrases)
         if scanned * len(phrases) > self.cost_ratio * sum(counts[p] for p in phrases):
