@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.ingest.cards import derive, fill_missing
+from jsonl_engine.identity.card import derive, fill_missing
+from jsonl_engine.identity.route import card_matches, entity_scores, parse_periods, period_fit
 from jsonl_engine.ingest.sync import ingest_paths, ingest_text
-from jsonl_engine.retrieval.route import card_matches, entity_scores, parse_periods, period_fit
 from jsonl_engine.store import Card, open_store
 from tests.support.daemon import Daemon
 

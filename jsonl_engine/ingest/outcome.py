@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
-from jsonl_engine.ingest import cards
+from jsonl_engine.identity import card as cards
 from jsonl_engine.retrieval import cues
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 

@@ -96,7 +96,7 @@ def _summary_gateway(ctx: RequestContext, reader: str | None):
 def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
     """List the documents in the KB with their cards, optionally filtered by review status, entity, kind and
     fiscal period."""
-    from jsonl_engine.retrieval.route import card_matches
+    from jsonl_engine.identity.route import card_matches
 
     docs = [d for d in ctx.app.store.documents(params.statuses)
             if card_matches(d.card, entity=params.entity, kind=params.kind, fiscal_year=params.fiscal_year,

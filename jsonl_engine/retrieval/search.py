@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from jsonl_engine.identity import route as route_mod
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
-from jsonl_engine.retrieval import route as route_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
 from jsonl_engine.retrieval.types import Passage, Retrieval, check_unit
 from jsonl_engine.store import Phrase, Scope, SectionWeights, Store

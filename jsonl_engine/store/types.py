@@ -145,7 +145,7 @@ class ParsedDocument:
     pages: list[str]
     sections: list[ParsedSection]
     warnings: list[str] = field(default_factory=list)
-    card: Card | None = None  # derived at ingest (ingest/cards.py); `title` is then the card's title
+    card: Card | None = None  # derived at ingest (identity/card.py); `title` is then the card's title
 
 
 # ---------------------------------------------------------------- what the store returns

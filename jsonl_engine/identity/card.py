@@ -14,20 +14,12 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from jsonl_engine.identity.dates import _DATE, fiscal_year_ending, parse_date, year_of
 from jsonl_engine.store import Card, Store
 
 CARD_PAGES = 3  # the pages read: cover, and the page after (a release's headline, a 10-Q's period)
 QUARTER_PAGES = 8  # a 10-Q's first statements ("Three/Six/Nine Months Ended") say which quarter it is
 MAX_CHARS = 12_000  # of each page: covers are short; a long first page is a report's body
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-     "december"), 1)}
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE = (rf"(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}"
-         r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4})")
-DATE = re.compile(_DATE, re.I)
-_WORD_DATE = re.compile(r"(?i)(?:(\d{1,2})(?:st|nd|rd|th)?\s+)?([a-z]+)\.?\s*(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})")
 
 _FISCAL_END = re.compile(rf"(?i)for\s+the\s+(?:fiscal\s+)?(?:year|period)\s+ended:?\s*({_DATE})")
 _QUARTER_END = re.compile(rf"(?i)for\s+the\s+quarterly\s+period\s+ended:?\s*({_DATE})")
@@ -68,26 +60,6 @@ _QUARTERLY_KINDS = ("10-Q",)
 _ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
 _SMALL = {"and", "of", "the", "for", "&"}
 _KEEP_UPPER = {"plc", "llc", "lp", "nv", "sa", "ag", "se", "usa", "us", "uk", "ii", "iii", "iv"}
-
-
-def parse_date(text: str) -> date | None:
-    """A date written as "December 31, 2022", "31 Dec 2022", "1st July 2022", "2022-12-31" or "12/31/2022"."""
-    text = text.strip()
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            return date.fromisoformat(text)
-        if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
-            return date(int(m[3]), int(m[1]), int(m[2]))
-        m = _WORD_DATE.fullmatch(text.replace(",", ", ").replace("  ", " "))
-        if m is None:
-            return None
-        month = next((n for name, n in _MONTHS.items() if name.startswith(m[2].lower()[:3])), None)
-        day = m[1] or m[3]
-        if month is None or day is None:
-            return None
-        return date(int(m[4]), month, int(day))
-    except ValueError:
-        return None
 
 
 def _lines(pages: list[str]) -> list[str]:
@@ -216,19 +188,14 @@ def _kind(text: str, lines: list[str]) -> str | None:
     return form
 
 
-def _year(value: str) -> int:
-    year = int(value)
-    return year + 2000 if year < 100 else year
-
-
 def _quarter_mentions(text: str) -> tuple[int | None, int | None]:
     """(fiscal quarter, fiscal year) named in the text ("second quarter of fiscal 2024", "Q2 FY24")."""
     for m in _QUARTER_FY.finditer(text):
         if m[1]:
-            return _ORDINAL[m[1].lower()], _year(m[2])
+            return _ORDINAL[m[1].lower()], year_of(m[2])
         if m[4]:
-            return _ORDINAL[m[4].lower()], _year(m[3])
-        return int(m[5] or m[6]), _year(m[7])
+            return _ORDINAL[m[4].lower()], year_of(m[3])
+        return int(m[5] or m[6]), year_of(m[7])
     return None, None
 
 
@@ -236,12 +203,6 @@ _MONTHS_ENDED = re.compile(r"(?i)\b(three|six|nine|thirteen|twenty-six|thirty-ni
 _LAST_FY_END = re.compile(rf"(?i)fiscal\s+year\s+ended\s+({_DATE})")
 _SPAN_QUARTER = {"three": 1, "thirteen": 1, "13": 1, "six": 2, "twenty-six": 2, "26": 2, "nine": 3,
                  "thirty-nine": 3, "39": 3}
-
-
-def fiscal_year_ending(end: date) -> int:
-    """The fiscal year that ends on `end`: named by the calendar year it ends in, except a 52/53-week year that
-    closes in the first days of January (on the weekend nearest December 31), which is the year before's."""
-    return end.year - 1 if end.month == 1 and end.day <= 7 else end.year
 
 
 def _quarter_of_10q(card: Card, pages: list[str], text: str) -> None:
@@ -301,7 +262,7 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
     elif kind in _QUARTERLY_KINDS:
         _quarter_of_10q(card, all_pages, text)
     if card.fiscal_year is None and kind not in (None, "contract"):
-        years = [_year(next(g for g in m.groups() if g)) for m in _FISCAL_YEAR.finditer(text)]
+        years = [year_of(next(g for g in m.groups() if g)) for m in _FISCAL_YEAR.finditer(text)]
         if years:
             card.fiscal_year = years[0]
     heading = source_title if not _BOILER_HEADING.match(source_title) else ""

@@ -21,9 +21,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
-from jsonl_engine.ingest.cards import DATE, parse_date
-from jsonl_engine.retrieval.query import STOPWORDS, normalise
+from jsonl_engine.identity.dates import DATE, parse_date, year_of
 from jsonl_engine.store import Card, Scope, Store
+from jsonl_engine.text import STOPWORDS, normalise
 
 MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
 FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
@@ -77,11 +77,6 @@ class Periods:
         return bool(self.years or self.quarter or self.dates or self.latest)
 
 
-def _year(text: str) -> int:
-    value = int(text)
-    return value + 2000 if value < 100 else value
-
-
 def parse_periods(query: str) -> Periods:
     """The fiscal years, quarter, dates, recency and document kinds named in `query`."""
     text = " ".join(query.split())
@@ -91,7 +86,7 @@ def parse_periods(query: str) -> Periods:
         if when is not None:
             dates.append(when)
     rest = DATE.sub(" ", text).lower()
-    fiscal = [_year(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
+    fiscal = [year_of(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
     years = fiscal + [int(m.group(1)) for m in _YEAR.finditer(_FY.sub(" ", rest))]
     quarter = None
     if m := _QUARTER.search(rest):
