@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from jsonl_engine.identity import transcript
 from jsonl_engine.identity.dates import _DATE, fiscal_year_ending, parse_date, year_of
 from jsonl_engine.store import Card, Store
 
@@ -236,6 +237,10 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
     pages = pages[:CARD_PAGES]
     lines = _lines(pages)
     text = "\n".join(lines)
+    # -- earnings-call transcripts (identity/transcript.py): recognised by their speaker turns, not by a name --
+    call = transcript.read(all_pages)
+    if call.recognised:
+        return _transcript_card(call, lines, text, source_title)
     meta_kind, meta_entity, filed = _meta(source_title)
     kind = _kind(text, lines) or meta_kind
     more = "\n".join(_lines(all_pages))  # the first statements' pages: more mentions of the name
@@ -267,6 +272,23 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
             card.fiscal_year = years[0]
     heading = source_title if not _BOILER_HEADING.match(source_title) else ""
     card.title = title_of(card, heading or file_name or "")
+    return card
+
+
+def _transcript_card(call: transcript.Transcript, lines: list[str], text: str, source_title: str) -> Card:
+    """A transcript's card: the issuer the call names (else the cover's legal name), its fiscal quarter and year,
+    the call date; titled "<Company>, earnings call transcript, Q<q> fiscal <year>", never by a speaker."""
+    entity = call.company or _legal_name(lines) or _frequent_name(text)
+    entity = _casing(_clean_name(entity), text) if entity else None
+    card = Card(kind=transcript.KIND, entities=[entity] if entity else [], source_title=source_title,
+                fiscal_quarter=call.fiscal_quarter if call.fiscal_year else None, fiscal_year=call.fiscal_year,
+                report_date=call.call_date.isoformat() if call.call_date else None)
+    title = f"{entity}, {transcript.KIND}" if entity else transcript.KIND.capitalize()
+    if card.fiscal_quarter:
+        title += f", Q{card.fiscal_quarter} fiscal {card.fiscal_year}"
+    elif card.fiscal_year:
+        title += f", fiscal year {card.fiscal_year}"
+    card.title = title if card.fiscal_quarter or not card.report_date else f"{title} (dated {card.report_date})"
     return card
 
 

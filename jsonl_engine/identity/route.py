@@ -1,7 +1,8 @@
 """Routing: which documents a query is about, read from the document cards before any passage is scored.
 
 A query names an entity ("3M", "American Express", "Best Buy"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
-"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release").
+"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release",
+"earnings call", "conference call", "call transcript": a transcript is routed by company and quarter like a 10-Q).
 Entities are matched against the cards' entity names word by word, each word weighted by how few entities of the
 library carry it (log(1 + E / entities holding it)), so "American" alone does not pick American Water Works for an
 "American Express" question. Among the documents of the named entity, the period decides: the filing for the named
@@ -46,11 +47,13 @@ _KIND_WORDS = (
     ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
+    ("earnings call transcript", re.compile(r"\b(?:earnings|conference|investor)\s+call\b|\bcall\s+transcripts?\b|"
+                                          r"\btranscripts?\b|\bon\s+(?:the|its|their)\s+(?:[\w'-]+\s+){0,4}call\b")),
 )
 _COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
                        r"\bdecreas|\bdeclin|\bimprov")
 _ANNUAL = ("10-K", "20-F", "40-F", "annual report")
-_QUARTERLY = ("10-Q", "earnings release")
+_QUARTERLY = ("10-Q", "earnings release", "earnings call transcript")
 
 
 @dataclass(frozen=True, slots=True)
