@@ -78,6 +78,16 @@ _PERIOD_WORDS = re.compile(r"(?i)\b(?:q[1-4]|quarter|fiscal|earnings|call|confer
                            r"first|second|third|fourth)\b")
 
 
+_CALL_WORD = re.compile(r"^(?:earnings|conference|call|calls|transcript|transcripts|webcast|q[1-4]|[1-4]q|fiscal|"
+                        r"fy(?:\d{2}|\d{4})?|(?:19|20)\d\d)$")
+
+
+def call_words(words: list[str]) -> frozenset[str]:
+    """The words of a question that name a call ("earnings call", "Q2", "2023") rather than what was said on it:
+    they are in the call's title and opening turn only, so inside the call they point at those, not at the answer."""
+    return frozenset(w for w in words if _CALL_WORD.match(w))
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One speaker's turn: from its label, (page, start), to the next turn or part, (end_page, end); pages are

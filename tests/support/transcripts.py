@@ -124,6 +124,10 @@ def make_call(company: Company, quarter: int, fiscal_year: int, layout: str, see
         "apac_growth": f"{rng.randint(3, 25)}%", "headcount": f"{rng.randint(2, 9)},{rng.randint(100, 999)}",
         "service_share": f"{rng.randint(18, 35)}%", "tax": f"{rng.randint(17, 24)}.{rng.randint(1, 9)}%",
         "op_margin": f"{rng.randint(8, 22)}.{rng.randint(1, 9)}%",
+        "capex": f"${rng.randint(20, 90)} million", "hires": str(rng.randint(120, 900)),
+        "intl": f"{rng.randint(20, 45)}%", "units": f"{rng.randint(2, 40)},{rng.randint(100, 999)}",
+        "inventory_days": str(rng.randint(45, 110)), "fcf": f"{rng.randint(70, 120)}%",
+        "topics": ",".join(rng.sample(sorted(_TOPICS), 4)),
     }
     return Call(company, quarter, fiscal_year, layout, call_day(company, quarter, fiscal_year), analysts, facts)
 
@@ -137,15 +141,64 @@ def library(companies: tuple[Company, ...], quarters: list[tuple[int, int]], see
     return calls
 
 
+_TALK = (
+    "We continue to invest in our {product} roadmap while holding the line on discretionary spending.",
+    "Customers told us again this quarter that reliability and service matter as much as price.",
+    "Our teams in the field responded with faster installations and fewer support tickets.",
+    "We remain disciplined about where we put our capital, and every investment has to earn its return.",
+    "The feedback from our largest customers has been consistent: they want one partner for the whole lifecycle.",
+    "We are also seeing more interest from mid-sized customers who had not considered us before.",
+    "I want to thank our employees around the world for their hard work and their focus on customers.",
+    "Our partners played a bigger role this quarter, and we expect that to continue as the channel matures.",
+    "We simplified our product portfolio and retired several older configurations that few customers bought.",
+    "Execution was good across the board, although there is always more to do on cost and on speed.",
+    "We made progress on our sustainability goals, including the energy use of our own operations.",
+    "The macro environment remains uncertain, and we are planning prudently while staying ready to invest.",
+    "Our software and services attach rates improved, which makes our revenue more predictable over time.",
+    "We also completed the integration of our order management systems, which took longer than we had hoped.",
+    "Looking further out, we see a long runway for growth in our core markets and in adjacent ones.",
+    "We are proud of the culture we have built, and we will protect it as we grow.",
+)
+# Further questions an analyst may ask: (question, who answers, the answer) with the call's own figures
+_TOPICS = {
+    "international": ("Could you size the international business for us and talk about where you are investing?", "ceo",
+                      "International revenue was {intl} of the total this quarter. We are adding sales capacity in "
+                      "Germany and Japan and expanding our partner network in Latin America."),
+    "competition": ("Are you seeing any change in the competitive environment, particularly on price?", "ceo",
+                    "The competitive environment is rational. We win on reliability and total cost of ownership, and "
+                    "our win rate in competitive deals was stable compared with last quarter."),
+    "hiring": ("How should we think about hiring for the rest of the year?", "cfo",
+               "We expect to add about {hires} people over the rest of the year, mostly in engineering and field "
+               "service, and the plan is already reflected in our outlook."),
+    "capex": ("What is your capital expenditure plan for the full year?", "cfo",
+              "Capital expenditures for the full year will be about {capex}, weighted to the second half as the new "
+              "facilities come online."),
+    "acquisitions": ("Any appetite for acquisitions at current valuations?", "ceo",
+                     "We look at opportunities all the time, but our bar is high. Our priority remains organic growth "
+                     "and returning capital to shareholders."),
+    "inventory": ("Can you comment on inventory levels and working capital?", "cfo",
+                  "Inventory days were {inventory_days} at the end of the quarter, and we expect them to come down "
+                  "as supply normalizes."),
+    "launch": ("How is the new product line ramping?", "ceo",
+               "We shipped {units} units of the new product line in the quarter, ahead of our internal plan, and the "
+               "early customer feedback has been very positive."),
+    "cash": ("How should we think about free cash flow conversion this year?", "cfo",
+             "We expect free cash flow conversion of about {fcf} of net income for the year, with the usual "
+             "seasonality in the first half."),
+}
+
+
 def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
     """(part, speaker, role, paragraphs) in order; part is "prepared" or "qa"."""
     c, f = call.company, call.facts
     q, fy = ORDINALS[call.quarter - 1], call.fiscal_year
     nxt = ORDINALS[call.quarter % 4]
     a = call.analysts
-    filler = (f"We continue to invest in our {c.product} roadmap while holding the line on discretionary spending. "
-              "Customers told us again this quarter that reliability and service matter as much as price, and our "
-              "teams in the field responded with faster installations and fewer support tickets. ")
+    rng = random.Random(f"{c.ticker}{call.quarter}{fy}talk")
+
+    def more(n: int) -> str:  # sentences people say between the figures (no figures: those are the questions')
+        return " ".join(rng.sample(_TALK, n)).format(product=c.product) + " "
+
     return [
         ("prepared", "Operator", "", [
             f"Good afternoon, and welcome to the {c.short} {q} quarter fiscal {fy} earnings conference call. At this "
@@ -161,18 +214,18 @@ def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
         ("prepared", c.ceo, "Chief Executive Officer", [
             f"Thanks, and good afternoon, everyone. Our {q} quarter was a solid one. Demand for our {c.product} "
             f"stayed healthy across regions, and our order backlog reached {f['backlog']} at quarter end, a record "
-            "for the company. " + filler * 2,
+            "for the company. " + more(6),
             f"Turning to our markets. Revenue in North America grew {f['na_growth']} from a year ago, Europe grew "
             f"{f['eu_growth']}, and Asia Pacific grew {f['apac_growth']}, led by new customers in logistics and "
             "retail. We signed more multi-year agreements than in any prior quarter, and the pipeline for the rest of "
-            "the year is larger than it was at this time last year. " + filler,
+            "the year is larger than it was at this time last year. " + more(6),
             f"On our people: we ended the quarter with {f['headcount']} employees, and voluntary attrition remained "
             "below the industry average. We opened a new engineering office and promoted several leaders from within. "
-            + filler,
+            + more(6),
             "Let me spend a moment on our supply chain. Component availability improved through the quarter, lead "
-            "times shortened, and we exited the period with inventory at a level we are comfortable with. " + filler,
+            "times shortened, and we exited the period with inventory at a level we are comfortable with. " + more(6),
             f"Our capital return program continued: during the quarter we repurchased {f['buyback']} of our "
-            "shares, and the board has authorized us to continue at a similar pace. " + filler,
+            "shares, and the board has authorized us to continue at a similar pace. " + more(6),
             f"With that, let me hand it over to {c.cfo.split()[0]} to walk through the numbers."]),
         ("prepared", c.cfo, "Chief Financial Officer", [
             f"Thank you, {c.ceo.split()[0]}. Total revenue for the {q} quarter was {f['revenue']}. Gross margin was "
@@ -181,11 +234,11 @@ def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
             f"{f['eps']}.",
             f"Service contracts made up {f['service_share']} of revenue, and recurring revenue continues to grow faster "
             f"than product revenue. Operating margin was {f['op_margin']} and our effective tax rate was {f['tax']}. "
-            + filler,
+            + more(6),
             f"We ended the quarter with cash and investments of {f['cash']} and no borrowings under our revolving "
-            "credit facility. Free cash flow was positive for the quarter, helped by working capital. " + filler,
-            f"Turning to our outlook. For the {nxt} quarter, we expect revenue between {f['guide_low']} and "
-            f"{f['guide_high']}, and we expect gross margin to be roughly in line with this quarter. " + filler,
+            "credit facility. Free cash flow was positive for the quarter, helped by working capital. " + more(6),
+            f"Turning to our outlook and guidance. For the {nxt} quarter, we expect revenue between {f['guide_low']} and "
+            f"{f['guide_high']}, and we expect gross margin to be roughly in line with this quarter. " + more(6),
             "With that, operator, please open the line for questions."]),
         ("qa", "Operator", "", [
             "Thank you. We will now begin the question-and-answer session. Our first question comes from "
@@ -196,7 +249,7 @@ def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
         ("qa", c.ceo, "Chief Executive Officer", [
             f"Sure. We plan to open {f['sites']} new distribution centers over the next twelve months, mostly in "
             "regions where our installed base has outgrown our service footprint. The capital is already in our "
-            "plan, and each site pays back in under three years. " + filler]),
+            "plan, and each site pays back in under three years. " + more(6)]),
         ("qa", a[0][0], f"Analyst, {a[0][1]}", ["Thank you."]),
         ("qa", "Operator", "", [f"Our next question comes from {a[1][0]} with {a[1][1]}."]),
         ("qa", a[1][0], f"Analyst, {a[1][1]}", [
@@ -204,13 +257,15 @@ def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
             "are you seeing any change in renewal behavior?"]),
         ("qa", c.cfo, "Chief Financial Officer", [
             f"Thanks for the question. Annualized customer churn was {f['churn']} in the quarter. Renewal rates held "
-            "up well, and we did not see customers delaying decisions in a meaningful way. " + filler]),
+            "up well, and we did not see customers delaying decisions in a meaningful way. " + more(6)]),
+        *[turn for k, topic in enumerate(f["topics"].split(","))
+          for turn in _exchange(call, c.analysts[(k + 1) % len(c.analysts)] if c.analysts else a[1], topic, more(5))],
         ("qa", "Operator", "", [f"Our last question comes from {a[2][0]} with {a[2][1]}."]),
         ("qa", a[2][0], f"Analyst, {a[2][1]}", [
             "Thanks. Just a follow-up on pricing: are you still able to pass through cost increases to customers?"]),
         ("qa", c.ceo, "Chief Executive Officer", [
             "We took a modest price increase at the start of the quarter and it stuck. We are not planning further "
-            "increases this year. " + filler]),
+            "increases this year. " + more(6)]),
         ("qa", "Operator", "", [
             f"There are no further questions at this time. I will turn the call back to {c.ceo} for closing "
             "remarks."]),
@@ -219,6 +274,16 @@ def _turns(call: Call) -> list[tuple[str, str, str, list[str]]]:
         ("qa", "Operator", "", [
             "This concludes today's conference call. Thank you for participating. You may now disconnect."]),
     ]
+
+
+def _exchange(call: Call, analyst: tuple[str, str], topic: str, talk: str) -> list[tuple[str, str, str, list[str]]]:
+    asked, who, answer = _TOPICS[topic]
+    c = call.company
+    name, bank = analyst
+    speaker, role = (c.ceo, "Chief Executive Officer") if who == "ceo" else (c.cfo, "Chief Financial Officer")
+    return [("qa", "Operator", "", [f"Our next question comes from {name} with {bank}. Please go ahead."]),
+            ("qa", name, f"Analyst, {bank}", [f"Thanks for taking the question. {asked}"]),
+            ("qa", speaker, role, [answer.format(**call.facts) + " " + talk])]
 
 
 def _ascii(text: str) -> str:
@@ -236,7 +301,7 @@ def write(call: Call, path: Path) -> Path:
     pdf.set_auto_page_break(True, margin=18)
     pdf.add_page()
 
-    def line(text: str, size: float = 10, bold: bool = False, gap: float = 6) -> None:
+    def line(text: str, size: float = 11, bold: bool = False, gap: float = 6.5) -> None:
         pdf.set_font("Helvetica", "B" if bold else "", size)
         pdf.multi_cell(0, gap, _ascii(text), new_x="LMARGIN", new_y="NEXT")
 
