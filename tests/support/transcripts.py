@@ -311,16 +311,17 @@ def write(call: Call, path: Path) -> Path:
 
     staff_rows = [(c.ir, "Vice President, Investor Relations"), (c.ceo, "Chief Executive Officer"),
                   (c.cfo, "Chief Financial Officer")]
+    def participants(staff_header: str, analysts_header: str, sep: str, upper: bool) -> None:
+        for header, rows in ((staff_header, staff_rows), (analysts_header, call.analysts)):
+            line(header, 11, True)
+            for name, role in rows:
+                line(f"{name.upper() if upper else name}{sep}{role}")
+
     if layout == "own_line":
         line(f"{c.name} ({c.ticker}) Q{call.quarter} {fy} Earnings Call Transcript", 15, True, 8)
         line(f"{when} 5:00 PM ET")
         pdf.ln(3)
-        line("Company Participants", 11, True)
-        for name, role in staff_rows:
-            line(f"{name} - {role}")
-        line("Conference Call Participants", 11, True)
-        for name, bank in call.analysts:
-            line(f"{name} - {bank}")
+        participants("Company Participants", "Conference Call Participants", " - ", False)
     elif layout == "dash":
         line(f"{c.short} ({c.ticker}) Q{call.quarter} {fy} Earnings Call", 15, True, 8)
         line(f"{when}, 4:30 p.m. ET")
@@ -330,12 +331,7 @@ def write(call: Call, path: Path) -> Path:
         line(c.name.upper(), 12, True)
         line(when)
         pdf.ln(3)
-        line("CORPORATE PARTICIPANTS", 11, True)
-        for name, role in staff_rows:
-            line(f"{name.upper()}, {role}")
-        line("CONFERENCE CALL PARTICIPANTS", 11, True)
-        for name, bank in call.analysts:
-            line(f"{name.upper()}, {bank}")
+        participants("CORPORATE PARTICIPANTS", "CONFERENCE CALL PARTICIPANTS", ", ", True)
     else:  # comma
         line(f"{q.capitalize()} Quarter Fiscal {fy} Earnings Conference Call", 14, True, 8)
         line(f"Date: {when}")
