@@ -50,6 +50,8 @@ class RoutedDocument(Result):
     title: str
     score: float = Field(description="how strongly the query names this document (entity, period, kind), 0..1")
     why: list[str] = Field(description="what matched: the entity, the period, the kind")
+    decided: bool = Field(False, description=(
+        "the query names this one document by entity and period: the passages come from it alone"))
 
 
 class ContextResult(Result):
