@@ -70,17 +70,22 @@ def _lines(pages: list[str]) -> list[str]:
 def _casing(name: str, text: str) -> str:
     """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word; in a
     mixed-case name, a legal form in capitals as usually written ("Foot Locker INC" -> "Foot Locker Inc")."""
+    if _small_caps(name):  # "United StateS Office Of PerSOnnel ManageMent": capitals of a small-caps font
+        name = name.upper()
     if not name.isupper():
         return re.sub(r"\b(INC|CORP|CO|LTD|COMPANY|CORPORATION|LIMITED)\b(?=\.?$)", lambda m: m.group(1).capitalize(),
                       name) if re.search(r"[a-z]", name) else name
     found = [m.group(0) for m in re.finditer(re.escape(name), text, re.I)]
-    mixed = [f for f in found if not f.isupper() and f[:1].isupper()]
+    mixed = [f for f in found if not f.isupper() and f[:1].isupper() and not _small_caps(f)]
     if mixed:
         return min(mixed, key=lambda f: (sum(ch.isupper() for ch in f), f))
     words = []
     for word in name.split():
         bare = word.strip(".,").lower()
-        short = len(bare) <= 3 and bare.isalpha() and bare not in {"inc", "co", "the", "and"}
+        short = len(bare) <= 3 and bare.isalpha() and bare not in {"inc", "co"} | _SMALL
+        if re.fullmatch(r"(?:[A-Z]\.)+", word):  # initials: "U.S."
+            words.append(word)
+            continue
         if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (
                 short and not re.search(rf"\b{bare.capitalize()}\b", text)):  # an acronym, unless written "Buy"
             words.append(word)
@@ -88,6 +93,13 @@ def _casing(name: str, text: str) -> str:
             small = bare in _SMALL and words
             words.append(word.lower() if small else "-".join(p.capitalize() for p in word.split("-")))
     return " ".join(words)
+
+
+def _small_caps(name: str) -> bool:
+    """Two or more words with a capital after a lower-case letter that is not a name's ("McDonald") or a
+    camel-cased brand's: the extractor read a small-caps font's letters in two sizes."""
+    odd = [w for w in name.split() if re.search(r"[a-z][A-Z]", w) and not re.match(r"(?:Mc|Mac|O')[A-Z]", w)]
+    return len(odd) >= 2
 
 
 def _clean_name(name: str) -> str:
@@ -327,7 +339,7 @@ def _document_card(pages: list[str], lines: list[str], source_title: str, headli
     words = sum(len(p.split()) for p in pages)
     kind, confidence = kinds.recognise("\n".join((headline, labelled, meta)), body, pages=len(pages),
                                        words_per_page=words / max(1, len(pages)))
-    name = _own_title(labelled, headline, meta) or file_name or ""
+    name = _own_title(labelled, headline, meta, _first_line(lines)) or file_name or ""
     issuer = fields.labelled_issuer(first)
     if issuer is None and (m := _GOVERNMENT.search("\n".join(lines[:40]))):
         issuer = " ".join(m.group(1).split())
@@ -342,10 +354,17 @@ def _document_card(pages: list[str], lines: list[str], source_title: str, headli
     return card
 
 
-def _own_title(labelled: str, headline: str, meta: str) -> str:
-    """A document's own title: the one it labels as such, else its typographic title, else meaningful metadata;
-    a headline that only names the kind ("Clinical Study Protocol") gives way to a labelled title."""
-    for candidate in (labelled, headline, meta):
+def _first_line(lines: list[str]) -> str:
+    """A first line that reads as a heading (short, words, no closing period), as plain text files begin."""
+    first = lines[0] if lines else ""
+    return first if 3 <= len(first) <= 100 and sum(ch.isalpha() for ch in first) >= 3 \
+        and not first.endswith((".", ",", ";")) else ""
+
+
+def _own_title(labelled: str, headline: str, meta: str, first: str = "") -> str:
+    """A document's own title: the one it labels as such, else its typographic title, else meaningful metadata,
+    else a first line that reads as a heading."""
+    for candidate in (labelled, headline, meta, first):
         candidate = " ".join(candidate.split())
         if candidate and not _BOILER_HEADING.match(candidate):
             if len(candidate) > MAX_NAME:

@@ -30,6 +30,10 @@ _PLACE_LABEL = re.compile(r"(?i)^\W*(?:location|place|site|city)\s*:\s*([A-Z][\w
                           r"(?=\s{2,}|\s+[A-Z]\w+(?: \w+)?:|$)")
 _ISSUER_LABEL = re.compile(r"(?i)^\W*(?:study\s+)?(?:sponsor|sponsored\s+by|issued\s+by|prepared\s+by|submitted\s+by|"
                            r"applicant|study\s+applicant|funded\s+by)\s*(?:[:\-]\s*(.{3,90})|\s+(?=[A-Z].{2,89}$)(.{3,90})|$)")
+# A labelled line that ends a title continued over several lines ("Study Sponsor", "Date:", "Version 2")
+_NEXT_LABEL = re.compile(r"(?i)^(?:study\s+|lead\s+)?(?:sponsor|principal\s+investigator|investigators?|version|date|"
+                         r"protocol\s+(?:number|no|version)|nct|irb|authors?|prepared\s+by|funded\s+by|phase|"
+                         r"short\s+title|acronym)\b")
 _NOT_ID = re.compile(r"(?i)^(?:tbd|n/?a|none|pending|number|date|version)$")
 _MONTH_YEAR = re.compile(rf"(?i)^({'|'.join(_MONTHS)})\.?\s+(\d{{4}})$")
 
@@ -48,9 +52,8 @@ def labelled_title(pages: list[str]) -> str:
             continue
         parts = [m.group(1)] if m.group(1) else []
         for nxt in lines[i + 1: i + 5]:
-            if _LABEL_LINE.match(nxt) or _TITLE_LABEL.match(nxt) or len(" ".join(parts)) > 220:
-                break
-            if parts and (parts[-1].endswith((".", ":")) or nxt[:1].islower() is False and len(parts[-1]) < 25):
+            if _LABEL_LINE.match(nxt) or _TITLE_LABEL.match(nxt) or _NEXT_LABEL.match(nxt) \
+                    or len(" ".join(parts)) > 220 or (parts and parts[-1].endswith((".", ":"))):
                 break
             parts.append(nxt)
         title = " ".join(parts).strip(" :-–")
