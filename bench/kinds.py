@@ -10,11 +10,14 @@ The bench talks to the daemon over the wire only. Documents are matched by conte
 of its bytes, cut to 16 hex digits), never by name. Ground truth is in `bench/data/` (README.md there holds the
 kind vocabulary and the rules): `kinds_truth.jsonl` (identity of the 30 kinds documents), `kinds_questions.jsonl`
 (questions on them, gold pages 1-based) and the dev split's `questions.jsonl` (evidence_page_num zero-based).
-A filing's kind, company and year come from its FinanceBench file name, which the engine never sees.
+A filing's kind, company and year come from its FinanceBench file name, which the engine never sees, corrected by
+`filings_overrides.jsonl` where the name contradicts the pages (two "10-Q"s that are earnings releases, a 10-Q
+named for the wrong fiscal year). A document the engine refuses at ingest (a scan without text) counts as a miss.
 
 Per kind (protocol, accident, agency; 10-K, 10-Q, 8-K, earnings release, annual report):
-- questions asked corpus-wide with kb.context (limit 10): doc@1 (the first item is from the gold document) and
-  hit@5 (an item spanning at most 2 pages holds a gold page among the first 5);
+- questions asked corpus-wide with kb.context (limit 10): doc@1 (the first item is from the gold document),
+  hit@5 (an item spanning at most 2 pages holds a gold page among the first 5) and rt@1 (kb.context's `routed`
+  names the gold document first);
 - the same-run baseline: Okapi BM25 (k1 1.2, b 0.75, pure Python, simple tokens) over the very same page texts
   (read back through kb.read), one page a unit: its doc@1 and hit@5;
 - from kb.documents: documents, distinct titles (documents whose title no other document of the library has),
