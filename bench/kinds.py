@@ -25,6 +25,9 @@ Per kind (protocol, accident, agency; 10-K, 10-Q, 8-K, earnings release, annual 
   (the title holds the words the truth's title rules ask for) and year right (the card's year: fiscal_year, else
   the year of period_end, report_date or filed).
 
+Rows per kind, then "not filings" (protocol, accident, agency: the issue's targets for documents that are not
+filings), "filings" and "all"; every question's outcome and every judged card go to <out>/kinds.json.
+
 The KB and the page texts are built once under --out and reused; --rebuild ingests afresh.
 
     .venv/bin/python bench/kinds.py [--kinds-only] [--rebuild] [--out bench/out/kinds] [--show-titles]
@@ -52,6 +55,7 @@ DATA = ROOT / "bench" / "data"
 K1, B = 1.2, 0.75
 FILING_KINDS = {"10K": "10-K", "10Q": "10-Q", "8K": "8-K", "EARNINGS": "earnings release",
                 "annualreport": "annual report"}
+NON_FILINGS = ("protocol", "accident", "agency")
 GROUP_ORDER = ("protocol", "accident", "agency", "10-K", "annual report", "10-Q", "8-K", "earnings release")
 
 
@@ -275,30 +279,35 @@ def run(out: Path, pdfs: list[Path], truth: dict[str, dict], questions: list[dic
     report["distinct_titles"] = len(title_count)
     report["p50_ms"] = pct([r["ms"] for r in rows], 0.5)
     report["p95_ms"] = pct([r["ms"] for r in rows], 0.95)
-    groups = {}
-    for g in GROUP_ORDER + tuple(sorted({r["group"] for r in doc_rows} - set(GROUP_ORDER))):
-        gd = [r for r in doc_rows if r["group"] == g]
-        gq = [r for r in rows if r["group"] == g]
-        if not gd and not gq:
-            continue
-
-        def share(rs: list[dict], key: str) -> float | None:
-            return round(sum(1 for r in rs if r[key]) / len(rs), 3) if rs else None
-
-        groups[g] = {
-            "docs": len(gd), "questions": len(gq),
-            "doc@1": share(gq, "doc1"),
-            "hit@5": round(sum(1 for r in gq if r["rank"] is not None and r["rank"] <= 5) / len(gq), 3) if gq else None,
-            "bm25_doc@1": share(gq, "bm25_doc1"), "bm25_hit@5": share(gq, "bm25_hit5"),
-            "routed@1": share(gq, "routed1"),
-            "distinct_titles": share(gd, "unique_title"), "kind_ok": share(gd, "kind_ok"),
-            "title_ok": share(gd, "title_ok"), "year_ok": share(gd, "year_ok"),
-        }
+    for r in rows:
+        r["hit5"] = r["rank"] is not None and r["rank"] <= 5
+    names = [g for g in GROUP_ORDER + tuple(sorted({r["group"] for r in doc_rows} - set(GROUP_ORDER)))
+             if any(r["group"] == g for r in doc_rows + rows)]
+    spans = {g: {g} for g in names}
+    spans["not filings"] = set(NON_FILINGS)  # the issue's targets for the documents that are not filings
+    spans["filings"] = set(names) - set(NON_FILINGS)
+    spans["all"] = set(names)
+    groups = {name: summary([r for r in doc_rows if r["group"] in span], [r for r in rows if r["group"] in span])
+              for name, span in spans.items()}
     report["groups"] = groups
     report["not_in_kb"] = [r["file"] for r in doc_rows if not r["in_kb"]]
     report["doc_rows"] = doc_rows
     report["rows"] = rows
     return report
+
+
+def summary(docs: list[dict], questions: list[dict]) -> dict:
+    """One row of the table: the documents' label accuracy and the questions' retrieval figures."""
+
+    def share(rs: list[dict], key: str) -> float | None:
+        return round(sum(1 for r in rs if r[key]) / len(rs), 3) if rs else None
+
+    return {"docs": len(docs), "questions": len(questions),
+            "doc@1": share(questions, "doc1"), "bm25_doc@1": share(questions, "bm25_doc1"),
+            "hit@5": share(questions, "hit5"), "bm25_hit@5": share(questions, "bm25_hit5"),
+            "routed@1": share(questions, "routed1"),
+            "distinct_titles": share(docs, "unique_title"), "kind_ok": share(docs, "kind_ok"),
+            "title_ok": share(docs, "title_ok"), "year_ok": share(docs, "year_ok")}
 
 
 def fmt(v: float | None) -> str:
@@ -334,6 +343,8 @@ def main() -> None:
     heads = ("docs", "qs", "doc@1", "bm.d@1", "hit@5", "bm.h@5", "rt@1", "titles", "kind", "title", "year")
     print(f"{'kind':17}" + " ".join(f"{h:>6}" for h in heads))
     for g, v in r["groups"].items():
+        if g == "not filings":
+            print("-" * (17 + 7 * len(cols)))
         print(f"{g:17}" + " ".join(f"{v[c]:6d}" if isinstance(v[c], int) else fmt(v[c]) for c in cols))
     if r["not_in_kb"]:
         print(f"not in the KB (refused at ingest, counted as misses): {', '.join(r['not_in_kb'])}")
