@@ -23,7 +23,7 @@ Per kind (protocol, accident, agency; 10-K, 10-Q, 8-K, earnings release, annual 
 - from kb.documents: documents, distinct titles (documents whose title no other document of the library has),
   and label accuracy: kind accepted (the card's kind is in the document's accepted set), title names the document
   (the title holds the words the truth's title rules ask for) and year right (the card's year: fiscal_year, else
-  the year of period_end, report_date or filed).
+  the year of period_end, report_date or filed; for a quarterly document also its fiscal_quarter).
 
 Rows per kind, then "not filings" (protocol, accident, agency: the issue's targets for documents that are not
 filings), "filings" and "all"; every question's outcome and every judged card go to <out>/kinds.json.
@@ -272,7 +272,8 @@ def run(out: Path, pdfs: list[Path], truth: dict[str, dict], questions: list[dic
             "unique_title": document_id in by_id and title_count[x["title"]] == 1,
             "kind_ok": accepts(card.get("kind"), t["accepted_kinds"]),
             "title_ok": title_ok(x["title"], t),
-            "year_ok": card_year(card) in t["years"],
+            "year_ok": card_year(card) in t["years"]
+            and (not t.get("fiscal_quarter") or card.get("fiscal_quarter") == t["fiscal_quarter"]),
         })
     report["documents"] = len(docs)
     report["pages"] = sum(x["pages"] for x in docs)
