@@ -101,6 +101,8 @@ CONTEXT_SIZE = re.compile(r"(?:context (?:window|length|size)|maximum context le
 # completion)", vLLM "your request has 1900 input tokens", OpenAI "your messages resulted in 5000 tokens"
 PROMPT_TOKENS = re.compile(r"(\d+) in the messages|(?:request has|messages resulted in) (\d+) (?:input )?tokens",
                            re.IGNORECASE)
+# a 400 that means the key is not known: LiteLLM's proxy without a database looks a key up there and says this
+KEY_UNKNOWN = re.compile(r"\bno connected db\b", re.IGNORECASE)
 FIT_MARGIN = 32  # tokens kept free when a prompt is fitted after an overflow
 REPLY_CHARS_PER_TOKEN = 8  # the daemon's own cap on a reply: this many characters per max_tokens token...
 REPLY_CHARS_SLACK = 1024  # ...plus this
@@ -496,7 +498,7 @@ class Gateway:
                         ADAPT_TTL_S)
             self._dropped[param] = time.monotonic()
             raise _Adapted(param)
-        if status in (401, 403):
+        if status in (401, 403) or (status == 400 and KEY_UNKNOWN.search(detail)):
             message += " (check the API key)"
         if status == 404 and not re.search(r"/v\d+\b", self.reader.base_url):
             message += (f" (base_url {self.reader.base_url} has no /v1: OpenAI-compatible servers usually "
