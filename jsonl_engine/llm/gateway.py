@@ -20,7 +20,8 @@ Policy where the issue is silent:
   reader's `context_tokens` (or the smaller context the server names) by a conservative token estimate,
   scaled down by the server's own count of the refused prompt when it gives one and counts more; with a
   `prompt_fitted` note. A fitted prompt that overflows again is fitted once more only when the server
-  counted its tokens; then it is `llm_error` with reason `context_overflow`/`empty_stream`.
+  counted more tokens in it than the estimate; else, and after that, it is `llm_error` with reason
+  `context_overflow`/`empty_stream`.
 - Every finish reason other than "stop" is visible: `reply_warnings` codes it (reply_truncated,
   content_filtered, reply_unfinished) and `truncated` is true; JSON-mode calls note these in `Usage.notes`.
 - A reply is capped by the daemon at `max_reply_chars(limit)` characters whatever the server does with
@@ -251,8 +252,8 @@ class Gateway:
         """The prompt (`original` shortened) and reply limit for a retry after `sent` overflowed. The first
         overflow is fitted; a fitted prompt that overflows again is fitted once more only when the server counted
         more tokens in it than our estimate (the budget is then scaled by its count); else it raises."""
-        estimate = conservative_messages(sent)
-        counted_more = failure.prompt_tokens is not None and failure.prompt_tokens > estimate > 0
+        estimate, counted = conservative_messages(sent), failure.prompt_tokens or 0
+        counted_more = counted > estimate > 0
         if fits >= 2 or (fits == 1 and not counted_more):
             raise self._overflowed(failure) from failure
         context = self.settings.context_tokens
@@ -262,7 +263,7 @@ class Gateway:
         reply = min(reply, max(16, context // 4))
         budget = max(16, context - reply - FIT_MARGIN)
         if counted_more:  # the server's tokenizer counts more than our estimate: scale the budget by its count
-            budget = max(16, budget * estimate // failure.prompt_tokens)
+            budget = max(16, budget * estimate // counted)
         fitted = fit_messages(original, budget)
         log.warning("reader %s: %s; retrying with the prompt fitted to %d tokens", self.name,
                     failure.error.message, context)
