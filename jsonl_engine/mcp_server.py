@@ -84,7 +84,7 @@ def _context_text(out: ContextResult) -> str:
         lines += [f"[{n}] {where}, {_pages(item.page_start, item.page_end)} (section {item.section_id})",
                   (item.text if item.text is not None else item.snippet).strip(), ""]
     if out.budget.truncated:
-        lines.append(f"Cut to fit max_chars={out.budget.max_chars}: {out.reason or ''} (raise max_chars for more).")
+        lines.append(f"({out.reason or 'cut to fit max_chars'}; raise max_chars for more.)")
     return "\n".join(lines).strip()
 
 

@@ -29,17 +29,9 @@ from jsonl_engine.client import (
     UnsendableValue,
 )
 from jsonl_engine.errors import ERROR_CODES
+from jsonl_engine.models import documents as docs
 from jsonl_engine.models.answer import AnswerResult
 from jsonl_engine.models.context import ContextResult
-from jsonl_engine.models.documents import (
-    DocumentItem,
-    DocumentsResult,
-    IngestResult,
-    OutlineResult,
-    ReadResult,
-    RemoveResult,
-    ReviewResult,
-)
 from jsonl_engine.models.render import RenderResult
 from jsonl_engine.models.synthesize import SynthesizeResult
 from jsonl_engine.models.system import CapabilitiesResult
@@ -177,7 +169,7 @@ def test_typed_methods_return_the_result_models(tmp_path, sample_pdfs) -> None:
     with _client(tmp_path) as kb:
         assert isinstance(kb.capabilities(), CapabilitiesResult) and kb.capabilities().readers == []
         one = kb.ingest(tmp_path / "reports" / "quillon.md")  # one path: still a list
-        assert [type(r) for r in one] == [IngestResult] and one[0].title == "Quillon Ferries 2030 Report"
+        assert [type(r) for r in one] == [docs.IngestResult] and one[0].title == "Quillon Ferries 2030 Report"
         doc = one[0].document_id
         progress = []
         several = kb.ingest([tmp_path / "reports", sample_pdfs["outline"], sample_pdfs["not_pdf"]],
@@ -197,24 +189,24 @@ def test_typed_methods_return_the_result_models(tmp_path, sample_pdfs) -> None:
         claim = synth.claims[0]
         assert claim.text == "Fuel costs at Quillon were $12.5 million in 2030." and synth.meta.passages >= 1
         section = kb.read(claim.section_id)
-        assert isinstance(section, ReadResult) and section.text[claim.quote_start:claim.quote_end] == claim.text
+        assert isinstance(section, docs.ReadResult) and section.text[claim.quote_start:claim.quote_end] == claim.text
         assert "Quillon Ferries ran 9 ferries" in kb.read(document_id=doc, page=1).text
         outline = kb.outline(doc, max_depth=1)
-        assert isinstance(outline, OutlineResult) and outline.sections[0].children == []
+        assert isinstance(outline, docs.OutlineResult) and outline.sections[0].children == []
         listed = kb.documents()
-        assert isinstance(listed, DocumentsResult) and len(listed.documents) == 3
+        assert isinstance(listed, docs.DocumentsResult) and len(listed.documents) == 3
         updated = kb.update(doc, {"kind": "annual report"})
-        assert isinstance(updated, DocumentItem) and updated.card.kind == "annual report"
+        assert isinstance(updated, docs.DocumentItem) and updated.card.kind == "annual report"
         assert [d.document_id for d in kb.documents(kind="annual report").documents] == [doc]
         reviewed = kb.review(doc, "draft")
-        assert isinstance(reviewed, ReviewResult) and reviewed.previous_status == "approved"
+        assert isinstance(reviewed, docs.ReviewResult) and reviewed.previous_status == "approved"
         assert kb.synthesize("What were Quillon fuel costs in 2030?").claims == []  # drafts are not cited
         page = kb.render(pdf, 1, output="base64", scale=0.5)
         assert isinstance(page, RenderResult) and page.data and page.width > 0
         with pytest.raises(LLMUnavailable):
             kb.answer("What were Quillon fuel costs in 2030?")
         removed = kb.remove(doc)
-        assert isinstance(removed, RemoveResult) and removed.removed
+        assert isinstance(removed, docs.RemoveResult) and removed.removed
         with pytest.raises(NotFound):
             kb.outline(doc)
         assert kb.call("kb.ingest", {"text": DOC, "title": "Raw"})["title"] == "Raw"  # the raw call stays

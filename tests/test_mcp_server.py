@@ -187,3 +187,12 @@ def test_mcp_answer_tool_with_an_llm(tmp_path: Path, gateway) -> None:
                     in lines
 
     asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def test_readme_names_the_tools() -> None:
+    from jsonl_engine.mcp_server import BY_NAME
+    from tests.support.daemon import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**MCP clients**", 1)[1].split("```json", 1)[0]
+    assert {name for name in re.findall(r"`(\w+)`", section) if name in BY_NAME} == set(BY_NAME)
