@@ -220,7 +220,7 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 INSTRUCTIONS = (
     "A document knowledge base (PDF, Markdown, text) that answers with checkable citations: document, page and a "
     "verbatim quote. Use context for ranked passages to reason over, synthesize for an answer made only of cited "
-    "quotes, documents, outline and read to browse, ingest to add files. Results are compact text; give "
+    "quotes{answer}, documents, outline and read to browse, ingest to add files. Results are compact text; give "
     "format: \"json\" for the full result object.")
 
 
@@ -322,7 +322,8 @@ def build_server(client: AsyncClient, *, llm: bool) -> Server[Any]:
             return _error(exc.code, exc.message, exc.data)
         return _result(tool, results, fmt)
 
-    return Server("jsonl-engine", version=__version__, instructions=INSTRUCTIONS,
+    answer = ", answer for the configured LLM reader's cited answer" if llm else ""
+    return Server("jsonl-engine", version=__version__, instructions=INSTRUCTIONS.format(answer=answer),
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

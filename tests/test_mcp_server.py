@@ -81,8 +81,9 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     async def main() -> None:
         async with mcp_session(tmp_path) as session:
             listed = (await session.list_tools()).tools
-            # no LLM reader configured: no answer tool
+            # no LLM reader configured: no answer tool, and the instructions do not offer one
             assert [t.name for t in listed] == ["context", "synthesize", "documents", "outline", "read", "ingest"]
+            assert "format: \"json\"" in session.instructions and "LLM reader" not in session.instructions
             check_tool_list(listed)
 
             added = await text_of(session, "ingest", {"paths": [str(tmp_path / "docs")]})
@@ -163,6 +164,7 @@ def test_mcp_answer_tool_with_an_llm(tmp_path: Path, gateway) -> None:
             listed = (await session.list_tools()).tools
             assert [t.name for t in listed] == ["context", "synthesize", "answer", "documents", "outline", "read",
                                                 "ingest"]
+            assert "answer for the configured LLM reader's cited answer" in session.instructions
             check_tool_list(listed)
             assert not (await session.call_tool("ingest", {"paths": [str(tmp_path / "docs")]})).is_error
             result = await json_of(session, "answer", {"query": "What were Quillon fuel costs in 2030?"})
