@@ -314,3 +314,17 @@ def test_readme_python_example_runs(tmp_path) -> None:
     assert 'Quillon Ferries 2030 Report, p. 1: "Fuel costs at Quillon were $12.5 million in 2030."' in lines
     assert lines[-1].startswith("invalid_params limit ")
     assert (tmp_path / "kb" / "kb.sqlite3").exists()
+
+
+def test_the_client_imports_nothing_of_the_engine_but_the_wire_models() -> None:
+    import ast
+
+    tree = ast.parse(Path(client_module.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module} | \
+        {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    engine = sorted(m for m in imported if m.startswith("jsonl_engine"))
+    assert engine and all(m.startswith("jsonl_engine.models") for m in engine), engine
+    loaded = subprocess.run([sys.executable, "-c", "import sys, jsonl_engine.client; print(sorted(m for m in "
+                             "sys.modules if m.startswith(('jsonl_engine', 'pydantic'))))"],
+                            env=_env(), capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['jsonl_engine', 'jsonl_engine.client']"  # the models load with the first typed call
