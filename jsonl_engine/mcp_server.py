@@ -261,6 +261,15 @@ def tool_list(llm: bool) -> list[types.Tool]:
             for t in TOOLS if llm or not t.needs_llm]
 
 
+class InvalidArguments(Exception):
+    """Arguments the tool does not take (answered `invalid_params`, as the daemon answers unknown params)."""
+
+    def __init__(self, message: str, fields: list[str]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+
 def _arguments(tool: Tool, given: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The method's params from the tool's arguments, and the format; InvalidArguments for what the tool lacks."""
     arguments = dict(given)
@@ -277,13 +286,6 @@ def _arguments(tool: Tool, given: dict[str, Any]) -> tuple[dict[str, Any], str]:
     if tool.method == "kb.answer":
         params["stream"] = False  # no deltas to forward: one tool result
     return params, fmt
-
-
-class InvalidArguments(Exception):
-    def __init__(self, message: str, fields: list[str]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
 
 
 def _result(tool: Tool, results: list[Any], fmt: str) -> types.CallToolResult:
