@@ -252,29 +252,35 @@ def test_one_error_class_per_code_under_request_error(tmp_path) -> None:
         .__class__ is RequestError  # a code this client does not know
 
 
-@pytest.mark.parametrize("value, field", [(2**64, "limit"), (-(2**63) - 1, "limit"), (10**5000, "limit"),
-                                          (math.nan, "max_chars"), (math.inf, "max_chars"),
-                                          (-math.inf, "document_ids.1")],
-                         ids=["2^64", "-2^63-1", "5000-digits", "nan", "inf", "-inf-in-a-list"])
-def test_values_json_cannot_carry_raise_before_sending(tmp_path, value, field) -> None:
+UNSENDABLE = [(2**64, "limit"), (-(2**63) - 1, "limit"), (10**5000, "limit"), (math.nan, "max_chars"),
+              (math.inf, "max_chars"), (-math.inf, "document_ids.1")]
+
+
+def _unsendable_params(value: object, field: str) -> dict:
+    return {"query": "x", field.split(".")[0]: ["a", value] if "." in field else value}
+
+
+def test_values_json_cannot_carry_raise_before_sending(tmp_path) -> None:
     """Issue 25 item 11: a ValueError naming the field, not a bare TypeError or a silent null; nothing is sent."""
-    params = {"query": "x", field.split(".")[0]: ["a", value] if "." in field else value}
+    with _client(tmp_path) as kb:
+        for value, field in UNSENDABLE:
+            params = _unsendable_params(value, field)
+            with pytest.raises(ValueError) as err:
+                kb.call("kb.context", params)
+            assert isinstance(err.value, UnsendableValue) and err.value.field == field
+            assert str(err.value).startswith(f"{field}: ")
+            with pytest.raises(UnsendableValue):
+                kb.context(**params)
+        assert not kb._pending and kb.documents().documents == [] and not kb.unrouted  # nothing reached the daemon
 
     async def in_async() -> None:
         async with AsyncClient(tmp_path / "kb", env=_env(), cwd=ROOT, stderr=subprocess.DEVNULL, timeout=60) as kb:
-            with pytest.raises(UnsendableValue) as err:
-                await kb.call("kb.context", params)
-            assert err.value.field == field and not kb._pending
-            assert (await kb.documents()).documents == [] and not kb.unrouted
+            for value, field in UNSENDABLE:
+                with pytest.raises(UnsendableValue) as err:
+                    await kb.call("kb.context", _unsendable_params(value, field))
+                assert err.value.field == field
+            assert not kb._pending and (await kb.documents()).documents == [] and not kb.unrouted
 
-    with _client(tmp_path) as kb:
-        with pytest.raises(ValueError) as err:
-            kb.call("kb.context", params)
-        assert isinstance(err.value, UnsendableValue) and err.value.field == field
-        assert str(err.value).startswith(f"{field}: ")
-        with pytest.raises(UnsendableValue):
-            kb.context(**params)
-        assert not kb._pending and kb.documents().documents == [] and not kb.unrouted  # nothing reached the daemon
     asyncio.run(in_async())
 
 
