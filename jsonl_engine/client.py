@@ -353,7 +353,8 @@ class Client:
     """Spawn the daemon (`command`, default: this package on `kb`) and talk to it; thread-safe.
 
     `stderr` is the daemon's stderr: None (inherit), subprocess.DEVNULL, or subprocess.PIPE (then kept in
-    `stderr_text`). `timeout` bounds the wait for `ready` and, per event, `call`/`stream` (None: no bound).
+    `stderr_text`). `ready_timeout` bounds the wait for `ready`; `timeout` the wait for each event of `call`,
+    `stream` and the typed methods (None: no bound; a builtin TimeoutError, the request left running).
     """
 
     def __init__(self, kb: str | os.PathLike[str] | None = None, *, command: Sequence[str] | None = None,
