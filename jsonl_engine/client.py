@@ -354,7 +354,7 @@ class Client:
 
     `stderr` is the daemon's stderr: None (inherit), subprocess.DEVNULL, or subprocess.PIPE (then kept in
     `stderr_text`). `ready_timeout` bounds the wait for `ready`; `timeout` the wait for each event of `call`,
-    `stream` and the typed methods (None: no bound; a builtin TimeoutError, the request left running).
+    `stream` and the typed methods (None: no bound; past it a builtin TimeoutError, the request cancelled).
     """
 
     def __init__(self, kb: str | os.PathLike[str] | None = None, *, command: Sequence[str] | None = None,
