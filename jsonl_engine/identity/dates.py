@@ -47,3 +47,15 @@ def fiscal_year_ending(end: date) -> int:
     return end.year - 1 if end.month == 1 and end.day <= 7 else end.year
 
 
+
+
+def add_months(when: date, months: int) -> date:
+    """`when` moved by whole months, the day kept where the month has it (else its last day)."""
+    index = when.year * 12 + when.month - 1 + months
+    year, month = divmod(index, 12)
+    for day in (when.day, 30, 29, 28):
+        try:
+            return date(year, month + 1, day)
+        except ValueError:
+            continue
+    raise ValueError(when)

@@ -144,7 +144,10 @@ def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
 @method("kb.remove", params=RemoveParams, result=RemoveResult)
 def remove(params: RemoveParams, ctx: RequestContext) -> RemoveResult:
     """Remove a document with its sections, pages and index entries, atomically."""
+    from jsonl_engine.identity import titles
+
     info = ctx.app.store.remove(params.document_id)
+    titles.retitle(ctx.app.store, {titles.base_name(info)})  # a sibling may no longer need its distinguishing part
     return RemoveResult(document_id=info.document_id, removed=True, pages=info.pages, sections=info.sections)
 
 
