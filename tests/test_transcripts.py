@@ -9,6 +9,7 @@ accident report (its "Operator:" fields) and shared filings (an earnings release
 from __future__ import annotations
 
 import hashlib
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,85 @@ def test_a_transcript_is_recognised_in_each_layout(written, layout: str) -> None
     # the turns cover the calls' text in order, without overlaps
     spans = [((t.page, t.start), (t.end_page, t.end)) for t in found.turns]
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+# Two more layouts, as text (invented names): speaker alone on a line after "Name - Role" participant lists with the
+# call's title and date on one line; and "Name, Firm - Role [n]" labels under PRESENTATION / QUESTIONS AND ANSWERS
+# with the title "Q3 2022 <Company> Earnings Call".
+LISTED = """Halvorsen Dynamics, Inc. (NASDAQ:HVDY) Q4 2023 Earnings Conference Call July 25, 2023 5:30 PM ET
+Company Participants
+Maren Solberg - General Manager, Investor Relations
+Tobias Achterberg - Chairman and Chief Executive Officer
+Ingrid Feldmann - Executive Vice President and Chief Financial Officer
+Conference Call Participants
+Caspar Lund - Harbor Street Securities
+Odile Marchetti - Aldgate Brothers
+Operator
+Greetings, and welcome to the Halvorsen Dynamics Fiscal Year 2023 Fourth Quarter Earnings Conference Call. At this time, all participants are in a listen-only mode. A question-and-answer session will follow the formal presentation.
+Maren Solberg
+Good afternoon, and thank you for joining us today. On the call with me are Tobias Achterberg and Ingrid Feldmann. Our remarks include forward-looking statements.
+Tobias Achterberg
+Thank you, Maren. We delivered a strong finish to our fiscal year, with revenue of $5.2 billion, and our cloud business grew faster than the market again this quarter.
+Ingrid Feldmann
+Thanks, Tobias. Revenue was $5.2 billion, up 8%. Gross margin was 41.3%, and operating expenses grew 3%. We expect revenue next quarter of $5.3 billion to $5.4 billion.
+Question-and-Answer Session
+Operator
+[Operator Instructions] Our first question comes from the line of Caspar Lund with Harbor Street Securities. Please proceed.
+Caspar Lund
+Excellent. Thank you for taking the question. Could you talk about the demand environment and how the pipeline looks heading into the new fiscal year?
+Tobias Achterberg
+Thanks, Caspar. The pipeline is the largest we have had, and our customers are committing to longer contracts than a year ago.
+Operator
+Our next question comes from the line of Odile Marchetti with Aldgate Brothers. Please proceed.
+Odile Marchetti
+Thanks. Ingrid, how should we think about operating margins for the full year, given the investments you described today?
+Ingrid Feldmann
+We expect operating margins to be roughly flat for the full year, as efficiencies offset the investments we described.
+"""
+NUMBERED = """EDITED TRANSCRIPT
+Q3 2022 Vossberg Logistics Corp Earnings Call
+EVENT DATE/TIME: OCTOBER 27, 2022 / 9:00PM GMT
+CORPORATE PARTICIPANTS
+Maren Solberg Vossberg Logistics Corp - VP of IR
+Tobias Achterberg Vossberg Logistics Corp - CEO
+CONFERENCE CALL PARTICIPANTS
+Caspar Lund Harbor Street Securities, Research Division - Analyst
+PRESENTATION
+Operator
+Good day, and welcome to the Vossberg Logistics Third Quarter 2022 Earnings Conference Call. Today's conference is being recorded. I would now like to turn the call over to Maren Solberg. Please go ahead.
+Maren Solberg, Vossberg Logistics Corp - VP of IR [2]
+Thank you, and good afternoon. With me today is Tobias Achterberg, our CEO. Our remarks today include forward-looking statements about our business.
+Tobias Achterberg, Vossberg Logistics Corp - CEO [3]
+Thanks, Maren. Volumes grew 6% in the quarter and our operating ratio improved to 84.1%, our best third quarter ever. We added 12 new terminals.
+QUESTIONS AND ANSWERS
+Operator [1]
+Our first question comes from Caspar Lund with Harbor Street Securities.
+Caspar Lund, Harbor Street Securities, Research Division - Analyst [2]
+Thanks. Can you talk about pricing in the truckload market and what you are seeing so far in the fourth quarter?
+Tobias Achterberg, Vossberg Logistics Corp - CEO [3]
+Pricing has been stable. We are seeing contract renewals in the low single digits, and the fourth quarter started in line with our plan.
+"""
+
+
+def test_other_published_layouts() -> None:
+    listed = transcript.read([LISTED])
+    assert listed.recognised and listed.company == "Halvorsen Dynamics, Inc."
+    assert (listed.fiscal_quarter, listed.fiscal_year, listed.call_date) == (4, 2023, date(2023, 7, 25))
+    assert [(t.speaker, t.part) for t in listed.turns][:5] == [
+        ("Operator", transcript.PREPARED), ("Maren Solberg", transcript.PREPARED),
+        ("Tobias Achterberg", transcript.PREPARED), ("Ingrid Feldmann", transcript.PREPARED),
+        ("Operator", transcript.QA)]
+    assert listed.turns[5].title == "Caspar Lund (Harbor Street Securities)"
+    numbered = transcript.read([NUMBERED])
+    assert numbered.recognised and numbered.company == "Vossberg Logistics Corp"
+    assert (numbered.fiscal_quarter, numbered.fiscal_year, numbered.call_date) == (3, 2022, date(2022, 10, 27))
+    assert [t.title for t in numbered.turns] == [
+        "Operator", "Maren Solberg (Vossberg Logistics Corp, VP of IR)", "Tobias Achterberg (Vossberg Logistics Corp, CEO)",
+        "Operator", "Caspar Lund (Harbor Street Securities, Research Division, Analyst)",
+        "Tobias Achterberg (Vossberg Logistics Corp, CEO)"]
+    assert [t.part for t in numbered.turns] == [transcript.PREPARED] * 3 + [transcript.QA] * 3
+    card = derive([NUMBERED])
+    assert card.title == "Vossberg Logistics Corp, earnings call transcript, Q3 fiscal 2022"
 
 
 def test_documents_that_are_not_transcripts(tmp_path: Path, dev_pdfs: Path) -> None:

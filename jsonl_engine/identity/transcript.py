@@ -57,7 +57,8 @@ revenue revenues note notes table item part corporate company session results fi
 guidance agenda overview introduction disclaimer transcript copyright operating net income year first second
 third fourth full united states and of the for"""
 _NOT_NAME = frozenset(_NOT_NAME_TEXT.split())
-_ROLE_WORD = re.compile(r"(?i)\b(?:analyst|officer|president|chief|ceo|cfo|coo|cto|director|head|vice|chair|"
+_ROLE_WORD = re.compile(r"(?i)\b(?:analyst|officer|president|chief|ceo|cfo|coo|cto|cio|vp|svp|evp|ir|director|head|"
+                        r"vice|chair|"
                         r"chairman|chairwoman|treasurer|investor\s+relations|founder|partner|manager|controller|"
                         r"secretary|counsel|executive|research|securities|capital|bank|markets)\b")
 _ORD = r"(first|second|third|fourth)"
@@ -74,6 +75,9 @@ _WELCOME_CO = re.compile(r"(?i:welcome|welcoming\s+you)\s+(?:(?i:everyone|all|yo
                          r"(?P<co>[A-Z][\w&.,'’\- ]{1,60}?)(?:'s|’s)?\s+(?i:q[1-4]|[1-4]q|fy|first|second|third|"
                          r"fourth|fiscal|full[\s-]+year|(?:19|20)\d\d|quarterly|annual|earnings|financial|"
                          r"conference|results)\b")
+_PERIOD_FIRST_CO = re.compile(r"(?i:q[1-4]|[1-4]q|fy\s*\d{2,4})\s+(?:(?i:fy)\s*)?(?:(?:19|20)\d\d\s+)?"
+                              r"(?P<co>[A-Z][\w&.,'’\- ]{1,60}?)\s+(?i:earnings|results|conference|investor)\b")
+_SENTENCE = re.compile(r"(?i)\b(?:welcome|good\s+(?:morning|afternoon|evening|day)|thank|ladies)\b")
 _PERIOD_WORDS = re.compile(r"(?i)\b(?:q[1-4]|quarter|fiscal|earnings|call|conference|transcript|results|"
                            r"first|second|third|fourth)\b")
 
@@ -144,7 +148,7 @@ def _lines(pages: list[str]) -> list[_Line]:
 def _split_label(label: str) -> tuple[str, str | None] | None:
     """("Name", role or None) when `label` is a speaker label: a person's name or a special speaker
     ("Operator"), then optionally a separator and a role or affiliation."""
-    label = label.strip().rstrip(":").strip()
+    label = re.sub(r"\s*\[\d+\]$", "", label.strip().rstrip(":").strip())  # "Name, Firm - Role [2]": a turn's number
     if _SPECIAL.match(label):
         return label, None
     m = _SEP.search(label)
@@ -187,8 +191,8 @@ def _participants(lines: list[_Line]) -> tuple[dict[str, str | None], set[str], 
         i += 1
         while i < len(lines):
             parsed = _split_label(lines[i].text)
-            if parsed is None or len(lines[i].text) > 120:
-                break
+            if parsed is None or len(lines[i].text) > 120 or _SPECIAL.match(parsed[0]):
+                break  # the list ends where the call begins (the operator)
             roles[parsed[0].casefold()] = parsed[1]
             if is_analysts:
                 analysts.add(parsed[0].casefold())
@@ -238,10 +242,14 @@ def _period(text: str) -> tuple[int | None, int | None]:
 
 
 def _company(head: list[str], opening: str, issuer: str | None) -> str | None:
+    """The issuer: from a title line ("<Company> (<TICKER>) Q3 2023 Earnings Call", "Q3 2023 <Company> Earnings
+    Call"), else the operator's welcome, else a "<Company> Participants" header."""
     for text in head:
-        if _CALL.search(text) and (m := _TITLE_CO.match(text)):
-            name = m["co"].strip(" ,-–—:")
-            if name and not _PERIOD_WORDS.search(name):
+        if not _CALL.search(text) or len(text) > 120:
+            continue
+        for m in (_TITLE_CO.match(text), _PERIOD_FIRST_CO.match(text)):
+            name = m["co"].strip(" ,-–—:") if m else ""
+            if name and not _PERIOD_WORDS.search(name) and not _SENTENCE.search(name):
                 return name
     if m := _WELCOME_CO.search(opening):
         name = m["co"].strip(" ,")
