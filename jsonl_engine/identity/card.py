@@ -331,6 +331,29 @@ _GOVERNMENT = re.compile(r"(?i)\b((?:u\.\s?s\.|united\s+states)\s+(?:department|
                          r"performance|\d|$|\n|,))")
 
 
+_AGENCY = re.compile(r"\b((?:[A-Z][a-z]+[ \t]+(?:and[ \t]+)?){1,4}(?:Department|Office|Agency|Administration|Board|"
+                     r"Commission|Bureau|Service|Council|Authority)(?:[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][a-z]+"
+                     r"(?:[ \t]+(?:and[ \t]+)?[A-Z][a-z]+){0,3})?)\b")
+_NOT_AGENCY = re.compile(r"^(?:The|This|Our|Each|Plan|Strategic|Values|Public|Contract|Annual|Report)\b\s*")
+
+
+def _agency(text: str, headline: str = "") -> str | None:
+    """The public body a report is by: the agency name (words ending in Department, Office, Agency,
+    Administration, Board, Commission, ...) its title block names, else the one its first pages write most
+    often, at least twice."""
+    if m := _AGENCY.search(headline):
+        return " ".join(m.group(1).split())
+    counts: dict[str, int] = {}
+    for m in _AGENCY.finditer(text):
+        name = " ".join(m.group(1).split())
+        while (cut := _NOT_AGENCY.sub("", name)) != name:  # a sentence's or a heading's first word
+            name = cut
+        if len(name.split()) >= 2:
+            counts[name] = counts.get(name, 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], len(kv[0])), default=None)
+    return best[0] if best and best[1] >= 2 else None
+
+
 def _document_card(pages: list[str], lines: list[str], source_title: str, headline: str,
                    file_name: str | None) -> Card:
     """The card of a document that is not an SEC form: its kind (with a confidence), its own title (labelled,
@@ -346,6 +369,8 @@ def _document_card(pages: list[str], lines: list[str], source_title: str, headli
     issuer = fields.labelled_issuer(first)
     if issuer is None and (m := _GOVERNMENT.search("\n".join(lines[:40]))):
         issuer = " ".join(m.group(1).split())
+    if issuer is None and kind in ("government report", "report", "accident report"):
+        issuer = _agency(body, headline)
     if issuer is None and kind in ("annual report", "press release", "contract"):
         issuer = _legal_name(lines[:10])
     card = Card(kind=kind, kind_confidence=confidence, entities=[_casing(_clean_name(issuer), body)] if issuer else [],

@@ -38,14 +38,24 @@ class Card(Result):
     """What a document is: derived from its text at ingest, with the user's values (meta) applied."""
 
     title: str
-    kind: str | None = Field(description="10-K, 10-Q, 8-K, earnings release, annual report, contract, ... "
-                                         "(null: not recognised)")
+    kind: str | None = Field(description=(
+        "10-K, 10-Q, 8-K, 20-F, earnings release, earnings call transcript, proxy statement, annual report, "
+        "clinical protocol, accident report, government report, research paper, contract, manual, standard, "
+        "press release, slide deck, report, or the generic 'document' (null only for a card stored before "
+        "kinds)"))
     entities: list[str] = Field(description="who the document is about or by (issuer, parties, authors)")
     period_end: str | None = Field(description="end of the period covered, YYYY-MM-DD")
     fiscal_year: int | None
     fiscal_quarter: int | None
     report_date: str | None = Field(description="date of the event reported (8-K), YYYY-MM-DD")
     filed: str | None = Field(description="filing date, YYYY-MM-DD, when the document says")
+    kind_confidence: float | None = Field(None, description=(
+        "how sure the kind is: 0.9 the title names it, 0.6 its first pages' marks do, 0.4 one mark, 0.2 the "
+        "generic kind 'document'"))
+    identifiers: list[str] = Field(default_factory=list, description=(
+        "the document's own identifiers (a report, protocol or grant number, a registry id, a DOI)"))
+    date: str | None = Field(None, description="the date the document gives itself, YYYY-MM-DD or YYYY-MM")
+    place: str | None = Field(None, description="the place it names (an accident's location)")
 
 
 class IngestParams(Params):
