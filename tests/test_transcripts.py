@@ -180,10 +180,11 @@ def test_speaker_turns_are_the_sections(written) -> None:
     assert not any(s.text.split(":", 1)[-1].strip() == "Thank you." for s in answers)  # short turns folded in
     assert all(s.title != s.title.upper() for s in sections if s.depth == 2)  # "Name (Role)", not "NAME:"
     # texts are slices of the pages: every run of a section's text between page breaks is on its page
-    for section in sections:
-        marks = section.page_map + [(len(section.text), None)]
-        for (start, page), (stop, _next) in zip(marks, marks[1:], strict=False):
-            assert section.text[start:stop].strip() in pages[page - 1], (section.title, page)
+    for _call, layout_pages, layout_parsed in written.values():
+        for section in layout_parsed.sections:
+            marks = section.page_map + [(len(section.text), None)]
+            for (start, page), (stop, _next) in zip(marks, marks[1:], strict=False):
+                assert section.text[start:stop].strip() in layout_pages[page - 1], (section.title, page)
     cfo = next(s for s in sections if s.title.startswith(c.cfo) and call.facts["gross_margin"] in s.text)
     assert cfo.page_start <= cfo.page_end and call.facts["gross_margin"] in "".join(
         pages[p - 1] for p in range(cfo.page_start, cfo.page_end + 1))
