@@ -2,8 +2,9 @@
 
 Twelve transcripts (3 invented companies x 4 quarters, four layouts: tests/support/transcripts.py) and the 30 dev
 filings (`../shared/financebench-dev/pdfs`), all under neutral names (`<hash>.pdf`), ingested through the daemon
-into a fresh KB. Three questions per call, each naming the company and the quarter (the CFO's gross margin, the
-revenue guidance, a figure from an answer in the Q&A). For each: corpus-wide kb.context (limit 10) doc@1 (the
+into a fresh KB. Three questions per call naming the company and the quarter (the CFO's gross margin, the revenue
+guidance, a figure from an answer in the Q&A), four in other words than the call's ("paraphrased"), and per company
+one on its most recent call naming no quarter ("latest"). For each: corpus-wide kb.context (limit 10) doc@1 (the
 first item is from the right call) and the evidence in the top 5 (an item of the right call spanning at most 2
 pages that holds the page carrying the answer's figure); the same scoped to the call. Baseline in the same run:
 plain Okapi BM25 (k1 1.2, b 0.75) in pure Python over the same page texts (read back from the KB), the question's
@@ -91,9 +92,12 @@ def main() -> None:
         seconds, pages_written, docs_written = ingest(d, folder)
         titles = {x["document_id"]: x["title"] for x in d.result("kb.documents", {})["documents"]}
         d.result("kb.context", {"query": "warm up the reader connections", "limit": 1})
-        asked = [(k, q) for k, call in enumerate(calls) for q in gen.questions(call)]
-        for k, q in asked:
-            row = {"question": q["question"], "doc": ids[k], "answer": q["answer"]}
+        index = {id(call): k for k, call in enumerate(calls)}
+        asked = [("company+quarter", k, q) for k, call in enumerate(calls) for q in gen.questions(call)]
+        asked += [("paraphrased", k, q) for k, call in enumerate(calls) for q in gen.paraphrases(call)]
+        asked += [("latest", index[id(call)], q) for call, q in gen.latest_questions(calls)]
+        for group, k, q in asked:
+            row = {"group": group, "question": q["question"], "doc": ids[k], "answer": q["answer"]}
             for scoped in (False, True):
                 params = {"query": q["question"], "limit": LIMIT} | ({"document_ids": [ids[k]]} if scoped else {})
                 t = time.perf_counter()
@@ -118,43 +122,42 @@ def main() -> None:
         return any(i["document_id"] == row["doc"] and any(on_evidence(i["page_start"], i["page_end"], p) for p in pages)
                    for i in items[:k])
 
-    n = len(rows)
-    figures = {"engine": {}, "page-bm25": {}}
     missing_gold = sum(1 for r in rows if not gold(r))
-    e, b = figures["engine"], figures["page-bm25"]
-    e["doc@1"] = sum(bool(r["corpus"]) and r["corpus"][0]["document_id"] == r["doc"] for r in rows) / n
-    e["evidence@5"] = sum(engine_hit(r["corpus"], r, 5) for r in rows) / n
-    e["scoped evidence@5"] = sum(engine_hit(r["scoped"], r, 5) for r in rows) / n
-    e["scoped evidence@3"] = sum(engine_hit(r["scoped"], r, 3) for r in rows) / n
     corpus = [baseline.search(r["question"], LIMIT) for r in rows]
     scoped = [baseline.search(r["question"], LIMIT, r["doc"]) for r in rows]
-    b["doc@1"] = sum(bool(c) and c[0][0] == r["doc"] for c, r in zip(corpus, rows, strict=True)) / n
-    b["evidence@5"] = sum(any(key[0] == r["doc"] and key[1] in gold(r) for key in c[:5])
-                          for c, r in zip(corpus, rows, strict=True)) / n
-    b["scoped evidence@5"] = sum(any(key[1] in gold(r) for key in s[:5]) for s, r in zip(scoped, rows, strict=True)) / n
-    b["scoped evidence@3"] = sum(any(key[1] in gold(r) for key in s[:3]) for s, r in zip(scoped, rows, strict=True)) / n
-
+    for r, c, s in zip(rows, corpus, scoped, strict=True):
+        pages = gold(r)
+        r["engine"] = {"doc@1": bool(r["corpus"]) and r["corpus"][0]["document_id"] == r["doc"],
+                       "ev@5": engine_hit(r["corpus"], r, 5), "sc.ev@5": engine_hit(r["scoped"], r, 5),
+                       "sc.ev@3": engine_hit(r["scoped"], r, 3)}
+        r["page-bm25"] = {"doc@1": bool(c) and c[0][0] == r["doc"],
+                          "ev@5": any(key[0] == r["doc"] and key[1] in pages for key in c[:5]),
+                          "sc.ev@5": any(key[1] in pages for key in s[:5]), "sc.ev@3": any(key[1] in pages for key in s[:3])}
+    columns = ("doc@1", "ev@5", "sc.ev@5", "sc.ev@3")
+    figures: dict[str, dict[str, float]] = {}
     call_titles = [titles[ids[k]] for k in range(len(calls))]
     print(f"transcripts: {len(calls)} generated calls (3 companies x 4 quarters, 4 layouts) + dev filings, "
-          f"{len(titles)} documents, {sum(1 for _ in texts)} pages; ingest {seconds:.1f}s "
+          f"{len(titles)} documents, {len(texts)} pages; ingest {seconds:.1f}s "
           f"({pages_written} pages, {docs_written} documents)")
-    print(f"{n} questions naming company and quarter; kb.context limit {LIMIT}; gold pages missing for {missing_gold}")
-    header = f"{'method':10} {'doc@1':>6} {'ev@5':>6} {'sc.ev@5':>8} {'sc.ev@3':>8}"
+    print(f"{len(rows)} questions; kb.context limit {LIMIT}; gold pages missing for {missing_gold}")
+    header = f"{'questions':16} {'n':>3} {'method':10} " + " ".join(f"{c:>8}" for c in columns)
     print(header)
     print("-" * len(header))
-    for name, f in figures.items():
-        print(f"{name:10} {f['doc@1']:6.3f} {f['evidence@5']:6.3f} {f['scoped evidence@5']:8.3f} "
-              f"{f['scoped evidence@3']:8.3f}")
+    for group in dict.fromkeys(r["group"] for r in rows):
+        chosen = [r for r in rows if r["group"] == group]
+        for method in ("engine", "page-bm25"):
+            f = {c: sum(r[method][c] for r in chosen) / len(chosen) for c in columns}
+            figures[f"{group}/{method}"] = f
+            print(f"{group:16} {len(chosen):3d} {method:10} " + " ".join(f"{f[c]:8.3f}" for c in columns))
     print(f"kb.context p50/p95 {pct([r['corpus_ms'] for r in rows], 0.5):.1f}/"
           f"{pct([r['corpus_ms'] for r in rows], 0.95):.1f} ms (corpus), "
           f"{pct([r['scoped_ms'] for r in rows], 0.5):.1f}/{pct([r['scoped_ms'] for r in rows], 0.95):.1f} ms (scoped)")
     print(f"distinct call titles: {len(set(call_titles))} of {len(call_titles)}; e.g. {call_titles[0]!r}")
     print(f"documents titled as transcripts: {sum('earnings call transcript' in t for t in titles.values())} "
           f"(of {len(calls)} calls and {len(titles) - len(calls)} filings)")
-    misses = [r for r in rows if not (r["corpus"] and r["corpus"][0]["document_id"] == r["doc"])]
-    for r in misses[:8]:
+    for r in [r for r in rows if not r["engine"]["doc@1"]][:8]:
         print(f"  doc miss: {r['question']} -> {r['corpus'][0]['document_title'] if r['corpus'] else None}")
-    for r in [r for r in rows if not engine_hit(r["scoped"], r, 3)][:8]:
+    for r in [r for r in rows if not r["engine"]["sc.ev@3"]][:8]:
         print(f"  scoped top-3 miss: {r['question']} -> {[i['title'] for i in r['scoped'][:3]]}")
     (out / "transcripts.json").write_text(json.dumps({"figures": figures, "titles": call_titles}, indent=1))
 

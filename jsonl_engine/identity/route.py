@@ -384,22 +384,25 @@ def route(store: Store, query: str, scope: Scope) -> Route:
     if not entities:
         return Route()
     periods = parse_periods(query)
-    latest: dict[str, int] = {}
-    for doc, (_, name) in entities.items():
+    # one issuer however a document writes its name ("Acme Robotics, Inc." on a call's title, "Acme Robotics" in
+    # the operator's welcome): its words without the legal form
+    issuer = {doc: name_words(name) for doc, (_, name) in entities.items()}
+    latest: dict[tuple[str, ...], int] = {}
+    for doc in entities:
         fy = cards[doc].fiscal_year
         if fy is not None:
-            latest[name] = max(fy, latest.get(name, fy))
+            latest[issuer[doc]] = max(fy, latest.get(issuer[doc], fy))
     out = Route(periods=periods)
     latest_fits: dict[str, tuple[float, str]] = {}
     if periods.latest and not (periods.years or periods.quarter or periods.dates):
-        by_name: dict[str, list[str]] = {}
-        for doc, (_, name) in entities.items():
-            by_name.setdefault(name, []).append(doc)
+        by_name: dict[tuple[str, ...], list[str]] = {}
+        for doc in entities:
+            by_name.setdefault(issuer[doc], []).append(doc)
         for docs_of in by_name.values():
             latest_fits.update(_latest_fits(cards, docs_of, periods))
     for doc, (share, name) in entities.items():
         card = cards[doc]
-        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(name))
+        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(issuer[doc]))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
         out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])

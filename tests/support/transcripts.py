@@ -386,3 +386,29 @@ def questions(call: Call) -> list[dict[str, str]]:
         {"question": f"On the {q} call, how many new distribution centers did {c.short} say it plans to open?",
          "answer": f["sites"] + " new distribution centers", "speaker": c.ceo},
     ]
+
+
+def paraphrases(call: Call) -> list[dict[str, str]]:
+    """Questions in other words than the call's (no "gross margin ... reported" echo), for the benchmark."""
+    c, f = call.company, call.facts
+    q = f"Q{call.quarter} {call.fiscal_year}"
+    return [
+        {"question": f"How much did {c.short} expect to bring in during the following quarter, per its {q} call?",
+         "answer": f"revenue between {f['guide_low']}", "speaker": c.cfo},
+        {"question": f"What was {c.short}'s customer attrition rate in {q}?",
+         "answer": f"churn was {f['churn']}", "speaker": c.cfo},
+        {"question": f"How many people worked at {c.short} at the end of {q}?",
+         "answer": f"{f['headcount']} employees", "speaker": c.ceo},
+        {"question": f"What share of {c.short}'s sales came from service contracts in {q}?",
+         "answer": f"{f['service_share']} of revenue", "speaker": c.cfo},
+    ]
+
+
+def latest_questions(calls: list[Call]) -> list[tuple[Call, dict[str, str]]]:
+    """Per company, a question on its most recent call (the newest call date), naming no quarter."""
+    newest: dict[str, Call] = {}
+    for call in calls:
+        if call.company.short not in newest or call.day > newest[call.company.short].day:
+            newest[call.company.short] = call
+    return [(call, {"question": f"What gross margin did {call.company.short} report on its most recent earnings call?",
+                    "answer": call.facts["gross_margin"], "speaker": call.company.cfo}) for call in newest.values()]
