@@ -384,9 +384,11 @@ def route(store: Store, query: str, scope: Scope) -> Route:
     if not entities:
         return Route()
     periods = parse_periods(query)
-    # one issuer however a document writes its name ("Acme Robotics, Inc." on a call's title, "Acme Robotics" in
-    # the operator's welcome): its words without the legal form
-    issuer = {doc: name_words(name) for doc, (_, name) in entities.items()}
+    # one issuer however a document writes its name ("Acme Robotics Corporation" on a call's title, "Acme Robotics"
+    # in the operator's welcome): the words of its name the query carries
+    asked = _query_words(query)
+    issuer = {doc: tuple(w for w in name_words(name) if w in asked) or name_words(name)
+              for doc, (_, name) in entities.items()}
     latest: dict[tuple[str, ...], int] = {}
     for doc in entities:
         fy = cards[doc].fiscal_year
