@@ -213,22 +213,25 @@ def test_call_questions_route_like_quarterly_documents() -> None:
     assert period_fit(Card(kind="earnings call transcript", fiscal_year=2023, fiscal_quarter=3), periods, 2023)[0] < 0.5
 
 
-def test_the_most_recent_call_whichever_way_each_call_writes_the_name(tmp_path: Path) -> None:
-    """Routing "most recent" ranks one issuer's calls by date even when one call's title writes the legal form
-    ("Northwind Robotics, Inc.") and the others' welcome does not ("Northwind Robotics")."""
+@pytest.mark.parametrize("company", [0, 1])
+def test_the_most_recent_call_whichever_way_each_call_writes_the_name(tmp_path: Path, company: int) -> None:
+    """Routing "most recent" ranks one issuer's calls by date even when one call's title writes the legal name
+    ("Northwind Robotics, Inc.", "Meridian Orchard Foods Corporation") and the others' welcome a short one: a call's
+    card carries both names, and the issuer is the words of its name the question carries."""
     from jsonl_engine.identity.route import route
     from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import open_store
 
-    calls = [gen.make_call(COMPANIES[0], q, 2023, layout) for q, layout in ((1, "dash"), (2, "comma"), (3, "own_line"),
-                                                                           (4, "caps"))]
+    c = COMPANIES[company]
+    calls = [gen.make_call(c, q, 2023, layout) for q, layout in ((1, "dash"), (2, "comma"), (3, "own_line"),
+                                                                 (4, "caps"))]
     store = open_store(tmp_path / "kb")
     outcomes = ingest_paths(store, [str(gen.write(call, tmp_path / f"c{k}.pdf")) for k, call in enumerate(calls)])
     ids = [o.document_id for o in outcomes]
-    names = {store.document(d).card.entities[0] for d in ids}
-    assert names == {"Northwind Robotics", "Northwind Robotics, Inc."}
-    for question in ("What gross margin did Northwind Robotics report on its most recent earnings call?",
-                     "What did Northwind Robotics say on its latest call?"):
+    entities = [store.document(d).card.entities for d in ids]
+    assert entities[2] == [c.name, c.short] and all(e == [c.short] for k, e in enumerate(entities) if k != 2)
+    for question in (f"What gross margin did {c.short} report on its most recent earnings call?",
+                     f"What did {c.short} say on its latest call?"):
         routed = route(store, question, store.scope(None, ("approved",)))
         assert routed.top(4) == ids[::-1], [store.document(d).title for d in routed.top(4)]
         assert "most recent" in routed.why[ids[3]]

@@ -419,10 +419,11 @@ def _document_title(card: Card, name: str) -> str:
 def _transcript_card(call: transcript.Transcript, lines: list[str], text: str, source_title: str) -> Card:
     """A transcript's card: the issuer the call names (else the cover's legal name), its fiscal quarter and year,
     the call date; titled "<Company>, earnings call transcript, Q<q> fiscal <year>", never by a speaker."""
-    entity = call.company or _legal_name(lines) or _frequent_name(text)
-    entity = _casing(_clean_name(entity), text) if entity else None
+    names = call.names or [n for n in (_legal_name(lines) or _frequent_name(text),) if n]
+    names = list(dict.fromkeys(_casing(_clean_name(n), text) for n in names))
+    entity = names[0] if names else None
     when = call.call_date.isoformat() if call.call_date else None
-    card = Card(kind=transcript.KIND, kind_confidence=call.confidence, entities=[entity] if entity else [],
+    card = Card(kind=transcript.KIND, kind_confidence=call.confidence, entities=names,
                 source_title=source_title, fiscal_quarter=call.fiscal_quarter if call.fiscal_year else None,
                 fiscal_year=call.fiscal_year, report_date=when, date=when)
     title = f"{entity}, {transcript.KIND}" if entity else transcript.KIND.capitalize()

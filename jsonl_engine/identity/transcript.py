@@ -119,6 +119,7 @@ class Transcript:
     call_date: date | None = None
     turns: list[Turn] = field(default_factory=list)
     parts: list[tuple[str, int, int]] = field(default_factory=list)  # (part, page, offset) where each part begins
+    names: list[str] = field(default_factory=list)  # every way the call names its issuer, `company` first
 
     @property
     def recognised(self) -> bool:
@@ -241,21 +242,25 @@ def _period(text: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _company(head: list[str], opening: str, issuer: str | None) -> str | None:
-    """The issuer: from a title line ("<Company> (<TICKER>) Q3 2023 Earnings Call", "Q3 2023 <Company> Earnings
-    Call"), else the operator's welcome, else a "<Company> Participants" header."""
+def _companies(head: list[str], opening: str, issuer: str | None) -> list[str]:
+    """The issuer's names, the first the one to title it by: a title line's ("<Company> (<TICKER>) Q3 2023 Earnings
+    Call", "Q3 2023 <Company> Earnings Call"), the operator's welcome's, a "<Company> Participants" header's (a call
+    may write the legal name on its title and the short one in its welcome)."""
+    names = []
     for text in head:
         if not _CALL.search(text) or len(text) > 120:
             continue
         for m in (_TITLE_CO.match(text), _PERIOD_FIRST_CO.match(text)):
             name = m["co"].strip(" ,-–—:") if m else ""
             if name and not _PERIOD_WORDS.search(name) and not _SENTENCE.search(name):
-                return name
-    if m := _WELCOME_CO.search(opening):
-        name = m["co"].strip(" ,")
-        if not _PERIOD_WORDS.search(name):
-            return name
-    return issuer
+                names.append(name)
+                break
+        if names:
+            break
+    if (m := _WELCOME_CO.search(opening)) and not _PERIOD_WORDS.search(name := m["co"].strip(" ,")):
+        names.append(name)
+    names += [issuer] if issuer else []
+    return list({n.casefold(): n for n in reversed(names)}.values())[::-1]
 
 
 def _text_between(pages: list[str], a: tuple[int, int], b: tuple[int, int]) -> str:
@@ -361,9 +366,9 @@ def read(pages: list[str]) -> Transcript:
             when = parse_date(m.group(0))
             if when:
                 break
-    company = _company(head, opening, issuer)
-    return Transcript(round(min(1.0, score), 2) if len(turns) >= 2 else round(min(score, 0.3), 2), company,
-                      quarter, year, when, turns, parts)
+    names = _companies(head, opening, issuer)
+    return Transcript(round(min(1.0, score), 2) if len(turns) >= 2 else round(min(score, 0.3), 2),
+                      names[0] if names else None, quarter, year, when, turns, parts, names)
 
 
 def merged(turns: list[Turn], pages: list[str], min_chars: int = 60, handover_chars: int = 200) -> list[Turn]:
