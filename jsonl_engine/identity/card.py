@@ -59,7 +59,7 @@ _KINDS = {"10-k": "10-K", "10-q": "10-Q", "8-k": "8-K", "20-f": "20-F", "40-f": 
           "11-k": "11-K", "s-1": "S-1", "s-4": "S-4", "def14a": "proxy statement"}
 _QUARTERLY_KINDS = ("10-Q",)
 _ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
-_SMALL = {"and", "of", "the", "for", "&"}
+_SMALL = {"and", "of", "the", "for", "&", "in", "with", "on", "to", "a", "an", "at", "by", "or"}
 _KEEP_UPPER = {"plc", "llc", "lp", "nv", "sa", "ag", "se", "usa", "us", "uk", "ii", "iii", "iv"}
 
 
@@ -87,7 +87,8 @@ def _casing(name: str, text: str) -> str:
             words.append(word)
             continue
         if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (
-                short and not re.search(rf"\b{bare.capitalize()}\b", text)):  # an acronym, unless written "Buy"
+                short and all(w.isupper() for w in re.findall(rf"\b{bare}\b", text, re.I))):  # an acronym, unless
+            # the text also writes it in lower case ("Buy", "in")
             words.append(word)
         else:
             small = bare in _SMALL and words
@@ -362,7 +363,7 @@ def _document_card(pages: list[str], lines: list[str], source_title: str, headli
     words = sum(len(p.split()) for p in pages)
     kind, confidence = kinds.recognise("\n".join((headline, labelled, meta)), body, pages=len(pages),
                                        words_per_page=words / max(1, len(pages)))
-    name = _own_title(labelled, headline, meta, _first_line(lines)) or file_name or ""
+    name = _own_title(labelled, headline, meta, _first_line(lines), body) or file_name or ""
     issuer = fields.labelled_issuer(first)
     if issuer is None and (m := _GOVERNMENT.search("\n".join(lines[:40]))):
         issuer = " ".join(m.group(1).split())
@@ -386,7 +387,7 @@ def _first_line(lines: list[str]) -> str:
         and not first.endswith((".", ",", ";")) else ""
 
 
-def _own_title(labelled: str, headline: str, meta: str, first: str = "") -> str:
+def _own_title(labelled: str, headline: str, meta: str, first: str = "", body: str = "") -> str:
     """A document's own title: the one it labels as such, else its typographic title, else meaningful metadata,
     else a first line that reads as a heading."""
     for candidate in (labelled, headline, meta, first):
@@ -394,7 +395,7 @@ def _own_title(labelled: str, headline: str, meta: str, first: str = "") -> str:
         if candidate and not _BOILER_HEADING.match(candidate):
             if len(candidate) > MAX_NAME:
                 candidate = candidate[:MAX_NAME].rsplit(" ", 1)[0].rstrip(" ,;:-–") + "…"
-            return _casing(candidate, candidate) if candidate.isupper() else candidate
+            return _casing(candidate, body or candidate) if candidate.isupper() else candidate
     return ""
 
 

@@ -265,7 +265,7 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     capital = _capitalised(query) - STOPWORDS
     initials = _joined_initials(query)
     acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,6}\b", unicodedata.normalize("NFKC", query))}
-    runs = [tuple(w for w in run if w not in acronyms) for run in _capital_runs(query)]
+    runs = [tuple(w for w in run if w not in acronyms and w not in STOPWORDS) for run in _capital_runs(query)]
     matched: dict[str, float] = {}
     for name, ws in words.items():
         if not ws:
