@@ -38,8 +38,7 @@ _QUARTER_FY = re.compile(
     r"(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?(\d{4})|\b(?:fiscal\s+(?:year\s+)?)?(\d{4})\s+(first|second|third|fourth)"
     r"[\s-]+quarter|\b(?:q([1-4])|([1-4])q)\s*(?:fy\s*|fiscal\s+(?:year\s+)?)?'?(\d{4}|\d{2})\b")
 _FISCAL_YEAR = re.compile(r"(?i)\bfiscal\s+(?:year\s+)?(\d{4})\b|\bfy\s*'?(\d{4}|\d{2})\b|\bfull[\s-]+year\s+(\d{4})\b")
-_LEGAL = (r"inc\.?|incorporated|corporation|corp\.?|company|co\.|plc|p\.l\.c\.|ltd\.?|limited|llc|l\.l\.c\.|l\.p\.|"
-          r"lp|n\.v\.|s\.a\.|ag|se|holdings?|group|trust|bancorp")
+_LEGAL = "|".join(r"\.?".join(form) + r"\.?" for form in kinds.LEGAL_FORMS)  # "inc", "Inc.", "N.V."
 _LEGAL_NAME = re.compile(rf"^[A-Z0-9][\w&.,'’\- ]{{1,70}}?\b(?:{_LEGAL})$", re.I)
 _LEGAL_TAIL = re.compile(rf"(?i)(?:,?\s+(?:{_LEGAL}))+$")
 # Metadata titles an EDGAR export writes: "Form 10-K for X filed 02/09/2023", "X (Form: 10-K, Received: ...)",
@@ -57,8 +56,8 @@ _RELEASE = re.compile(r"(?i)for immediate release|news release|press release|exh
 _INLINE_LEGAL = re.compile(r"\b((?:The\s+)?(?:[A-Z][\w&'’-]*[\s,]+){1,4}(?:Company|Inc\.|Corporation|plc|Ltd\.|N\.V\.|S\.A\.))")
 _KINDS = {"10-k": "10-K", "10-q": "10-Q", "8-k": "8-K", "20-f": "20-F", "40-f": "40-F", "6-k": "6-K",
           "11-k": "11-K", "s-1": "S-1", "s-4": "S-4", "def14a": "proxy statement"}
-_QUARTERLY_KINDS = ("10-Q",)
-_ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
+_QUARTERLY_KINDS = ("10-Q",)  # the forms whose quarter the statements' columns tell
+_ANNUAL_KINDS = kinds.ANNUAL_KINDS
 _SMALL = {"and", "of", "the", "for", "&", "in", "with", "on", "to", "a", "an", "at", "by", "or"}
 _KEEP_UPPER = {"plc", "llc", "lp", "nv", "sa", "ag", "se", "usa", "us", "uk", "ii", "iii", "iv"}
 
