@@ -194,6 +194,8 @@ def _kind(text: str, lines: list[str]) -> str | None:
             form = "10-Q"
         elif _CURRENT.search(head) and _REPORT_DATE.search(head):
             form = "8-K"
+    if form is None and re.search(r"(?i)\bannual\s+report\b", "\n".join(lines[:15])):
+        return "annual report"  # a company's annual report: issuer and fiscal year, as a 10-K
     return form
 
 
