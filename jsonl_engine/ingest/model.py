@@ -3,6 +3,7 @@ store's input type (`jsonl_engine.store.types`), re-exported here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -37,6 +38,8 @@ class PageData(NamedTuple):
     text: str
     lines: list[Line]
     height: float = 792.0
+    words: Sequence[tuple] = ()  # a page read by OCR: its words (ingest/ocr.py's Word), else empty
+    ocr: str = ""  # what OCR did with a page without text that shows an image (ingest/ocr.py), else ""
 
 
 @dataclass(slots=True)
