@@ -23,29 +23,31 @@ HEADING = "Harbour Freight Ledger"
 SHIPPED = "The warehouse in Tilbury shipped 4,812 pallets of copper wire in March."
 BODY = (f"Every crate was weighed at the gate before loading. {SHIPPED} The northern depot handled the overflow "
         "while the quay was being resurfaced. Insurance for the season was renewed with the same underwriter.")
+SECOND = ("Dredging of the eastern berth is planned for the autumn. The harbour master approved two extra cranes "
+          "for the container terminal.")
 
 
 def squash(text: str) -> str:
     return "".join(text.split())
 
 
-def _text_pdf(path: Path, pages: int = 1) -> Path:
+def _text_pdf(path: Path) -> Path:
     from fpdf import FPDF
 
     pdf = FPDF()
-    for _ in range(pages):
+    for heading, body in ((HEADING, BODY), ("Works Programme", SECOND)):
         pdf.add_page()
         pdf.set_font("Helvetica", "B", 18)
-        pdf.cell(0, 12, HEADING, new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 12, heading, new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("Helvetica", "", 12)
-        pdf.multi_cell(0, 7, BODY)
+        pdf.multi_cell(0, 7, body)
     pdf.output(str(path))
     return path
 
 
-def _scanned(text_pdf: Path, path: Path, *, text_first: bool = False) -> Path:
-    """Each page of `text_pdf` as a 200 dpi grayscale picture filling a page of the same size (no text layer);
-    `text_first`: a page of real text before them."""
+def _scanned(text_pdf: Path, path: Path, *, pages: int, text_first: bool = False) -> Path:
+    """The first `pages` pages of `text_pdf` as 200 dpi grayscale pictures filling pages of the same size (no text
+    layer); `text_first`: a page of real text before them."""
     from fpdf import FPDF
 
     doc = pdfium.PdfDocument(str(text_pdf))
@@ -54,7 +56,8 @@ def _scanned(text_pdf: Path, path: Path, *, text_first: bool = False) -> Path:
         out.add_page(format=(595.28, 841.89))
         out.set_font("Helvetica", "", 12)
         out.multi_cell(0, 16, "A cover letter with a text layer, about the ledger that follows as a scan. " * 3)
-    for page in doc:
+    for index in range(pages):
+        page = doc[index]
         width, height = page.get_size()
         out.add_page(format=(width, height))
         out.image(page.render(scale=200 / 72, grayscale=True).to_pil().convert("L"), x=0, y=0, w=width, h=height)
@@ -67,17 +70,22 @@ def _scanned(text_pdf: Path, path: Path, *, text_first: bool = False) -> Path:
 def pdfs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("ocr")
     text = _text_pdf(root / "ledger_text.pdf")
-    return {"text": text, "scan": _scanned(text, root / "ledger_scan.pdf"),
-            "mixed": _scanned(text, root / "letter_and_scan.pdf", text_first=True)}
+    return {"text": text, "scan": _scanned(text, root / "ledger_scan.pdf", pages=2),
+            "mixed": _scanned(text, root / "letter_and_scan.pdf", pages=1, text_first=True)}
 
 
 @needs_tesseract
 def test_a_scanned_pdf_is_read_and_its_citations_have_boxes(pdfs, tmp_path):
     with Daemon(tmp_path / "kb") as d:
-        scan, mixed = [e["data"] for e in d.request("kb.ingest", {"paths": [str(pdfs["scan"]), str(pdfs["mixed"])]})
-                       if e["event"] == "result"]
-        assert scan["error"] is None and scan["ocr_pages"] == [1] and scan["pages"] == 1, scan
+        events = d.request("kb.ingest", {"paths": [str(pdfs["scan"]), str(pdfs["mixed"])]})
+        scan, mixed = [e["data"] for e in events if e["event"] == "result"]
+        assert scan["error"] is None and scan["ocr_pages"] == [1, 2] and scan["pages"] == 2, scan
         assert mixed["error"] is None and mixed["ocr_pages"] == [2] and mixed["pages"] == 2, mixed
+        # the scanned pages were read one per task, with progress
+        extract = [e["data"] for e in events if e["event"] == "progress" and e["data"]["stage"] == "extract"
+                   and "ledger_scan.pdf" in e["data"]["message"]]
+        assert extract[0]["message"] == "ledger_scan.pdf: 2 pages, 2 to read by OCR"
+        assert [p["done"] for p in extract] == [0, 1, 2]
         assert not [w for w in scan["warnings"] + mixed["warnings"] if w.startswith(("needs_ocr", "ocr_failed"))]
 
         items = d.result("kb.context", {"query": "pallets of copper wire Tilbury", "document_ids": [
@@ -95,6 +103,10 @@ def test_a_scanned_pdf_is_read_and_its_citations_have_boxes(pdfs, tmp_path):
         # The boxes sit on the words: on the text PDF the scan was made from, they hold exactly that sentence.
         original = pdfium.PdfDocument(str(pdfs["text"]))[0].get_textpage()
         assert squash("".join(original.get_text_bounded(*box) for box in where["boxes"])) == squash(SHIPPED)
+
+        second = d.result("kb.context", {"query": "cranes container terminal", "document_ids": [
+            scan["document_id"]]})["items"]
+        assert second and second[0]["page_start"] == 2 and "cranes" in second[0]["text"]
 
         drawn = d.result("kb.render", {"document_id": scan["document_id"], "page": 1, "start": where["start"],
                                        "end": where["end"], "output": "base64", "scale": 0.5})
@@ -137,7 +149,7 @@ def test_ocr_is_bounded_in_time_per_page(pdfs, tmp_path):
     assert mixed["error"] is None and mixed["ocr_pages"] == []
     assert "ocr_failed: page 2: tesseract took longer than 0.5 s" in mixed["warnings"], mixed
     started = [int(p) for p in pids.read_text().split()]
-    assert len(started) == 2
+    assert len(started) == 3  # the two pages of the scan, the second page of the mixed PDF
     deadline = time.monotonic() + 30
     while any(_alive(p) for p in started) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -4,7 +4,7 @@ store's input type (`jsonl_engine.store.types`), re-exported here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jsonl_engine.store.types import ParsedDocument, ParsedSection
@@ -55,3 +55,5 @@ class PdfInfo:
     page_count: int
     meta_title: str
     outline: list[OutlineEntry]
+    # the pages a first pass found to read by OCR (`pdf.parse_small_pdf`): the daemon reads each in a task of its own
+    scanned: list[int] = field(default_factory=list)

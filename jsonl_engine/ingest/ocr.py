@@ -38,6 +38,7 @@ NOTHING = "nothing"  # OCR ran and found no words
 MISSING = "missing"  # tesseract is not installed (or `command` is not found)
 OFF = "off"  # OCR is turned off in the settings
 FAILED = "failed: "  # prefix of "failed: <why>" (tesseract failed or timed out on the page)
+PENDING = "pending"  # to be read by a later task (`pdf.parse_small_pdf` hands scanned pages to the pool)
 
 MAX_SIDE_PX = 7000  # a page larger than this at `dpi` (a poster, a drawing) is rendered smaller
 INSTALL = "apt-get install tesseract-ocr (Debian, Ubuntu), brew install tesseract (macOS)"
@@ -71,14 +72,18 @@ def scanned(page) -> bool:
     return any(True for _obj in page.get_objects(filter=[raw.FPDF_PAGEOBJ_IMAGE], max_depth=3))
 
 
-def read_if_scanned(doc, data: PageData, settings: OcrSettings, command: str | None) -> PageData:
-    """`data`, pdfium's reading of a page without text, or for a page that shows an image, OCR's (`read_page`)."""
+def read_if_scanned(doc, data: PageData, settings: OcrSettings, command: str | None,
+                    defer: bool = False) -> PageData:
+    """`data`, pdfium's reading of a page without text, or for a page that shows an image, OCR's (`read_page`;
+    `defer`: not yet, `data` marked PENDING, when tesseract is there to read it later)."""
     page = doc[data.number - 1]
     try:
         scan = scanned(page)
     finally:
         page.close()
-    return read_page(doc, data.number, settings, command) if scan else data
+    if not scan:
+        return data
+    return data._replace(ocr=PENDING) if defer and command else read_page(doc, data.number, settings, command)
 
 
 def read_page(doc, number: int, settings: OcrSettings, command: str | None) -> PageData:

@@ -187,9 +187,10 @@ def extract_pages(path: str, start: int = 0, stop: int | None = None,
         doc.close()
 
 
-def _pages(doc, path: str, start: int = 0, stop: int | None = None,
-           ocr: OcrSettings | None = None) -> list[PageData]:
-    """Pages [start, stop); a page pdfium cannot load (or lay out as text) makes the document corrupt."""
+def _pages(doc, path: str, start: int = 0, stop: int | None = None, ocr: OcrSettings | None = None,
+           defer_ocr: bool = False) -> list[PageData]:
+    """Pages [start, stop); a page pdfium cannot load (or lay out as text) makes the document corrupt.
+    `defer_ocr`: scanned pages are marked for OCR (ocr.PENDING), not read."""
     from jsonl_engine.ingest import ocr as ocr_mod
 
     pdfium, raw = _pdfium()
@@ -204,7 +205,7 @@ def _pages(doc, path: str, start: int = 0, stop: int | None = None,
             if not page.text.strip():
                 if command is False:
                     command = ocr_mod.tesseract(settings)
-                page = ocr_mod.read_if_scanned(doc, page, settings, command or None)
+                page = ocr_mod.read_if_scanned(doc, page, settings, command or None, defer_ocr)
             pages.append(page)
         except pdfium.PdfiumError as exc:
             raise UnsupportedMedia(f"{Path(path).name} is corrupt: page {i + 1}: {exc}", reason="corrupt") from exc
@@ -429,13 +430,23 @@ def parse_pdf(path: str) -> ParsedDocument:
 def parse_small_pdf(path: str, max_pages: int | None, ocr: OcrSettings | None = None) -> ParsedDocument | PdfInfo:
     """One pool task, one open of the file: the whole document, or for a PDF over `max_pages` just its PdfInfo
     (the daemon then extracts it in page batches across the pool). `ocr`: how scanned pages are read (None: the
-    default settings)."""
+    default settings); with `max_pages`, a PDF with more than one page to read by OCR is handed back as its
+    PdfInfo with those pages (`scanned`): the daemon reads each in a task of its own, in parallel, with progress."""
+    from jsonl_engine.ingest import ocr as ocr_mod
+
     doc = open_pdf(path)
     try:
         info = _info(doc, path)
         if max_pages is not None and info.page_count > max_pages:
             return info
-        pages = _pages(doc, path, ocr=ocr)
+        pages = _pages(doc, path, ocr=ocr, defer_ocr=max_pages is not None)
+        pending = [p.number for p in pages if p.ocr == ocr_mod.PENDING]
+        if len(pending) > 1:
+            info.scanned = pending
+            return info
+        for number in pending:
+            settings = _ocr_settings(ocr)
+            pages[number - 1] = ocr_mod.read_page(doc, number, settings, ocr_mod.tesseract(settings))
     finally:
         doc.close()
     return build_document(path, info, pages, ocr)

@@ -34,6 +34,16 @@ RunInProcess = Callable[..., Awaitable[Any]]
 Progress = Callable[[str, int | None, int | None, str | None], None]
 
 
+def page_batches(count: int, size: int, alone: list[int]) -> list[tuple[int, int]]:
+    """[start, stop) ranges (0-based) over `count` pages, of at most `size` pages, each page of `alone` (1-based)
+    in a range by itself."""
+    cuts = set(range(0, count, size)) | {count}
+    for number in alone:
+        cuts |= {number - 1, number}
+    ordered = sorted(cuts)
+    return list(zip(ordered, ordered[1:], strict=False))
+
+
 @dataclass
 class IngestJob:
     store: Store
@@ -140,10 +150,11 @@ class IngestJob:
             return first
         info = first
         count = info.page_count
-        self.progress("extract", 0, count, f"{name}: {count} pages")
-        # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more.
-        size = max(BATCH_PAGES, -(-count // (2 * self.workers)))
-        batches = [(start, min(start + size, count)) for start in range(0, count, size)]
+        scanned = f", {len(info.scanned)} to read by OCR" if info.scanned else ""
+        self.progress("extract", 0, count, f"{name}: {count} pages{scanned}")
+        # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more;
+        # a page to read by OCR (seconds each) is a batch of its own.
+        batches = page_batches(count, max(BATCH_PAGES, -(-count // (2 * self.workers))), info.scanned)
         done = 0
         futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_batch, path, a, b, self.ocr))
                    for a, b in batches]
