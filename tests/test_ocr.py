@@ -113,6 +113,30 @@ def test_a_scanned_pdf_is_read_and_its_citations_have_boxes(pdfs, tmp_path):
         assert drawn["boxes"] == where["boxes"] and drawn["pixel_boxes"]
 
 
+@needs_tesseract
+def test_a_scanned_page_shown_rotated_is_read_and_boxed(pdfs, tmp_path):
+    """A scan shown a quarter turn anticlockwise (/Rotate 270: its text runs bottom to top on screen) is read (its
+    orientation detected) and its words' boxes land on the words in the page's own coordinates."""
+    from jsonl_engine.ingest import pdf
+    from jsonl_engine.ingest.pdfgeom import word_boxes
+
+    rotated = {}
+    for name, index in (("text", 0), ("mixed", 1)):  # the mixed PDF's second page is a scan of the text's first
+        doc = pdfium.PdfDocument(str(pdfs[name]))
+        doc[index].set_rotation(270)
+        rotated[name] = tmp_path / f"{name}_270.pdf"
+        doc.save(str(rotated[name]))
+        doc.close()
+    parsed = pdf.parse_pdf(str(rotated["mixed"]))
+    assert sorted(parsed.page_words) == [2]
+    text = parsed.pages[1]
+    start = text.index("The warehouse in Tilbury")
+    boxes = word_boxes(parsed.page_words[2], start, text.index("March.", start) + len("March."))
+    original = pdfium.PdfDocument(str(rotated["text"]))[0]
+    assert original.get_rotation() == 270
+    assert squash("".join(original.get_textpage().get_text_bounded(*box) for box in boxes)) == squash(SHIPPED)
+
+
 def test_without_tesseract_a_scanned_pdf_says_what_to_install(pdfs, tmp_path):
     absent = tmp_path / "no-such-dir" / "tesseract"
     with Daemon(tmp_path / "kb", env={"JSONL_ENGINE_OCR_COMMAND": str(absent)}) as d:

@@ -2,8 +2,8 @@
 
 A page is read by OCR when pdfium finds no text on it and it shows an image (a scan). pdfium renders it (grayscale,
 `dpi`, handed over as a PGM on stdin: no image library needed), one `tesseract` process reads it (single-threaded,
-OMP_THREAD_LIMIT=1: the pool already keeps every core busy; killed after `timeout_s`) and writes hOCR: lines,
-words, and per word a box in pixels.
+OMP_THREAD_LIMIT=1: the pool already keeps every core busy; killed after `timeout_s`; orientation detected, so
+sideways and upside-down scans are read) and writes hOCR: lines, words, and per word a box in pixels.
 
 The page's stored text is the words, one space between the words of a line and "\\n" between lines (after the
 same-length replacements of `normalize.normalize_line`, as pdfium's text). Every word keeps its box, mapped to PDF
@@ -98,10 +98,9 @@ def read_page(doc, number: int, settings: OcrSettings, command: str | None) -> P
         bitmap = page.render(scale=scale, grayscale=True)
         width_px, height_px = bitmap.width, bitmap.height
         try:
-            hocr = _run(command, settings, _pgm(bitmap), round(72 * scale))
+            lines = _parse(_run(command, settings, _pgm(bitmap), round(72 * scale)))
         except _Failed as exc:
             return PageData(number, "", [], height, ocr=FAILED + str(exc))
-        lines = _parse(hocr)
         if not lines:
             return PageData(number, "", [], height, ocr=NOTHING)
         return _page(page, number, height, lines, scale, (width_px, height_px))
@@ -130,7 +129,9 @@ def _pgm(bitmap) -> bytes:
 def _run(command: str, settings: OcrSettings, image: bytes, dpi: int) -> bytes:
     """tesseract's hOCR of `image`; a run over `timeout_s` is killed with anything it started (its own session)."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    args = [command, "stdin", "stdout", "-l", settings.languages, "--dpi", str(dpi), "hocr"]
+    # --psm 1: page segmentation with orientation detection, so a page scanned sideways or upside down (or shown so
+    # by its /Rotate) is read too; boxes stay in the image's frame. Without tesseract's osd data it reads as --psm 3.
+    args = [command, "stdin", "stdout", "-l", settings.languages, "--dpi", str(dpi), "--psm", "1", "hocr"]
     try:
         proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=env, start_new_session=True)
