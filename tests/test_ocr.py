@@ -226,3 +226,17 @@ def test_word_boxes_cover_the_span_per_line():
     assert word_boxes(words, 0, 15) == [[10.0, 100.0, 110.0, 110.0], [10.0, 80.0, 50.0, 90.0]]
     assert word_boxes(words, 2, 4) == [[30.0, 100.0, 50.0, 110.0]]  # the last half of a four-letter word
     assert word_boxes(words, 4, 5) == []  # the space between two words
+
+
+def test_the_page_image_is_gray_whatever_pdfium_renders(pdfs):
+    """tesseract gets an 8-bit gray PGM from a gray render (pypdfium2 5) and from a BGR or BGRx one (older
+    pypdfium2 renders gray into those): the pixels are the render's luminance."""
+    from jsonl_engine.ingest.ocr import _pgm
+
+    page = pdfium.PdfDocument(str(pdfs["text"]))[0]
+    for options in ({"grayscale": True}, {}, {"prefer_bgrx": True}):
+        bitmap = page.render(scale=0.5, **options)
+        image = _pgm(bitmap)
+        header = b"P5\n%d %d\n255\n" % (bitmap.width, bitmap.height)
+        assert image.startswith(header) and len(image) == len(header) + bitmap.width * bitmap.height
+        assert image[len(header):] == bitmap.to_pil().convert("L").tobytes(), options

@@ -96,9 +96,12 @@ def read_page(doc, number: int, settings: OcrSettings, command: str | None) -> P
             return PageData(number, "", [], height, ocr=unread_status(settings))
         scale = min(settings.dpi / 72, MAX_SIDE_PX / max(page.get_width(), page.get_height(), 1.0))
         bitmap = page.render(scale=scale, grayscale=True)
-        width_px, height_px = bitmap.width, bitmap.height
         try:
-            lines = _parse(_run(command, settings, _pgm(bitmap), round(72 * scale)))
+            width_px, height_px, image = bitmap.width, bitmap.height, _pgm(bitmap)
+        finally:
+            bitmap.close()
+        try:
+            lines = _parse(_run(command, settings, image, round(72 * scale)))
         except _Failed as exc:
             return PageData(number, "", [], height, ocr=FAILED + str(exc))
         if not lines:
@@ -120,7 +123,7 @@ def _pgm(bitmap) -> bytes:
     if channels == 1 and stride == width:
         pixels = bytes(buffer[: width * height])
     else:
-        pick = min(1, channels - 1)  # a gray render has equal channels: the second skips a BGRA's blue-only padding
+        pick = min(1, channels - 1)  # a gray render's channels are equal: the second (BGR's and BGRA's green)
         pixels = b"".join(bytes(buffer[r * stride + pick: r * stride + width * channels: channels])
                           for r in range(height))
     return b"P5\n%d %d\n255\n" % (width, height) + pixels
