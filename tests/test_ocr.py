@@ -240,3 +240,18 @@ def test_the_page_image_is_gray_whatever_pdfium_renders(pdfs):
         header = b"P5\n%d %d\n255\n" % (bitmap.width, bitmap.height)
         assert image.startswith(header) and len(image) == len(header) + bitmap.width * bitmap.height
         assert image[len(header):] == bitmap.to_pil().convert("L").tobytes(), options
+
+
+def test_ocr_settings_come_from_the_file_and_the_environment(tmp_path):
+    from jsonl_engine.config import ConfigError, load_settings
+
+    assert load_settings(env={}).ocr.model_dump() == {"enabled": True, "command": "tesseract", "languages": "eng",
+                                                      "timeout_s": 60.0, "dpi": 300}
+    config = tmp_path / "engine.toml"
+    config.write_text('[ocr]\ncommand = "/opt/tess/bin/tesseract"\nlanguages = "eng+deu"\ndpi = 200\n')
+    env = {"JSONL_ENGINE_OCR": "0", "JSONL_ENGINE_OCR_TIMEOUT": "5"}
+    ocr = load_settings(config, env=env).ocr
+    assert (ocr.enabled, ocr.command, ocr.languages, ocr.timeout_s, ocr.dpi) == (
+        False, "/opt/tess/bin/tesseract", "eng+deu", 5.0, 200)
+    with pytest.raises(ConfigError, match="ocr.timeout_s"):
+        load_settings(env={"JSONL_ENGINE_OCR_TIMEOUT": "0"})
