@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from jsonl_engine.identity.dates import DATE, parse_date, year_of
+from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
 from jsonl_engine.text import STOPWORDS, normalise
 
@@ -34,7 +35,7 @@ ROUTED = 4           # documents reported as routed (and searched first)
 COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
 _WORD = re.compile(r"[a-z0-9]+")
-_LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
+_LEGAL = frozenset((*LEGAL_FORMS, "the"))
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
 _YEAR = re.compile(r"(?<![\d/-])((?:19|20)\d{2})(?![\d/-])")
@@ -54,8 +55,8 @@ _KIND_WORDS = (
 )
 _COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
                        r"\bdecreas|\bdeclin|\bimprov")
-_ANNUAL = ("10-K", "20-F", "40-F", "annual report")
-_QUARTERLY = ("10-Q", "earnings release", "earnings call transcript")
+_ANNUAL = ANNUAL_KINDS
+_QUARTERLY = QUARTERLY_KINDS
 DECIDE_MARGIN = 0.15  # a routed document decides the question when its score leads the next by this much
 
 
@@ -267,7 +268,7 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     capital = _capitalised(query) - STOPWORDS
     initials = _joined_initials(query)
     acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,6}\b", unicodedata.normalize("NFKC", query))}
-    runs = [tuple(w for w in run if w not in acronyms) for run in _capital_runs(query)]
+    runs = [tuple(w for w in run if w not in acronyms and w not in STOPWORDS) for run in _capital_runs(query)]
     matched: dict[str, float] = {}
     for name, ws in words.items():
         if not ws:

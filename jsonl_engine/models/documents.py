@@ -89,7 +89,9 @@ class IngestError(Result):
     code: str = Field(description="unsupported_media, not_found or internal")
     message: str
     reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
-                                                 "unknown_type, not_regular, too_large, crashed")
+                                                 "needs_ocr (a scanned PDF and no Tesseract to read it: the "
+                                                 "message says what to install), unknown_type, not_regular, "
+                                                 "too_large, crashed")
 
 
 class IngestResult(Result):
@@ -108,8 +110,13 @@ class IngestResult(Result):
         "what the caller should know; with summarize, coded: summaries_extractive (the reader failed, extractive "
         "summaries were written for the sections that had none), summaries_kept (the reader failed, every "
         "section kept the summary it had), summaries_partial (some batches had no usable reply), "
-        "parameter_dropped, prompt_fitted, and a JSON reply's reply_truncated, content_filtered, ..."))
+        "parameter_dropped, prompt_fitted, and a JSON reply's reply_truncated, content_filtered, ...; for "
+        "scanned PDF pages: needs_ocr (not read: Tesseract missing, what to install), ocr_failed (tesseract "
+        "failed or timed out on a page)"))
     error: IngestError | None = Field(None, description="set when this entry could not be ingested")
+    ocr_pages: list[int] = Field(default_factory=list, description=(
+        "the pages of a PDF whose text was read by OCR (scanned pages: no text layer, an image; Tesseract); their "
+        "citations get boxes from the OCR words"))
     summary_usage: Usage | None = Field(None, description=(
         "summarize with a reader: the summary calls made for this document (null otherwise)"))
 
