@@ -186,7 +186,8 @@ class Stdout:
         os.close(null)
         if self.error.errno == errno.EPIPE:
             return code
-        print(f"jsonl-engine {command}: cannot write the output: {self.error.strerror or self.error}",
+        print(f"jsonl-engine {command}: cannot write the output ({self.error.strerror or self.error}); the "
+              "command itself finished",
               file=sys.stderr)
         return code or 1
 
@@ -221,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
         _stop_daemon(holder.get("client"))
-        print(f"\njsonl-engine {args.command}: interrupted", file=sys.stderr)
+        fresh_line = "\n" if sys.stderr is not None and sys.stderr.isatty() else ""  # after the terminal's ^C
+        print(f"{fresh_line}jsonl-engine {args.command}: interrupted", file=sys.stderr)
         OUT.finish(args.command, INTERRUPTED)
         return INTERRUPTED
     return OUT.finish(args.command, code)
@@ -451,18 +453,19 @@ MIN_CELL = 10
 
 
 def fit(header: list[str], rows: list[list[str]], right: set[int] = frozenset(),  # type: ignore[assignment]
-        shrink: dict[int, str] | None = None, total: int | None = None) -> list[str]:
+        shrink: dict[int, str] | None = None, total: int | None = None, first: int | None = None) -> list[str]:
     """The table's lines within `total` columns (the terminal's): the columns in `shrink` ("end": cut the end;
-    "start": cut the start, for paths) give up width, the widest first, down to MIN_CELL."""
+    "start": cut the start, for paths) give up width, column `first` before the others, then the widest first,
+    each down to MIN_CELL."""
     total = width() if total is None else total
-    shrink = shrink or {}
+    shrink = {i: how for i, how in (shrink or {}).items() if i < len(header)}
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     over = sum(widths) + 2 * (len(widths) - 1) - total
     while over > 0:
         movable = [i for i in shrink if widths[i] > max(MIN_CELL, len(header[i]))]
         if not movable:
             break
-        i = max(movable, key=lambda c: widths[c])
+        i = first if first in movable else max(movable, key=lambda c: widths[c])
         widths[i] -= 1
         over -= 1
     lines = []
@@ -489,8 +492,8 @@ def shown_path(path: str | None) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int] = frozenset(),  # type: ignore[assignment]
-           shrink: dict[int, str] | None = None) -> None:
-    for line in fit(header, rows, right, shrink):
+           shrink: dict[int, str] | None = None, first: int | None = None) -> None:
+    for line in fit(header, rows, right, shrink, first=first):
         _say(line)
 
 
@@ -534,18 +537,21 @@ class _BarProgress:
             TextColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
         from rich.text import Text
 
         class Rate(ProgressColumn):
             def render(self, task: Any) -> Text:
                 speed = task.finished_speed or task.speed
-                return Text(f"{speed:.1f} {task.fields.get('unit', '')}/s" if speed else "", style="cyan")
+                return Text(f"{speed:.0f}/s" if speed else "", style="cyan")
 
+        # one line per bar at 80 columns: the note (the file at work) is what gives way
+        self.progress = Progress(TextColumn("{task.description:>9}"), BarColumn(bar_width=20), MofNCompleteColumn(),
+                                 Rate(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[note]}",
+                                            table_column=Column(no_wrap=True, overflow="ellipsis")),
+                                 console=Console(file=stream), transient=False)
         self.plan = plan
-        self.progress = Progress(TextColumn("{task.description:>9}"), BarColumn(bar_width=24), MofNCompleteColumn(),
-                                 Rate(), TextColumn("eta"), TimeRemainingColumn(),
-                                 TextColumn("{task.fields[note]}"), console=Console(file=stream),
-                                 transient=False)
         files = len(plan) if plan is not None else None
         pages = sum(plan.values()) if plan is not None else None
         self.docs = self.progress.add_task("documents", total=files, unit="docs", note="")
@@ -602,6 +608,7 @@ def _start_plan(paths: list[str]) -> Any:
         assert proc.stdin is not None
         proc.stdin.write(orjson.dumps([os.path.abspath(p) for p in paths]))
         proc.stdin.close()
+        proc.stdin = None  # written: communicate() only reads
     except OSError:
         proc.kill()
         proc.wait()
@@ -738,7 +745,7 @@ def _ingest_summary(results: list[dict[str, Any]]) -> None:
     header = ["outcome", "pages", "sections", "document", "path", "note"]
     if not any(r[5] for r in rows):  # no note to show: the room goes to titles and paths
         header, rows = header[:5], [r[:5] for r in rows]
-    _table(header, rows, right={1, 2}, shrink={3: "end", 4: "start", 5: "end"})
+    _table(header, rows, right={1, 2}, shrink={3: "end", 4: "start", 5: "end"}, first=5)  # failures: on stderr
     _say(f"{counts['added']} added, {counts['skipped']} skipped, {counts['failed']} failed")
 
 
@@ -887,6 +894,8 @@ def _docs(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str
         _fail("docs", empty_kb_hint(args))
     if args.json:
         _print_json(data)
+        return 0
+    if not data["documents"]:
         return 0
     rows = [[d["document_id"], (d.get("card") or {}).get("kind") or _kind_of(d["media_type"]), str(d["pages"]),
              d["status"], d["title"], shown_path(d.get("path")) or "(inline text)"] for d in data["documents"]]

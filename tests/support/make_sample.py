@@ -4,7 +4,7 @@ with headings, numbers to ask about. Run `python -m tests.support.make_sample` t
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -34,7 +34,7 @@ def main() -> None:
     pdf = FPDF(format=(148, 210))  # A5, in mm
     pdf.set_title("The Tern Point Lighthouse: Keeper's Report 2031")
     pdf.set_author("jsonl-engine sample")
-    pdf.set_creation_date(datetime(2031, 12, 31, tzinfo=timezone.utc))  # reproducible bytes
+    pdf.set_creation_date(datetime(2031, 12, 31, tzinfo=UTC))  # reproducible bytes
     for title, sections in PAGES:
         pdf.add_page()
         if title:
