@@ -845,6 +845,8 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
     if args.json:
         _print_json(result)
         return 1 if empty else 0
+    if empty:  # the hint says it all
+        return 1
     if streamed:
         _say(renumber.finish())
     else:
@@ -864,7 +866,7 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
         if args.render:
             for line in render_citation(client, n, c, args.render, args.scale):
                 _say(f"    {line}")
-    return 1 if empty else 0
+    return 0
 
 
 def render_citation(client: Any, n: int, c: dict[str, Any], folder: str, scale: float) -> list[str]:

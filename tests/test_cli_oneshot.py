@@ -234,3 +234,346 @@ def test_ask_llm_streams_the_answer_with_numbered_citations(tmp_path: Path, fold
     assert lines[2:] == [f'[{n}] {titles[sid.split(":")[0]]}, p. 1: "{first_words(sections[sid])}"'
                          for n, sid in enumerate(ids, 1)]
     assert gateway.unexpected == 0
+
+
+# ---- a new user's first hour (issue 29) -------------------------------------------------------------------
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess[str]:
+    """`jsonl-engine ARGS` as typed: no --kb added, run in `cwd`."""
+    return subprocess.run([sys.executable, "-m", "jsonl_engine", *args], capture_output=True, text=True,
+                          env=daemon_env(env), cwd=cwd, timeout=120, **kw)
+
+
+def on_terminal(args: list[str], env: dict[str, str], stdout_too: bool = True) -> tuple[int, str]:
+    """Run with stderr (and stdout) on a pseudo-terminal: (exit code, what the terminal received)."""
+    master, slave = os.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out = subprocess.run([sys.executable, "-m", "jsonl_engine", *args], stdout=slave if stdout_too else
+                         subprocess.DEVNULL, stderr=slave, env=daemon_env(env), cwd=ROOT, timeout=120)
+    os.close(slave)
+    reader.join(10)
+    os.close(master)
+    return out.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_global_options_work_before_or_after_the_command(tmp_path: Path, folder: Path) -> None:
+    work, before, after = tmp_path / "work", tmp_path / "before", tmp_path / "after"
+    work.mkdir()
+    out = cli("--kb", str(before), "ingest", str(folder / "notes.txt"), "--log-level", "info", cwd=work)
+    assert out.returncode == 0, out.stderr
+    assert (before / "kb.sqlite3").exists() and not (work / ".jsonl-engine").exists()  # not the default KB
+    assert " INFO jsonl_engine" in out.stderr  # the daemon logged at the level given after the command
+    assert cli("ingest", str(folder / "quillon.md"), "--kb", str(after), cwd=work).returncode == 0
+    for args in (("--kb", str(before), "docs", "--json"), ("docs", "--json", "--kb", str(before))):
+        listed = cli(*args, cwd=work)
+        assert [d["title"] for d in orjson.loads(listed.stdout)["documents"]] == ["notes"], args
+    clash = cli("--kb", str(before), "docs", "--kb", str(after), cwd=work)
+    assert clash.returncode == 2 and "--kb given twice" in clash.stderr and clash.stdout == ""
+    assert cli("--kb", str(before), "docs", "--kb", str(before), cwd=work).returncode == 0  # once in effect
+    bad = cli("docs", "--kb", str(before), "--log-level", "loud", cwd=work)
+    assert bad.returncode == 2 and "'loud' is not a log level" in bad.stderr
+    assert not (work / ".jsonl-engine").exists()
+
+
+def test_read_commands_refuse_a_kb_that_does_not_exist(tmp_path: Path) -> None:
+    work, missing = tmp_path / "work", tmp_path / "nowhere" / "kb"
+    work.mkdir()
+    doc = "0123456789abcdef"
+    for args in (["docs"], ["ask", "anything"], ["read", doc, "--page", "1"], ["outline", doc],
+                 ["render", doc, "--page", "1"]):
+        out = cli(*args, "--kb", str(missing), cwd=work)
+        assert out.returncode == 1 and out.stdout == "", (args, out.stdout)
+        assert f"jsonl-engine {args[0]}: no KB at {missing} (--kb)" in out.stderr, out.stderr
+        assert f"create it: jsonl-engine ingest PATH --kb {missing}" in out.stderr and "Traceback" not in out.stderr
+    assert not missing.parent.exists()  # nothing created
+    default = cli("docs", cwd=work)
+    assert default.returncode == 1
+    assert f"no KB at {work / '.jsonl-engine'} (the default: ./.jsonl-engine in the current folder)" in default.stderr
+    from_env = cli("docs", cwd=work, env={"JSONL_ENGINE_KB": str(missing)})
+    assert from_env.returncode == 1 and f"no KB at {missing} ($JSONL_ENGINE_KB)" in from_env.stderr
+    assert not (work / ".jsonl-engine").exists() and not missing.parent.exists()
+
+
+def test_an_empty_kb_says_what_to_run(tmp_path: Path, folder: Path) -> None:
+    kb = tmp_path / "kb"
+    assert run("ingest", str(folder / "notes.txt"), kb=kb).returncode == 0
+    (doc,) = orjson.loads(run("docs", "--json", kb=kb).stdout)["documents"]
+    assert run("call", "kb.remove", orjson.dumps({"document_id": doc["document_id"]}).decode(), kb=kb).returncode == 0
+    hint = f"this KB has no documents: run `jsonl-engine ingest PATH --kb {kb}`"
+    docs = run("docs", kb=kb)
+    assert docs.returncode == 0 and docs.stdout == "" and hint in docs.stderr
+    ask = run("ask", "How long is the Quillon pier?", kb=kb)
+    assert ask.returncode == 1 and hint in ask.stderr and "(no answer" not in ask.stdout
+
+
+def test_help_has_examples_explains_its_words_and_fits_80_columns(monkeypatch, capsys) -> None:
+    from jsonl_engine.cli import main
+    from jsonl_engine.cli_oneshot import COMMANDS
+
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: help still fits 80 columns
+    for command in [[], ["serve"], ["schemas"], *([c] for c in COMMANDS)]:
+        with pytest.raises(SystemExit) as exited:
+            main([*command, "--help"])
+        text = capsys.readouterr().out
+        assert exited.value.code == 0
+        assert re.search(r"\nEXAMPLES\n  \$ .*jsonl-engine", text), command
+        assert max(len(line) for line in text.splitlines()) <= 80, command
+        if command:
+            assert "global options (before or after the command)" in text or command == ["schemas"]
+        else:
+            for words in ("PATH      a file or a folder", "question  what to ask", "LEVEL     the daemon's log",
+                          "NO_COLOR, TERM=dumb", "EXIT CODES", "130  interrupted"):
+                assert words in text, words
+
+
+@pytest.mark.parametrize("setting", [{"NO_COLOR": "1"}, {"TERM": "dumb"}], ids=["NO_COLOR", "TERM=dumb"])
+def test_no_color_and_a_dumb_terminal_get_no_escape_codes(tmp_path: Path, folder: Path, setting) -> None:
+    kb = str(tmp_path / "kb")
+    code, text = on_terminal(["ingest", str(folder), "--kb", kb], {"TERM": "xterm", **setting})
+    assert code == 0 and "document 2/2:" in text and "2 added, 0 skipped, 0 failed" in text  # plain lines
+    assert "\x1b" not in text
+    code, text = on_terminal(["docs", "--kb", kb], {"TERM": "xterm", **setting})
+    assert code == 0 and "Quillon Ferries" in text and "\x1b" not in text
+
+
+def _pdf(path: Path, pages: int, label: str) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 11)
+    for i in range(pages):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"{label} page {i + 1}: the harbour log of the day. " * 8)
+    pdf.output(str(path))
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def test_progress_totals_are_counted_before_the_bars_start(tmp_path: Path) -> None:
+    """Every frame of the bars shows the final totals: files and PDF pages are counted first (old: the pages
+    total grew as files were opened, the documents total was unknown until the first one finished)."""
+    pytest.importorskip("rich")
+    from jsonl_engine.cli_oneshot import _finish_plan, _start_plan
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, pages in (("a.pdf", 3), ("b.pdf", 5), ("c.pdf", 9)):
+        _pdf(docs / name, pages, name)
+    (docs / "notes.md").write_text("# Notes\n\nThe pier is 300 metres long.\n", encoding="utf-8")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    os.mkfifo(docs / "pipe.pdf")  # counting never opens it (it would block)
+    plan = _finish_plan(_start_plan([str(docs)]))
+    assert plan == {str(docs / "a.pdf"): 3, str(docs / "b.pdf"): 5, str(docs / "broken.pdf"): 1,
+                    str(docs / "c.pdf"): 9, str(docs / "notes.md"): 1, str(docs / "pipe.pdf"): 1}
+    os.unlink(docs / "pipe.pdf")
+    (docs / "broken.pdf").unlink()
+
+    code, text = on_terminal(["ingest", str(docs), "--kb", str(tmp_path / "kb")], {"TERM": "xterm", "COLUMNS": "80"},
+                             stdout_too=False)
+    assert code == 0
+    plain = ANSI.sub("", text)
+    pages = re.findall(r"pages [━╸╺╴╶ ]*(\d+)/(\S+)", plain)
+    documents = re.findall(r"documents [━╸╺╴╶ ]*(\d+)/(\S+)", plain)
+    assert pages and documents, plain
+    assert {total for _, total in pages} == {"18"} and ("18", "18") in pages, pages
+    assert {total for _, total in documents} == {"4"} and ("4", "4") in documents, documents
+    drawn = re.sub(r"\x1b\[[0-9;?]*m", "", text)  # colours out, cursor moves (line ends) kept
+    frames = [line for line in re.split(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n", drawn) if "━" in line]
+    assert max(len(line) for line in frames) <= 80, max(frames, key=len)  # one line per bar at 80 columns
+
+
+def test_no_leaked_semaphores_after_an_ingest(tmp_path: Path, folder: Path, sample_pdfs) -> None:
+    """The daemon leaves by os._exit: its pool's queues were never released, and multiprocessing's resource
+    tracker printed 'There appear to be 5 leaked semaphore objects' after every ingest, one-shot or Client."""
+    from tests.support.client import engine
+
+    for round in range(3):
+        out = run("ingest", str(folder), str(sample_pdfs["report"]), kb=tmp_path / f"kb{round}")
+        assert out.returncode == 0, out.stderr
+        assert "leaked semaphore" not in out.stderr and "resource_tracker" not in out.stderr, out.stderr
+    for round in range(3):
+        client = engine(tmp_path / f"client{round}")
+        with client:
+            events = list(client.stream("kb.ingest", {"paths": [str(folder), str(sample_pdfs["report"])]}))
+            assert sum(e["event"] == "result" for e in events) == 3
+        assert client.returncode == 0
+        assert "leaked semaphore" not in client.stderr_text and "resource_tracker" not in client.stderr_text, \
+            client.stderr_text
+
+
+def test_docs_shows_kind_and_path_within_80_columns_and_every_command_has_json(tmp_path: Path, folder: Path,
+                                                                                 sample_pdfs) -> None:
+    kb = tmp_path / "kb"
+    long_title = "The Quillon Harbour Authority's Very Long Annual Statement of Ferries, Piers and Fuel 2030"
+    deep = tmp_path / "a-folder-with-a-long-name" / "another-long-folder-name"
+    deep.mkdir(parents=True)
+    (deep / "statement.md").write_text(f"# {long_title}\n\nThe pier is 300 metres long.\n", encoding="utf-8")
+    out = run("ingest", str(folder), str(deep), str(sample_pdfs["report"]), "--json", kb=kb)
+    assert out.returncode == 0 and "creating a new KB" in out.stderr
+    ingested = [orjson.loads(line) for line in out.stdout.splitlines()]
+    assert len(ingested) == 4 and all(r["document_id"] and r["error"] is None for r in ingested)
+
+    table = run("docs", kb=kb).stdout.splitlines()
+    assert table[0].split() == ["id", "kind", "pages", "status", "title", "path"]
+    assert len(table) == 5 and max(len(line) for line in table) <= 80, table
+    row = next(line for line in table if line.startswith(ingested[2]["document_id"]))  # the statement
+    assert row.endswith("/statement.md") and "…" in row.split("approved", 1)[1]  # title cut, path cut
+    assert re.search(r"…[^ ]*statement\.md$", row)  # the path keeps its end
+    cards = {d["document_id"]: d["card"] for d in orjson.loads(run("docs", "--json", kb=kb).stdout)["documents"]}
+    for r in ingested:  # the card's kind, else the file type
+        kind = cards[r["document_id"]]["kind"] or {"text/plain": "text", "text/markdown": "markdown"}[r["media_type"]]
+        line = next(line for line in table if line.startswith(r["document_id"]))
+        assert re.match(rf"{r['document_id']}  {kind} +{r['pages']}  approved  ", line), (line, kind)
+
+    statement = ingested[2]["document_id"]
+    jsons = {
+        "docs": run("docs", "--json", kb=kb),
+        "ask": run("ask", "How long is the pier?", "--json", kb=kb),
+        "outline": run("outline", statement, "--json", kb=kb),
+        "read": run("read", statement, "--page", "1", "--json", kb=kb),
+        "render": run("render", ingested[3]["document_id"], "--page", "1", "--json", kb=kb),
+        "call": run("call", "kb.documents", "--json", kb=kb),
+    }
+    for name, result in jsons.items():
+        assert result.returncode == 0, (name, result.stderr)
+        values = [orjson.loads(line) for line in result.stdout.splitlines()]
+        assert values and all(isinstance(v, dict) for v in values), name
+    assert [d["path"] for d in orjson.loads(jsons["docs"].stdout)["documents"]].count(str(deep / "statement.md")) == 1
+
+
+def test_ingest_exit_codes_and_next_steps(tmp_path: Path, folder: Path) -> None:
+    from jsonl_engine.cli_oneshot import next_step
+
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    alone = run("ingest", str(broken), kb=tmp_path / "kb")
+    assert alone.returncode == 1  # nothing went in
+    assert f"cannot read {broken}: broken.pdf is corrupt" in alone.stderr and "Traceback" not in alone.stderr
+    some = run("ingest", str(broken), str(folder / "notes.txt"), kb=tmp_path / "kb")
+    assert some.returncode == 3 and some.stdout.splitlines()[-1] == "1 added, 0 skipped, 1 failed"
+    assert "OCR" in next_step({"code": "unsupported_media", "reason": "no_text"})
+    assert "password" in next_step({"code": "unsupported_media", "reason": "encrypted"})
+    assert next_step({"code": "not_found"}) == "check the path"
+
+
+# ---- one-shot faults (issue 25, item 8) -------------------------------------------------------------------
+
+
+def test_ingest_refuses_an_empty_path(tmp_path: Path, folder: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "private.txt").write_text("Not for the KB.\n", encoding="utf-8")
+    out = cli("ingest", "", "--kb", str(tmp_path / "kb"), cwd=work)
+    assert out.returncode == 2 and "PATH is empty" in out.stderr and out.stdout == ""
+    assert not (tmp_path / "kb").exists()  # the current folder was not ingested
+    mixed = cli("ingest", str(folder / "notes.txt"), "", "--kb", str(tmp_path / "kb"), cwd=work)
+    assert mixed.returncode == 2 and not (tmp_path / "kb").exists()
+
+
+def test_render_into_a_missing_folder_a_full_disk_or_a_directory_is_a_message(tmp_path: Path, sample_pdfs) -> None:
+    pytest.importorskip("PIL")
+    kb = tmp_path / "kb"
+    added = run("ingest", str(sample_pdfs["report"]), "--json", kb=kb)
+    document = orjson.loads(added.stdout)["document_id"]
+    targets = {str(tmp_path / "missing" / "page.png"): "no folder", str(tmp_path): "it is a directory"}
+    if os.path.exists("/dev/full"):
+        targets["/dev/full"] = "No space left on device"
+    for target, why in targets.items():
+        out = run("render", document, "--page", "1", "-o", target, kb=kb)
+        assert out.returncode == 1 and out.stdout == "", (target, out.stdout)
+        assert out.stderr.splitlines() == [f"jsonl-engine render: cannot write {target}: {why}" +
+                                           (f" {os.path.dirname(target)}" if why == "no folder" else "")], out.stderr
+    pictures = tmp_path / "a-file"
+    pictures.write_text("not a folder")
+    ask = run("ask", QUESTION_PDF, "--render", str(pictures), kb=kb)
+    assert ask.returncode == 1 and "cannot write pictures into" in ask.stderr and "Traceback" not in ask.stderr
+
+
+def test_ingest_with_stdout_closed_reports_it_without_a_traceback(tmp_path: Path, folder: Path) -> None:
+    kb = tmp_path / "kb"
+    out = subprocess.run(["sh", "-c", 'exec "$0" -m jsonl_engine ingest "$1" --kb "$2" >&-', sys.executable,
+                          str(folder), str(kb)], capture_output=True, text=True, env=daemon_env(), cwd=ROOT,
+                         timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert "jsonl-engine ingest: cannot write the output (stdout is closed)" in out.stderr
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr
+    assert len(orjson.loads(run("docs", "--json", kb=kb).stdout)["documents"]) == 2  # the ingest itself finished
+
+
+def _descendants(root: int) -> set[int]:
+    found, changed = {root}, True
+    while changed:
+        changed = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in found:
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) in found:
+                found.add(int(entry))
+                changed = True
+    return found - {root}
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_prints_one_line_exits_130_and_leaves_nothing_running(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _pdf(docs / "log.pdf", 150, "log")  # over one batch: extracted in parallel by the pool's workers
+    data = (docs / "log.pdf").read_bytes()
+    for i in range(8):  # distinct bytes (a comment after %%EOF), the same pages: nothing is skipped
+        (docs / f"copy{i}.pdf").write_bytes(data + f"\n% copy {i}\n".encode())
+    kb = tmp_path / "kb"
+    proc = subprocess.Popen([sys.executable, "-m", "jsonl_engine", "ingest", str(docs), "--kb", str(kb)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=daemon_env(), cwd=ROOT)
+    try:
+        assert proc.stderr is not None
+        before = []
+        for line in proc.stderr:
+            before.append(line)
+            if line.startswith("extract "):  # the daemon and its pool are at work
+                break
+        children = _descendants(proc.pid)
+        assert len([pid for pid in children if _running(pid)]) >= 2, before  # the daemon, the forkserver...
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.splitlines()[-1] == "jsonl-engine ingest: interrupted" and out == ""
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "leaked semaphore" not in err
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_running(pid) for pid in children):
+        time.sleep(0.05)
+    assert not [pid for pid in children if _running(pid)]  # the daemon, its forkserver, workers, tracker
+    listed = run("docs", "--json", kb=kb)  # the KB is whole: each document fully in or out
+    assert listed.returncode == 0 and all(d["pages"] == 150 for d in orjson.loads(listed.stdout)["documents"])
