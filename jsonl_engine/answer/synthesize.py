@@ -428,8 +428,11 @@ def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover:
 
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",)) -> Synthesis:
+    from jsonl_engine.identity.route import parse_periods
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars,
-                   first=found.period_documents)
+    passages = found.passages[:depth]
+    if found.period_documents and not parse_periods(query).compares:  # one period: never mix in another's figures
+        passages = [p for p in passages if p.document_id in found.period_documents] or passages
+    return compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents)

@@ -347,7 +347,17 @@ def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDoc
         heads = headings_mod.detect(pages)
     sections = build_tree([(p.number, p.text) for p in pages], heads, title)
     return ParsedDocument(title=title, media_type=PDF, pages=[p.text for p in pages],
-                          sections=sections, warnings=warnings)
+                          sections=sections, warnings=warnings, headline=_headline(pages))
+
+
+def _headline(pages: list[PageData]) -> str:
+    """The first page's typographic title (the next page's lines tell its running headers)."""
+    from jsonl_engine.identity.typography import headline
+
+    def lines(page: PageData) -> list[tuple[str, float, bool]]:
+        return [(line.collapsed or page.text[line.start:line.end], line.size, line.bold) for line in page.lines]
+
+    return headline(lines(pages[0]), lines(pages[1]) if len(pages) > 1 else []) if pages else ""
 
 
 def extract_batch(path: str, start: int, stop: int) -> tuple[int, bytes]:

@@ -96,8 +96,9 @@ class IngestResult(Result):
     reason: str | None = Field(description="why it was skipped, or what was replaced")
     warnings: list[str] = Field(description=(
         "what the caller should know; with summarize, coded: summaries_extractive (the reader failed, extractive "
-        "summaries were written), summaries_partial (some batches had no usable reply), parameter_dropped, "
-        "prompt_fitted"))
+        "summaries were written for the sections that had none), summaries_kept (the reader failed, every "
+        "section kept the summary it had), summaries_partial (some batches had no usable reply), "
+        "parameter_dropped, prompt_fitted, and a JSON reply's reply_truncated, content_filtered, ..."))
     error: IngestError | None = Field(None, description="set when this entry could not be ingested")
     summary_usage: Usage | None = Field(None, description=(
         "summarize with a reader: the summary calls made for this document (null otherwise)"))

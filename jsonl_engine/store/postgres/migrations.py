@@ -75,7 +75,7 @@ CREATE INDEX covers_tsv ON pages USING gin (tsv) WHERE number <= 2;
 """),
     (2, "document cards: derived fields (card, JSON; NULL until derived) and the user's values (meta, JSON)", """
 -- documents.title becomes the card's title (the user's, else the derived one). Documents written before this
--- version get their cards derived from their stored pages when the KB is opened (ingest/cards.fill_missing).
+-- version get their cards derived from their stored pages when the KB is opened (identity/card.fill_missing).
 ALTER TABLE documents ADD COLUMN card TEXT;
 ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX documents_title ON documents(title);

@@ -21,9 +21,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
-from jsonl_engine.ingest.cards import DATE, parse_date
-from jsonl_engine.retrieval.query import STOPWORDS, normalise
+from jsonl_engine.identity.dates import DATE, parse_date, year_of
 from jsonl_engine.store import Card, Scope, Store
+from jsonl_engine.text import STOPWORDS, normalise
 
 MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
 FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
@@ -46,11 +46,15 @@ _KIND_WORDS = (
     ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
+    ("earnings call transcript", re.compile(r"\b(?:earnings|conference)\s+call\b|\bcall\s+transcript\b|\bon\s+the\s+call\b")),
+    ("clinical protocol", re.compile(r"\b(?:study|trial|clinical)\s+protocol\b")),
+    ("accident report", re.compile(r"\b(?:accident|incident)\s+report\b")),
 )
 _COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
                        r"\bdecreas|\bdeclin|\bimprov")
 _ANNUAL = ("10-K", "20-F", "40-F", "annual report")
-_QUARTERLY = ("10-Q", "earnings release")
+_QUARTERLY = ("10-Q", "earnings release", "earnings call transcript")
+DECIDE_MARGIN = 0.15  # a routed document decides the question when its score leads the next by this much
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,7 @@ class Periods:
     latest: bool = False
     kinds: tuple[str, ...] = ()
     compares: bool = False  # the query compares periods ("between 2022 and 2021", "FY2021 vs FY2022")
+    span: str | None = None  # "quarter" or "year" when the query says which ("the most recent quarter")
 
     @property
     def target(self) -> int | None:
@@ -77,11 +82,6 @@ class Periods:
         return bool(self.years or self.quarter or self.dates or self.latest)
 
 
-def _year(text: str) -> int:
-    value = int(text)
-    return value + 2000 if value < 100 else value
-
-
 def parse_periods(query: str) -> Periods:
     """The fiscal years, quarter, dates, recency and document kinds named in `query`."""
     text = " ".join(query.split())
@@ -91,7 +91,7 @@ def parse_periods(query: str) -> Periods:
         if when is not None:
             dates.append(when)
     rest = DATE.sub(" ", text).lower()
-    fiscal = [_year(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
+    fiscal = [year_of(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
     years = fiscal + [int(m.group(1)) for m in _YEAR.finditer(_FY.sub(" ", rest))]
     quarter = None
     if m := _QUARTER.search(rest):
@@ -102,7 +102,9 @@ def parse_periods(query: str) -> Periods:
         else:  # first half: the second quarter closes it
             quarter = 2 if (m[4] == "1" or m[5] == "first") else 4
     kinds = tuple(kind for kind, pattern in _KIND_WORDS if pattern.search(rest))
-    return Periods(years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
+    span = "quarter" if re.search(r"\bquarter(?:ly)?\b|\b10-?q\b", rest) else \
+        "year" if re.search(r"\b(?:annual|year|10-?k)\b", rest) else None
+    return Periods(span=span, years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
                    latest=bool(_LATEST.search(rest)), kinds=kinds,
                    compares=len(set(years)) > 1 and bool(_COMPARES.search(rest)))
 
@@ -124,6 +126,19 @@ class Route:
 
     def top(self, n: int = ROUTED) -> list[str]:
         return sorted(self.scores, key=lambda d: (-self.scores[d], d))[:n]
+
+    def decided(self) -> str | None:
+        """The one document the query names by entity and period, when exactly one fits the period fully and it
+        leads every other routed document by DECIDE_MARGIN; None for a comparison of periods."""
+        if not self.periods.named or self.periods.compares or not self.scores:
+            return None
+        ranked = self.top(2)
+        best = ranked[0]
+        if self.fits.get(best, 0.0) < 1.0 or sum(1 for f in self.fits.values() if f >= 1.0) != 1:
+            return None
+        if len(ranked) > 1 and self.scores[best] - self.scores[ranked[1]] < DECIDE_MARGIN:
+            return None
+        return best
 
     def covering(self) -> list[str]:
         """The routed documents that cover the period the query names (the best period fit, when it is at least
@@ -250,11 +265,15 @@ def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[f
             return 0.1, ""
     if periods.quarter is not None:
         target = periods.target
-        if card.kind in _QUARTERLY and fq == periods.quarter:
-            if target is None or fy == target:
-                return 1.0, f"Q{fq} fiscal {fy}"
-            if fy is not None and abs(fy - target) == 1:
-                return 0.6, f"Q{fq} fiscal {fy}"
+        if card.kind in _QUARTERLY and fq == periods.quarter and (target is None or fy == target):
+            return 1.0, f"Q{fq} fiscal {fy}"
+        end = parse_date(card.period_end) if card.period_end else None
+        if card.kind in _QUARTERLY and end is not None and (end.month - 1) // 3 + 1 == periods.quarter \
+                and (target is None or end.year == target):
+            return 0.9, f"calendar Q{periods.quarter} {end.year} (ended {card.period_end})"
+        if card.kind in _QUARTERLY and fq == periods.quarter and fy is not None and target is not None \
+                and abs(fy - target) == 1:
+            return 0.6, f"Q{fq} fiscal {fy}"
         if card.kind in _ANNUAL and target is not None and fy == target:
             return 0.5, f"fiscal year {fy}"
         return 0.1, ""
@@ -277,6 +296,39 @@ def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[f
     return 0.1, ""
 
 
+def recency(card: Card) -> date | None:
+    """When a document's period closes: its period end, else its date of report, else its own date, else the end
+    of its fiscal quarter or year (approximately: for ordering only)."""
+    for value in (card.period_end, card.report_date, card.date):
+        if value:
+            when = parse_date(value) if len(value) == 10 else parse_date(value + "-28") if len(value) == 7 else None
+            if when is not None:
+                return when
+    if card.fiscal_year is not None:
+        return date(card.fiscal_year, 3 * card.fiscal_quarter, 28) if card.fiscal_quarter else date(card.fiscal_year, 12, 31)
+    return None
+
+
+def _latest_fits(cards: dict[str, Card], docs: list[str], periods: Periods) -> dict[str, tuple[float, str]]:
+    """"Latest", "most recent", "current": the newest period of the entity's documents of the kind asked (the
+    quarter's or the year's documents when the query says which), newest first; the newest 1.0, then 0.1 less
+    per step back (at least 0.5)."""
+    wanted = _QUARTERLY if periods.span == "quarter" else _ANNUAL if periods.span == "year" else None
+    if periods.kinds:
+        wanted = periods.kinds
+    dated = {d: recency(cards[d]) for d in docs if wanted is None or cards[d].kind in wanted}
+    order = sorted({w for w in dated.values() if w is not None}, reverse=True)
+    out = {}
+    for doc in docs:
+        when = dated.get(doc)
+        if when is None:
+            out[doc] = (0.5, "")
+            continue
+        step = order.index(when)
+        out[doc] = (max(0.5, 1.0 - 0.1 * step), "most recent" if step == 0 else f"{step} period(s) before the latest")
+    return out
+
+
 def route(store: Store, query: str, scope: Scope) -> Route:
     """The documents of `scope` the query names, by entity, period and kind (empty: the query names no entity)."""
     docs = store.documents(document_ids=sorted(scope.documents))
@@ -291,9 +343,16 @@ def route(store: Store, query: str, scope: Scope) -> Route:
         if fy is not None:
             latest[name] = max(fy, latest.get(name, fy))
     out = Route(periods=periods)
+    latest_fits: dict[str, tuple[float, str]] = {}
+    if periods.latest and not (periods.years or periods.quarter or periods.dates):
+        by_name: dict[str, list[str]] = {}
+        for doc, (_, name) in entities.items():
+            by_name.setdefault(name, []).append(doc)
+        for docs_of in by_name.values():
+            latest_fits.update(_latest_fits(cards, docs_of, periods))
     for doc, (share, name) in entities.items():
         card = cards[doc]
-        fit, why = period_fit(card, periods, latest.get(name))
+        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(name))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
         out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])
