@@ -221,6 +221,10 @@ def run(args: argparse.Namespace) -> int:
         code = _run(args, holder)
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
+        plan = holder.get("plan")
+        if plan is not None and plan.poll() is None:  # the counting child, when it is still at work
+            plan.kill()
+            plan.wait()
         _stop_daemon(holder.get("client"))
         fresh_line = "\n" if sys.stderr is not None and sys.stderr.isatty() else ""  # after the terminal's ^C
         print(f"{fresh_line}jsonl-engine {args.command}: interrupted", file=sys.stderr)

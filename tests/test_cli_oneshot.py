@@ -72,7 +72,8 @@ def test_ingest_ask_docs_outline_read(tmp_path: Path, folder: Path) -> None:
     quillon = next(d["document_id"] for d in docs if d["title"] == "Quillon Ferries 2030 Report")
     table = run("docs", kb=kb, env=WIDE).stdout.splitlines()
     assert table[0].split() == ["id", "kind", "pages", "status", "title", "path"] and len(table) == 3
-    assert any(re.fullmatch(rf"{quillon}  markdown +1  approved  Quillon Ferries 2030 Report +{folder}/quillon.md",
+    kind = next(d["card"]["kind"] for d in docs if d["document_id"] == quillon) or "markdown"  # else the file type
+    assert any(re.fullmatch(rf"{quillon}  {kind} +1  approved  Quillon Ferries 2030 Report +{folder}/quillon.md",
                             line) for line in table), table
     outline = run("outline", quillon, kb=kb).stdout.splitlines()
     assert outline == ["Quillon Ferries 2030 Report", f"  Quillon Ferries 2030 Report  (p. 1)  {quillon}:0",
