@@ -108,7 +108,9 @@ def test_call_errors_and_exit_codes(tmp_path: Path) -> None:
     assert llm.returncode == 1 and "llm_unavailable" in llm.stderr
 
 
-def test_ingest_shows_a_progress_bar_on_a_terminal(tmp_path: Path, folder: Path) -> None:
+def on_terminal(args: list[str], env: dict[str, str], stdout_too: bool = True) -> tuple[int, str, str]:
+    """Run with stderr (and stdout, unless `stdout_too` is false: then a pipe) on a pseudo-terminal: (exit code,
+    what the terminal received, what the pipe received)."""
     master, slave = os.openpty()
     chunks: list[bytes] = []
 
@@ -124,14 +126,18 @@ def test_ingest_shows_a_progress_bar_on_a_terminal(tmp_path: Path, folder: Path)
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    env = daemon_env({"TERM": "xterm", "COLUMNS": "120"})
-    out = subprocess.run([sys.executable, "-m", "jsonl_engine", "ingest", str(folder), "--kb", str(tmp_path / "kb")],
-                         stdout=subprocess.PIPE, stderr=slave, text=True, env=env, cwd=ROOT, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "jsonl_engine", *args], stdout=slave if stdout_too else
+                         subprocess.PIPE, stderr=slave, env=daemon_env(env), cwd=ROOT, timeout=120)
     os.close(slave)
     reader.join(10)
     os.close(master)
-    tty = b"".join(chunks).decode("utf-8", "replace")
-    assert out.returncode == 0 and out.stdout.splitlines()[-1] == "2 added, 0 skipped, 0 failed"
+    return out.returncode, b"".join(chunks).decode("utf-8", "replace"), (out.stdout or b"").decode()
+
+
+def test_ingest_shows_a_progress_bar_on_a_terminal(tmp_path: Path, folder: Path) -> None:
+    code, tty, stdout = on_terminal(["ingest", str(folder), "--kb", str(tmp_path / "kb")],
+                                    {"TERM": "xterm", "COLUMNS": "120"}, stdout_too=False)
+    assert code == 0 and stdout.splitlines()[-1] == "2 added, 0 skipped, 0 failed"
     assert "documents" in tty and "2/2" in tty and "━" in tty  # rich's bar, with the documents count
     assert "document 2/2:" not in tty  # not the plain lines
 
@@ -246,31 +252,6 @@ def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, **kw) -> subpr
                           env=daemon_env(env), cwd=cwd, timeout=120, **kw)
 
 
-def on_terminal(args: list[str], env: dict[str, str], stdout_too: bool = True) -> tuple[int, str]:
-    """Run with stderr (and stdout) on a pseudo-terminal: (exit code, what the terminal received)."""
-    master, slave = os.openpty()
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    out = subprocess.run([sys.executable, "-m", "jsonl_engine", *args], stdout=slave if stdout_too else
-                         subprocess.DEVNULL, stderr=slave, env=daemon_env(env), cwd=ROOT, timeout=120)
-    os.close(slave)
-    reader.join(10)
-    os.close(master)
-    return out.returncode, b"".join(chunks).decode("utf-8", "replace")
-
-
 def test_global_options_work_before_or_after_the_command(tmp_path: Path, folder: Path) -> None:
     work, before, after = tmp_path / "work", tmp_path / "before", tmp_path / "after"
     work.mkdir()
@@ -344,10 +325,10 @@ def test_help_has_examples_explains_its_words_and_fits_80_columns(monkeypatch, c
 @pytest.mark.parametrize("setting", [{"NO_COLOR": "1"}, {"TERM": "dumb"}], ids=["NO_COLOR", "TERM=dumb"])
 def test_no_color_and_a_dumb_terminal_get_no_escape_codes(tmp_path: Path, folder: Path, setting) -> None:
     kb = str(tmp_path / "kb")
-    code, text = on_terminal(["ingest", str(folder), "--kb", kb], {"TERM": "xterm", **setting})
+    code, text, _ = on_terminal(["ingest", str(folder), "--kb", kb], {"TERM": "xterm", **setting})
     assert code == 0 and "document 2/2:" in text and "2 added, 0 skipped, 0 failed" in text  # plain lines
     assert "\x1b" not in text
-    code, text = on_terminal(["docs", "--kb", kb], {"TERM": "xterm", **setting})
+    code, text, _ = on_terminal(["docs", "--kb", kb], {"TERM": "xterm", **setting})
     assert code == 0 and "Quillon Ferries" in text and "\x1b" not in text
 
 
@@ -384,8 +365,8 @@ def test_progress_totals_are_counted_before_the_bars_start(tmp_path: Path) -> No
     os.unlink(docs / "pipe.pdf")
     (docs / "broken.pdf").unlink()
 
-    code, text = on_terminal(["ingest", str(docs), "--kb", str(tmp_path / "kb")], {"TERM": "xterm", "COLUMNS": "80"},
-                             stdout_too=False)
+    code, text, _ = on_terminal(["ingest", str(docs), "--kb", str(tmp_path / "kb")],
+                                {"TERM": "xterm", "COLUMNS": "80"}, stdout_too=False)
     assert code == 0
     plain = ANSI.sub("", text)
     pages = re.findall(r"pages [━╸╺╴╶ ]*(\d+)/(\S+)", plain)
