@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 COMMANDS = ("ingest", "ask", "docs", "outline", "read", "render", "call", "mcp")
-READS = ("ask", "docs", "outline", "read", "render")  # commands that need an existing KB (only ingest creates one)
 # the markers answers cite with: kb.synthesize's claim ids, kb.answer's section ids (document id ":" path)
 _MARKER = re.compile(r"\[(c[0-9a-f]{12}|[0-9a-f]{16}:[^\[\]\s]{1,180})\]")
 PARTIAL = 3  # ingest: some files could not be read, the others went in
@@ -326,9 +325,9 @@ def _daemon_args(args: argparse.Namespace) -> list[str]:
 
 
 def _kb(args: argparse.Namespace) -> str | int | None:
-    """The KB the command works on (a directory, or None for a URL), checked: a read command on a KB that does
-    not exist is an error (it would create an empty one), and `ingest` says when it creates one. An int is the
-    exit code of a problem already reported."""
+    """The KB the command works on (a directory, or None for a URL), checked: only an ingest (`ingest`, `call
+    kb.ingest`) creates a KB, and says so; any other command on a KB that does not exist is an error (it would
+    create an empty one). An int is the exit code of a problem already reported."""
     from jsonl_engine.config import ConfigError, load_settings
     from jsonl_engine.store.sqlite.db import DB_FILENAME
 
@@ -345,7 +344,8 @@ def _kb(args: argparse.Namespace) -> str | int | None:
               else "the default: ./.jsonl-engine in the current folder")
     if os.path.exists(os.path.join(where, DB_FILENAME)):
         return where
-    if args.command in READS:
+    creates = args.command == "ingest" or (args.command == "call" and args.method == "kb.ingest")
+    if not creates:
         _fail(args.command, f"no KB at {where} ({origin})")
         print(f"  create it: jsonl-engine ingest PATH{_kb_flag(args)}  (or give --kb DIR for another KB)",
               file=sys.stderr)
@@ -353,8 +353,7 @@ def _kb(args: argparse.Namespace) -> str | int | None:
     if os.path.exists(where) and not os.path.isdir(where):
         _fail(args.command, f"the KB {where} ({origin}) is not a directory")
         return 1
-    if args.command == "ingest":
-        print(f"jsonl-engine ingest: creating a new KB at {where} ({origin})", file=sys.stderr)
+    print(f"jsonl-engine {args.command}: creating a new KB at {where} ({origin})", file=sys.stderr)
     return where
 
 

@@ -86,6 +86,12 @@ def test_ingest_ask_docs_outline_read(tmp_path: Path, folder: Path) -> None:
 
 def test_call_errors_and_exit_codes(tmp_path: Path) -> None:
     kb = tmp_path / "kb"
+    refused = run("call", "kb.documents", kb=kb)
+    assert refused.returncode == 1 and f"no KB at {kb}" in refused.stderr and not kb.exists()
+    created = run("call", "kb.ingest", '{"text": "A note.", "title": "Note"}', kb=kb)
+    assert created.returncode == 0 and f"creating a new KB at {kb}" in created.stderr
+    assert run("call", "kb.remove", orjson.dumps({"document_id": orjson.loads(created.stdout.splitlines()[0])
+                                                  ["data"]["document_id"]}).decode(), kb=kb).returncode == 0
     ok = run("call", "kb.documents", kb=kb)
     events = [orjson.loads(line) for line in ok.stdout.splitlines()]
     assert ok.returncode == 0 and [e["event"] for e in events] == ["result", "done"]
