@@ -509,15 +509,21 @@ def _wrap(text: str, indent: str = "") -> str:
 
 
 class _PlainProgress:
-    """One line per progress event (stderr is not a terminal, or NO_COLOR / TERM=dumb)."""
+    """One line per progress event (stderr is not a terminal, or NO_COLOR / TERM=dumb); on a terminal, within
+    its width (a path cut from the left)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
+        self.tty = stream.isatty()
 
     def event(self, data: dict[str, Any]) -> None:
         done, total = data.get("done"), data.get("total")
-        count = f" {done}/{total}" if done is not None and total is not None else ""
-        print(f"{data.get('stage', '')}{count}: {data.get('message') or ''}", file=self.stream, flush=True)
+        head = f"{data.get('stage', '')}{f' {done}/{total}' if done is not None and total is not None else ''}: "
+        message = data.get("message") or ""
+        if self.tty:
+            message = shown_path(message) if os.path.isabs(message) else message
+            message = cut(message, max(MIN_CELL, width() - len(head)), left=os.sep in message)
+        print(f"{head}{message}", file=self.stream, flush=True)
 
     def result(self, data: dict[str, Any]) -> None:
         pass
@@ -713,6 +719,8 @@ def _ingest(client: Any, args: argparse.Namespace, _params: Any, holder: dict[st
 def next_step(error: dict[str, Any]) -> str | None:
     """What a user can do about a file that could not be ingested, by the error's reason."""
     reason = error.get("reason")
+    if "install" in (error.get("message") or ""):  # the daemon's message says what to do already
+        return None
     if reason == "no_text":
         return ("it has no text layer (a scan, or pictures of text): run it through OCR first (e.g. `ocrmypdf "
                 "in.pdf out.pdf`), then ingest the result")
