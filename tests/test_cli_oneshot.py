@@ -565,3 +565,15 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_nothing_running(tmp_path: P
     assert not [pid for pid in children if _running(pid)]  # the daemon, its forkserver, workers, tracker
     listed = run("docs", "--json", kb=kb)  # the KB is whole: each document fully in or out
     assert listed.returncode == 0 and all(d["pages"] == 150 for d in orjson.loads(listed.stdout)["documents"])
+
+
+def test_tables_cut_titles_at_the_end_and_paths_at_the_start() -> None:
+    from jsonl_engine.cli_oneshot import fit
+
+    header, row = ["id", "title", "path"], ["a1", "A very long title that goes on and on", "/home/me/reports/2030/q4.pdf"]
+    lines = fit(header, [row], shrink={1: "end", 2: "start"}, total=40)
+    assert [len(line) for line in lines] == [len(lines[0]), 40] and lines[0].split() == header
+    _, title, path = lines[1].split("  ")
+    assert title.startswith("A very long") and title.endswith("…") and len(title) == 17
+    assert path == "…orts/2030/q4.pdf"  # the end of a path is what tells files apart
+    assert fit(header, [row], shrink={1: "end", 2: "start"}, total=200)[1].split("  ") == row  # room: nothing cut
