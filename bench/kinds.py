@@ -83,7 +83,7 @@ def card_year(card: dict | None) -> int | None:
         return None
     if card.get("fiscal_year"):
         return int(card["fiscal_year"])
-    for key in ("period_end", "report_date", "filed"):
+    for key in ("period_end", "report_date", "date", "filed"):
         if card.get(key):
             return int(card[key][:4])
     return None

@@ -721,9 +721,11 @@ def next_step(error: dict[str, Any]) -> str | None:
     reason = error.get("reason")
     if "install" in (error.get("message") or ""):  # the daemon's message says what to do already
         return None
+    if reason == "needs_ocr":
+        return "install Tesseract and the [ocr] extra (README: Scanned PDFs), then ingest it again"
     if reason == "no_text":
-        return ("it has no text layer (a scan, or pictures of text): run it through OCR first (e.g. `ocrmypdf "
-                "in.pdf out.pdf`), then ingest the result")
+        return ("no text could be read from it (pages of pictures, or a scan too faint for OCR): check it in a "
+                "viewer; a clearer scan, or a copy with a text layer, can be ingested")
     if reason == "encrypted":
         return "it is password-protected: save an unprotected copy, then ingest that"
     if reason in ("corrupt", "not_pdf", "crashed"):

@@ -454,7 +454,10 @@ def test_ingest_exit_codes_and_next_steps(tmp_path: Path, folder: Path) -> None:
     assert f"cannot read {broken}: broken.pdf is corrupt" in alone.stderr and "Traceback" not in alone.stderr
     some = run("ingest", str(broken), str(folder / "notes.txt"), kb=tmp_path / "kb")
     assert some.returncode == 3 and some.stdout.splitlines()[-1] == "1 added, 0 skipped, 1 failed"
-    assert "OCR" in next_step({"code": "unsupported_media", "reason": "no_text"})
+    assert "[ocr] extra" in next_step({"code": "unsupported_media", "reason": "needs_ocr", "message": "x.pdf is "
+                                                                                                   "scanned"})
+    assert next_step({"code": "unsupported_media", "reason": "needs_ocr", "message": "install Tesseract"}) is None
+    assert "viewer" in next_step({"code": "unsupported_media", "reason": "no_text"})
     assert "password" in next_step({"code": "unsupported_media", "reason": "encrypted"})
     assert next_step({"code": "not_found"}) == "check the path"
 

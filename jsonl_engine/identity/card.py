@@ -38,8 +38,7 @@ _QUARTER_FY = re.compile(
     r"(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?(\d{4})|\b(?:fiscal\s+(?:year\s+)?)?(\d{4})\s+(first|second|third|fourth)"
     r"[\s-]+quarter|\b(?:q([1-4])|([1-4])q)\s*(?:fy\s*|fiscal\s+(?:year\s+)?)?'?(\d{4}|\d{2})\b")
 _FISCAL_YEAR = re.compile(r"(?i)\bfiscal\s+(?:year\s+)?(\d{4})\b|\bfy\s*'?(\d{4}|\d{2})\b|\bfull[\s-]+year\s+(\d{4})\b")
-_LEGAL = (r"inc\.?|incorporated|corporation|corp\.?|company|co\.|plc|p\.l\.c\.|ltd\.?|limited|llc|l\.l\.c\.|l\.p\.|"
-          r"lp|n\.v\.|s\.a\.|ag|se|holdings?|group|trust|bancorp")
+_LEGAL = "|".join(r"\.?".join(form) + r"\.?" for form in kinds.LEGAL_FORMS)  # "inc", "Inc.", "N.V."
 _LEGAL_NAME = re.compile(rf"^[A-Z0-9][\w&.,'’\- ]{{1,70}}?\b(?:{_LEGAL})$", re.I)
 _LEGAL_TAIL = re.compile(rf"(?i)(?:,?\s+(?:{_LEGAL}))+$")
 # Metadata titles an EDGAR export writes: "Form 10-K for X filed 02/09/2023", "X (Form: 10-K, Received: ...)",
@@ -57,9 +56,9 @@ _RELEASE = re.compile(r"(?i)for immediate release|news release|press release|exh
 _INLINE_LEGAL = re.compile(r"\b((?:The\s+)?(?:[A-Z][\w&'’-]*[\s,]+){1,4}(?:Company|Inc\.|Corporation|plc|Ltd\.|N\.V\.|S\.A\.))")
 _KINDS = {"10-k": "10-K", "10-q": "10-Q", "8-k": "8-K", "20-f": "20-F", "40-f": "40-F", "6-k": "6-K",
           "11-k": "11-K", "s-1": "S-1", "s-4": "S-4", "def14a": "proxy statement"}
-_QUARTERLY_KINDS = ("10-Q",)
-_ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
-_SMALL = {"and", "of", "the", "for", "&"}
+_QUARTERLY_KINDS = ("10-Q",)  # the forms whose quarter the statements' columns tell
+_ANNUAL_KINDS = kinds.ANNUAL_KINDS
+_SMALL = {"and", "of", "the", "for", "&", "in", "with", "on", "to", "a", "an", "at", "by", "or"}
 _KEEP_UPPER = {"plc", "llc", "lp", "nv", "sa", "ag", "se", "usa", "us", "uk", "ii", "iii", "iv"}
 
 
@@ -87,7 +86,8 @@ def _casing(name: str, text: str) -> str:
             words.append(word)
             continue
         if any(ch.isdigit() for ch in word) or bare in _KEEP_UPPER or (
-                short and not re.search(rf"\b{bare.capitalize()}\b", text)):  # an acronym, unless written "Buy"
+                short and all(w.isupper() for w in re.findall(rf"\b{bare}\b", text, re.I))):  # an acronym, unless
+            # the text also writes it in lower case ("Buy", "in")
             words.append(word)
         else:
             small = bare in _SMALL and words
@@ -194,6 +194,8 @@ def _kind(text: str, lines: list[str]) -> str | None:
             form = "10-Q"
         elif _CURRENT.search(head) and _REPORT_DATE.search(head):
             form = "8-K"
+    if form is None and re.search(r"(?i)\bannual\s+report\b", "\n".join(lines[:15])):
+        return "annual report"  # a company's annual report: issuer and fiscal year, as a 10-K
     return form
 
 
@@ -328,6 +330,29 @@ _GOVERNMENT = re.compile(r"(?i)\b((?:u\.\s?s\.|united\s+states)\s+(?:department|
                          r"performance|\d|$|\n|,))")
 
 
+_AGENCY = re.compile(r"\b((?:[A-Z][a-z]+[ \t]+(?:and[ \t]+)?){1,4}(?:Department|Office|Agency|Administration|Board|"
+                     r"Commission|Bureau|Service|Council|Authority)(?:[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][a-z]+"
+                     r"(?:[ \t]+(?:and[ \t]+)?[A-Z][a-z]+){0,3})?)\b")
+_NOT_AGENCY = re.compile(r"^(?:The|This|Our|Each|Plan|Strategic|Values|Public|Contract|Annual|Report)\b\s*")
+
+
+def _agency(text: str, headline: str = "") -> str | None:
+    """The public body a report is by: the agency name (words ending in Department, Office, Agency,
+    Administration, Board, Commission, ...) its title block names, else the one its first pages write most
+    often, at least twice."""
+    if m := _AGENCY.search(headline):
+        return " ".join(m.group(1).split())
+    counts: dict[str, int] = {}
+    for m in _AGENCY.finditer(text):
+        name = " ".join(m.group(1).split())
+        while (cut := _NOT_AGENCY.sub("", name)) != name:  # a sentence's or a heading's first word
+            name = cut
+        if len(name.split()) >= 2:
+            counts[name] = counts.get(name, 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], len(kv[0])), default=None)
+    return best[0] if best and best[1] >= 2 else None
+
+
 def _document_card(pages: list[str], lines: list[str], source_title: str, headline: str,
                    file_name: str | None) -> Card:
     """The card of a document that is not an SEC form: its kind (with a confidence), its own title (labelled,
@@ -339,10 +364,12 @@ def _document_card(pages: list[str], lines: list[str], source_title: str, headli
     words = sum(len(p.split()) for p in pages)
     kind, confidence = kinds.recognise("\n".join((headline, labelled, meta)), body, pages=len(pages),
                                        words_per_page=words / max(1, len(pages)))
-    name = _own_title(labelled, headline, meta, _first_line(lines)) or file_name or ""
+    name = _own_title(labelled, headline, meta, _first_line(lines), body) or file_name or ""
     issuer = fields.labelled_issuer(first)
     if issuer is None and (m := _GOVERNMENT.search("\n".join(lines[:40]))):
         issuer = " ".join(m.group(1).split())
+    if issuer is None and kind in ("government report", "report", "accident report"):
+        issuer = _agency(body, headline)
     if issuer is None and kind in ("annual report", "press release", "contract"):
         issuer = _legal_name(lines[:10])
     card = Card(kind=kind, kind_confidence=confidence, entities=[_casing(_clean_name(issuer), body)] if issuer else [],
@@ -361,7 +388,7 @@ def _first_line(lines: list[str]) -> str:
         and not first.endswith((".", ",", ";")) else ""
 
 
-def _own_title(labelled: str, headline: str, meta: str, first: str = "") -> str:
+def _own_title(labelled: str, headline: str, meta: str, first: str = "", body: str = "") -> str:
     """A document's own title: the one it labels as such, else its typographic title, else meaningful metadata,
     else a first line that reads as a heading."""
     for candidate in (labelled, headline, meta, first):
@@ -369,7 +396,7 @@ def _own_title(labelled: str, headline: str, meta: str, first: str = "") -> str:
         if candidate and not _BOILER_HEADING.match(candidate):
             if len(candidate) > MAX_NAME:
                 candidate = candidate[:MAX_NAME].rsplit(" ", 1)[0].rstrip(" ,;:-–") + "…"
-            return _casing(candidate, candidate) if candidate.isupper() else candidate
+            return _casing(candidate, body or candidate) if candidate.isupper() else candidate
     return ""
 
 

@@ -12,8 +12,9 @@ from jsonl_engine.identity.dates import _DATE, _MONTHS, parse_date
 
 FIELD_LINES = 80  # lines of the first pages where a document labels its title, numbers, date and place
 
-_TITLE_LABEL = re.compile(r"(?i)^(?:official\s+|full\s+|study\s+|protocol\s+|scientific\s+|public\s+|project\s+|"
-                          r"report\s+)?title(?:\s+of\s+(?:the\s+)?(?:study|trial|project|protocol|report))?\s*[:.\-–]?\s*(.*)$")
+_TITLE_LABEL = re.compile(r"(?i)^(?:(?:official\s+|full\s+|study\s+|protocol\s+|scientific\s+|public\s+|project\s+|"
+                          r"report\s+)?title(?:\s+of\s+(?:the\s+)?(?:study|trial|project|protocol|report))?|"
+                          r"(?:project|study|trial|protocol)\s+name)\s*[:.\-–：]?\s*(.*)$")
 _LABEL_LINE = re.compile(r"^[A-Z][\w&/().,' -]{1,40}:")  # "Sponsor:", "Protocol Number:", "Date & Time:"
 _ID_LABEL = re.compile(
     r"(?i)\b((?:accident|incident|report|protocol|clinical\s+protocol|study|grant|project|irb|registration|docket|"

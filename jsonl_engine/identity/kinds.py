@@ -10,6 +10,12 @@ import re
 from dataclasses import dataclass
 
 GENERIC = "document"
+# Kinds by the period they cover (routing and cards read periods through these)
+ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
+QUARTERLY_KINDS = ("10-Q", "earnings release", "earnings call transcript")
+# The legal forms a company's name ends in; a name's distinctive words are the others
+LEGAL_FORMS = ("inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited",
+               "nv", "sa", "ag", "se", "group", "holding", "holdings", "trust", "bancorp")
 TITLE = 0.9        # the title block names the kind
 BODY = 0.6         # two of the kind's marks in the first pages
 ONE_MARK = 0.4     # one mark only

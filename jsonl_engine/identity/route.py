@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from jsonl_engine.identity.dates import DATE, parse_date, year_of
+from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
 from jsonl_engine.text import STOPWORDS, normalise
 
@@ -33,7 +34,7 @@ ROUTED = 4           # documents reported as routed (and searched first)
 COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
 _WORD = re.compile(r"[a-z0-9]+")
-_LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
+_LEGAL = frozenset((*LEGAL_FORMS, "the"))
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
 _YEAR = re.compile(r"(?<![\d/-])((?:19|20)\d{2})(?![\d/-])")
@@ -52,8 +53,8 @@ _KIND_WORDS = (
 )
 _COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
                        r"\bdecreas|\bdeclin|\bimprov")
-_ANNUAL = ("10-K", "20-F", "40-F", "annual report")
-_QUARTERLY = ("10-Q", "earnings release", "earnings call transcript")
+_ANNUAL = ANNUAL_KINDS
+_QUARTERLY = QUARTERLY_KINDS
 DECIDE_MARGIN = 0.15  # a routed document decides the question when its score leads the next by this much
 
 
@@ -202,6 +203,44 @@ def _capitalised(query: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
 
 
+_JOINERS = frozenset(("of", "and", "the", "for", "&"))
+
+
+def _capital_runs(query: str) -> list[tuple[str, ...]]:
+    """The query's runs of capitalised words, lowercased, joined by "of", "and", "the" ("Freedom of Information
+    Act", "General Services Administration"): a name the query writes out."""
+    words = re.findall(r"[^\W_]+|&", unicodedata.normalize("NFKC", query).replace("\u2019", "'"))
+    runs, run = [], []
+    for word in words:
+        if word[:1].isupper() or (run and word.lower() in _JOINERS):
+            run.append(word.lower())
+        else:
+            runs.append(tuple(w for w in run if w not in _JOINERS))
+            run = []
+    runs.append(tuple(w for w in run if w not in _JOINERS))
+    return [r for r in runs if r]
+
+
+def _other_name(runs: list[tuple[str, ...]], token: str, own: set[str]) -> bool:
+    """Whether `token` (a capitalised word, not an all-capitals abbreviation such as "JPM") stands in a
+    written-out name of two or more words with a word the entity's name lacks: the query names something else
+    ("Act" in "Freedom of Information Act" is not Activision)."""
+    return any(token in run and len(run) >= 2 and any(w not in own for w in run) for run in runs)
+
+
+def _acronym(token: str, words: tuple[str, ...]) -> bool:
+    """"ntsb" ~ National Transportation Safety Board, "opm" ~ United States Office of Personnel Management, "dol"
+    ~ Department of Labor: the initials of the name's last two or more words, with or without its small words
+    (three letters at least: "JJ" says too little)."""
+    if len(token) < 3:
+        return False
+    for kept in (words, tuple(w for w in words if w not in _JOINERS)):
+        for start in range(len(kept) - 1):
+            if len(kept) - start >= 2 and token == "".join(w[0] for w in kept[start:]):
+                return True
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def _name_index(names: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, int], dict[str, float]]:
     """The library's entity names: their words, how many names hold each word, and its IDF (one library's
@@ -226,6 +265,8 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
     initials = _joined_initials(query)
+    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,6}\b", unicodedata.normalize("NFKC", query))}
+    runs = [tuple(w for w in run if w not in acronyms and w not in STOPWORDS) for run in _capital_runs(query)]
     matched: dict[str, float] = {}
     for name, ws in words.items():
         if not ws:
@@ -235,10 +276,13 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
         if "".join(ws) in asked and len(ws) > 1:
             got = whole
         share = got / whole if whole else 0.0
-        if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2:
+        own = set(ws) | _LEGAL
+        if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2 \
+                and not _other_name(runs, ws[0], own):
             share = FIRST_WORD
-        if share < FIRST_WORD and (any(_abbreviates(t, ws) for t in capital)
-                                   or any(_initialises(t, ws) for t in initials)):
+        if share < FIRST_WORD and (any(_abbreviates(t, ws) and not _other_name(runs, t, own) for t in capital)
+                                   or any(_initialises(t, ws) for t in initials)
+                                   or any(_acronym(t, ws) for t in acronyms)):
             share = FIRST_WORD
         if share >= MIN_ENTITY:
             matched[name] = share
@@ -279,7 +323,9 @@ def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[f
         return 0.1, ""
     if periods.years:
         target = periods.target
-        whole_year = card.kind in _ANNUAL or card.kind is None or (card.kind == "earnings release" and fq == 4)
+        whole_year = card.kind not in (*_QUARTERLY, "8-K") or (card.kind == "earnings release" and fq == 4)
+        if fy is None and not ends and card.date is None:
+            return 0.4, ""  # a document with no period of its own: its year cannot be judged
         if fy == target:
             return (1.0 if whole_year else 0.7), f"fiscal year {fy}"
         if fy is not None and card.kind in _ANNUAL and 0 < fy - target <= 2:

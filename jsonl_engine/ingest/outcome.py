@@ -40,6 +40,7 @@ class IngestOutcome:
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    ocr_pages: list[int] = field(default_factory=list)
 
 
 def content_id(data: bytes) -> tuple[str, str]:
@@ -90,7 +91,7 @@ class _Found:
 def outcome_for(info: DocumentInfo, *, skipped: bool = False, reason: str | None = None) -> IngestOutcome:
     return IngestOutcome(path=info.path, document_id=info.document_id, title=info.title, media_type=info.media_type,
                          pages=info.pages, sections=info.sections, status=info.status, skipped=skipped,
-                         reason=reason, warnings=list(info.warnings))
+                         reason=reason, warnings=list(info.warnings), ocr_pages=list(info.ocr_pages))
 
 
 def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:

@@ -48,7 +48,7 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     meta = params.meta.model_dump(exclude_none=True) if params.meta is not None else None
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
                     on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
-                    status=params.status, meta=meta)
+                    status=params.status, meta=meta, ocr=ctx.app.settings.ocr)
     try:
         if params.text is not None:
             await job.run_text(params.text, params.title or "", params.media_type)

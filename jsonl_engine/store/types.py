@@ -160,6 +160,9 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     card: Card | None = None  # derived at ingest (identity/card.py); `title` is then the card's title
     headline: str = ""  # the first page's largest text (identity/typography.py), for the card
+    # Pages read by OCR (a scan): page number -> its words, each (start, end, line, left, bottom, right, top):
+    # offsets into the page's text, the OCR line's index, the word's box in PDF page points (ingest/ocr.py).
+    page_words: dict[int, list[tuple]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- what the store returns
@@ -178,6 +181,7 @@ class DocumentInfo:
     warnings: list[str] = field(default_factory=list)
     card: Card | None = None  # the card with the user's values applied (None: not derived yet)
     meta: dict = field(default_factory=dict)  # the values a user set (CARD_FIELDS), which win over derived ones
+    ocr_pages: list[int] = field(default_factory=list)  # the pages whose text was read by OCR, ascending
 
 
 @dataclass(slots=True)

@@ -85,6 +85,17 @@ CREATE INDEX documents_title ON documents(title);
 -- before this version are judged from their stored pages when the KB is opened (retrieval/cues.fill_missing).
 ALTER TABLE documents ADD COLUMN statements TEXT;
 """),
+    (4, "OCR: the words of the pages read by OCR, with their boxes, and each document's list of those pages", """
+-- words: [[start, end, line, left, bottom, right, top], ...] (ingest/ocr.py), offsets into the page's text and
+-- boxes in PDF points: a citation on a scanned page gets its boxes here, the file has no text layer there.
+CREATE TABLE page_words (
+    document_id TEXT COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    words       TEXT NOT NULL,
+    PRIMARY KEY (document_id, number)
+);
+ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
+"""),
 ]
 
 

@@ -122,6 +122,17 @@ INSERT INTO pages_fts(pages_fts, rank) VALUES ('usermerge', 2);
 INSERT INTO sections_fts(sections_fts, rank) VALUES ('usermerge', 2);
 INSERT INTO covers_fts(covers_fts, rank) VALUES ('usermerge', 2);
 """),
+    (6, "OCR: the words of the pages read by OCR, with their boxes, and each document's list of those pages", """
+-- words: [[start, end, line, left, bottom, right, top], ...] (ingest/ocr.py), offsets into the page's text and
+-- boxes in PDF points: a citation on a scanned page gets its boxes here, the file has no text layer there.
+CREATE TABLE page_words (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    words       TEXT NOT NULL,
+    PRIMARY KEY (document_id, number)
+);
+ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
+"""),
 ]
 
 
