@@ -31,7 +31,7 @@ PAGES = [
 
 
 def main() -> None:
-    pdf = FPDF(format=(148, 210))  # A5, in mm
+    pdf = FPDF()  # A4: the title fits on one line
     pdf.set_title("The Tern Point Lighthouse: Keeper's Report 2031")
     pdf.set_author("jsonl-engine sample")
     pdf.set_creation_date(datetime(2031, 12, 31, tzinfo=UTC))  # reproducible bytes
@@ -39,14 +39,17 @@ def main() -> None:
         pdf.add_page()
         if title:
             pdf.set_font("Helvetica", "B", 16)
-            pdf.multi_cell(0, 8, title)
+            pdf.multi_cell(0, 8, title, new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", "", 11)
+            pdf.multi_cell(0, 6, "Published by the Gullwater Bay Lighthouse Trust, 31 December 2031.",
+                           new_x="LMARGIN", new_y="NEXT")  # a plain line: the title is not read with the heading
             pdf.ln(4)
         for heading, body in sections:
             pdf.set_font("Helvetica", "B", 13)
-            pdf.multi_cell(0, 7, heading)
+            pdf.multi_cell(0, 7, heading, new_x="LMARGIN", new_y="NEXT")
             pdf.ln(1)
             pdf.set_font("Helvetica", "", 11)
-            pdf.multi_cell(0, 6, body)
+            pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
             pdf.ln(4)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     pdf.output(str(OUT))
