@@ -176,6 +176,9 @@ def _serve(args: argparse.Namespace) -> int:
     from jsonl_engine.wire.framing import claim_stdout
 
     protocol_fd = claim_stdout()
+    if sys.stdin is not None and sys.stdin.isatty():  # a person, not a program: say what this is
+        print("jsonl-engine: the daemon, reading JSON requests on stdin (one per line; Ctrl-D ends it). "
+              "For the commands (ingest, ask, docs...): jsonl-engine --help", file=sys.stderr, flush=True)
     logging.basicConfig(stream=sys.stderr, level=args.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from jsonl_engine.app import App

@@ -797,6 +797,45 @@ class Renumber:
         return _MARKER.sub(self._sub, rest)
 
 
+class StreamWrap:
+    """Text that arrives in pieces (streamed deltas), wrapped at spaces within `width` columns as it arrives: a
+    word is written once it is complete (a word longer than the width gets a line of its own)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.column = 0
+        self.word = ""
+        self.space = False
+
+    def feed(self, text: str) -> str:
+        out = []
+        for ch in text:
+            if ch == "\n":
+                out += [self._word(), "\n"]
+                self.column, self.space = 0, False
+            elif ch == " ":
+                out.append(self._word())
+                self.space = True
+            else:
+                self.word += ch
+        return "".join(out)
+
+    def finish(self) -> str:
+        return self._word()
+
+    def _word(self) -> str:
+        word, self.word = self.word, ""
+        if not word:
+            return ""
+        sep = " " if self.space and self.column else ""
+        self.space = False
+        if self.column and self.column + len(sep) + len(word) > self.width:
+            self.column = len(word)
+            return "\n" + word
+        self.column += len(sep) + len(word)
+        return sep + word
+
+
 def citations(method: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     """The result's citations in one shape: marker, document, section, page, quote and its offsets."""
     if method == "kb.synthesize":
@@ -841,11 +880,12 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
             _fail("ask", f"cannot write pictures into {args.render}: {exc.strerror or exc}")
             return 1
     renumber = Renumber()
+    wrap = StreamWrap(width())
     streamed = False
     result: dict[str, Any] | None = None
     for event in client.stream(method, params):
         if event["event"] == "delta" and not args.json:
-            OUT.write(renumber.feed(event["data"].get("text", "")))
+            OUT.write(wrap.feed(renumber.feed(event["data"].get("text", ""))))
             OUT.flush()
             streamed = True
         elif event["event"] == "result":
@@ -861,7 +901,7 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
     if empty:  # the hint says it all
         return 1
     if streamed:
-        _say(renumber.finish())
+        _say(wrap.feed(renumber.finish()) + wrap.finish())
     else:
         renumber.known = {c["marker"] for c in cites}
         answer = renumber.feed(result.get("answer") or "") + renumber.finish()

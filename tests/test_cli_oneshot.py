@@ -580,3 +580,38 @@ def test_tables_cut_titles_at_the_end_and_paths_at_the_start() -> None:
     assert title.startswith("A very long") and title.endswith("…") and len(title) == 17
     assert path == "…orts/2030/q4.pdf"  # the end of a path is what tells files apart
     assert fit(header, [row], shrink={1: "end", 2: "start"}, total=200)[1].split("  ") == row  # room: nothing cut
+
+
+def test_the_daemon_started_from_a_terminal_says_what_it_is(tmp_path: Path) -> None:
+    """`jsonl-engine` alone on a terminal waited without a word: it now says on stderr (stdout stays protocol)."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "jsonl_engine", "--kb", str(tmp_path / "kb")], stdin=slave,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=daemon_env(), cwd=ROOT)
+    os.close(slave)
+    try:
+        assert proc.stdout is not None
+        ready = orjson.loads(proc.stdout.readline())
+        assert ready["event"] == "ready"
+        os.write(master, b"\x04")  # Ctrl-D: end of input
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and out == b""
+    assert b"the daemon, reading JSON requests on stdin" in err and b"jsonl-engine --help" in err
+
+
+def test_a_streamed_answer_is_wrapped_as_it_arrives() -> None:
+    import textwrap
+
+    from jsonl_engine.cli_oneshot import StreamWrap
+
+    text = ("Revenue rose to $4.2 billion in 2030 [1], while fuel costs at the Quillon ferries fell by twelve "
+            "per cent [2]; the pier, 300 metres long, was repaired twice [3].")
+    wrap = StreamWrap(40)
+    pieces = [text[i:i + 7] for i in range(0, len(text), 7)]  # deltas cut anywhere, mid-word included
+    out = "".join(wrap.feed(p) for p in pieces) + wrap.finish()
+    assert out == textwrap.fill(text, 40, break_long_words=False, break_on_hyphens=False)
+    assert StreamWrap(10).feed("a\nbb cc dd ee") + "" == "a\nbb cc dd"  # "ee" waits for the next space or the end
