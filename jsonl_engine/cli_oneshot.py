@@ -211,6 +211,8 @@ def _fill_std_fds() -> None:
             opened = os.open(os.devnull, os.O_RDWR)
             if opened != fd:  # a lower one was free too: it is filled by the loop's earlier turn
                 os.close(opened)
+    if sys.stderr is None:  # closed at start: messages go nowhere rather than to stdout (print's fallback)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def run(args: argparse.Namespace) -> int:
