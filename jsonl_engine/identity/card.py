@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from jsonl_engine.identity import fields, kinds, titles
+from jsonl_engine.identity import fields, kinds, titles, transcript
 from jsonl_engine.identity.dates import _DATE, add_months, fiscal_year_ending, parse_date, year_of
 from jsonl_engine.store import Card, Store
 
@@ -278,7 +278,10 @@ def derive(pages: list[str], source_title: str = "", file_name: str | None = Non
     text = "\n".join(lines)
     meta_kind, meta_entity, filed = _meta(source_title)
     kind = _kind(text, lines) or meta_kind
-    if kind is None:
+    call = transcript.read(all_pages)  # earnings-call transcripts: by their speaker turns (identity/transcript.py)
+    if call.recognised and kind in (None, "earnings release"):
+        card = _transcript_card(call, lines, text, source_title)
+    elif kind is None:
         card = _document_card(pages, lines, source_title, headline, file_name)
     else:
         card = _filing_card(kind, all_pages, lines, source_title, meta_entity, filed)
@@ -413,6 +416,25 @@ def _document_title(card: Card, name: str) -> str:
     if when and when[:4] not in name:
         parts.append(when)
     return ", ".join(p for p in parts if p)
+
+
+def _transcript_card(call: transcript.Transcript, lines: list[str], text: str, source_title: str) -> Card:
+    """A transcript's card: the issuer the call names (else the cover's legal name), its fiscal quarter and year,
+    the call date; titled "<Company>, earnings call transcript, Q<q> fiscal <year>", never by a speaker."""
+    names = call.names or [n for n in (_legal_name(lines) or _frequent_name(text),) if n]
+    names = list(dict.fromkeys(_casing(_clean_name(n), text) for n in names))
+    entity = names[0] if names else None
+    when = call.call_date.isoformat() if call.call_date else None
+    card = Card(kind=transcript.KIND, kind_confidence=call.confidence, entities=names,
+                source_title=source_title, fiscal_quarter=call.fiscal_quarter if call.fiscal_year else None,
+                fiscal_year=call.fiscal_year, report_date=when, date=when)
+    title = f"{entity}, {transcript.KIND}" if entity else transcript.KIND.capitalize()
+    if card.fiscal_quarter:
+        title += f", Q{card.fiscal_quarter} fiscal {card.fiscal_year}"
+    elif card.fiscal_year:
+        title += f", fiscal year {card.fiscal_year}"
+    card.title = title if card.fiscal_quarter or not card.report_date else f"{title} (dated {card.report_date})"
+    return card
 
 
 def title_of(card: Card, fallback: str = "") -> str:

@@ -1,7 +1,8 @@
 """Routing: which documents a query is about, read from the document cards before any passage is scored.
 
 A query names an entity ("3M", "American Express", "Best Buy"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
-"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release").
+"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release",
+"earnings call", "conference call", "call transcript": a transcript is routed by company and quarter like a 10-Q).
 Entities are matched against the cards' entity names word by word, each word weighted by how few entities of the
 library carry it (log(1 + E / entities holding it)), so "American" alone does not pick American Water Works for an
 "American Express" question. Among the documents of the named entity, the period decides: the filing for the named
@@ -24,7 +25,8 @@ from datetime import date
 from jsonl_engine.identity.dates import DATE, parse_date, year_of
 from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
-from jsonl_engine.text import STOPWORDS, normalise
+from jsonl_engine.text import STOPWORDS
+from jsonl_engine.text import words as text_words
 
 MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
 FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
@@ -33,7 +35,6 @@ KIND_MISS = 0.6      # factor for a document whose kind is not the one named
 ROUTED = 4           # documents reported as routed (and searched first)
 COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
-_WORD = re.compile(r"[a-z0-9]+")
 _LEGAL = frozenset((*LEGAL_FORMS, "the"))
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
@@ -47,7 +48,8 @@ _KIND_WORDS = (
     ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
-    ("earnings call transcript", re.compile(r"\b(?:earnings|conference)\s+call\b|\bcall\s+transcript\b|\bon\s+the\s+call\b")),
+    ("earnings call transcript", re.compile(r"\b(?:earnings|conference|investor)\s+call\b|\bcall\s+transcripts?\b|"
+                                          r"\btranscripts?\b|\bon\s+(?:the|its|their)\s+(?:[\w'-]+\s+){0,4}call\b")),
     ("clinical protocol", re.compile(r"\b(?:study|trial|clinical)\s+protocol\b")),
     ("accident report", re.compile(r"\b(?:accident|incident)\s+report\b")),
 )
@@ -112,7 +114,7 @@ def parse_periods(query: str) -> Periods:
 
 def name_words(name: str) -> tuple[str, ...]:
     """An entity name's distinctive words (legal forms and "the" left out)."""
-    words = [w for w in _WORD.findall(normalise(name).lower()) if w not in _LEGAL]
+    words = [w for w in text_words(name) if w not in _LEGAL]
     return tuple(words)
 
 
@@ -153,7 +155,7 @@ class Route:
 
 
 def _query_words(query: str) -> set[str]:
-    words = _WORD.findall(normalise(query).lower())
+    words = text_words(query)
     out = set(words)
     out.update(a + b for a, b in zip(words, words[1:], strict=False))  # "wal mart" ~ "walmart"
     out.update(w[:-1] for w in words if w.endswith("s") and len(w) > 3)  # "Boeing's" -> "boeing s" handled
@@ -383,22 +385,27 @@ def route(store: Store, query: str, scope: Scope) -> Route:
     if not entities:
         return Route()
     periods = parse_periods(query)
-    latest: dict[str, int] = {}
-    for doc, (_, name) in entities.items():
+    # one issuer however a document writes its name ("Acme Robotics Corporation" on a call's title, "Acme Robotics"
+    # in the operator's welcome): the words of its name the query carries
+    asked = _query_words(query)
+    issuer = {doc: tuple(w for w in name_words(name) if w in asked) or name_words(name)
+              for doc, (_, name) in entities.items()}
+    latest: dict[tuple[str, ...], int] = {}
+    for doc in entities:
         fy = cards[doc].fiscal_year
         if fy is not None:
-            latest[name] = max(fy, latest.get(name, fy))
+            latest[issuer[doc]] = max(fy, latest.get(issuer[doc], fy))
     out = Route(periods=periods)
     latest_fits: dict[str, tuple[float, str]] = {}
     if periods.latest and not (periods.years or periods.quarter or periods.dates):
-        by_name: dict[str, list[str]] = {}
-        for doc, (_, name) in entities.items():
-            by_name.setdefault(name, []).append(doc)
+        by_name: dict[tuple[str, ...], list[str]] = {}
+        for doc in entities:
+            by_name.setdefault(issuer[doc], []).append(doc)
         for docs_of in by_name.values():
             latest_fits.update(_latest_fits(cards, docs_of, periods))
     for doc, (share, name) in entities.items():
         card = cards[doc]
-        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(name))
+        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(issuer[doc]))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
         out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])

@@ -8,6 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from jsonl_engine.identity import route as route_mod
+from jsonl_engine.identity import transcript
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
@@ -55,13 +56,15 @@ def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text:
     # The issuer's name picks the document (the prior); inside its own filings it is on every page and
     # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
     issuer = prior_mod.issuer_names(store, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
+    issuer |= _call_words(store, q, _ranked(covers)[:NAMED_DOCS] if named else docs if len(docs) <= SECTION_DOCS
+                          else [])
     page_phrases, section_phrases = _select_phrases(store, q, issuer)
     why, covering = _routed(routed, scope, decided), routed.covering()
     if not page_phrases:
         return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     # The section statement runs on another core beside the page statement, for the documents it will search:
     # known when few are in scope, else guessed from the routing (kept only if the prior then picks them).
-    ranked = sorted(covers, key=lambda d: (-covers[d], d)) if named else []
+    ranked = _ranked(covers) if named else []
     guess = docs if len(docs) <= SECTION_DOCS else ranked[:SECTION_DOCS] or None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES,
                      guess) if guess and section_phrases else None
@@ -135,6 +138,19 @@ def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
     beside = _beside(store, store.page_frequencies, phrases[:half])
     counts = store.page_frequencies(phrases[half:])
     return {**beside.result(), **counts}
+
+
+def _ranked(covers: dict[str, float]) -> list[str]:
+    return sorted(covers, key=lambda d: (-covers[d], d))
+
+
+def _call_words(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
+    """Inside earnings-call transcripts, the words naming the call ("Q2 2023 earnings call") are on its title and
+    opening turn only: like the issuer's name, they picked the document and are left out of its passages' ranking."""
+    if not docs or not all(d.card is not None and d.card.kind == transcript.KIND
+                           for d in store.documents(document_ids=docs)):
+        return frozenset()
+    return transcript.call_words(q.words)
 
 
 def _routed(routed: route_mod.Route, scope: Scope, decided: str | None) -> list[dict]:
