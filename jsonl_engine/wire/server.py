@@ -25,6 +25,7 @@ from jsonl_engine.errors import (
     Cancelled,
     EngineError,
     Internal,
+    InvalidParams,
     InvalidRequest,
     MethodNotFound,
     Overloaded,
@@ -37,6 +38,7 @@ from jsonl_engine.wire.framing import (
     CHUNK,
     LineReader,
     LineSplitter,
+    NumberOutOfRange,
     TooLong,
     Writer,
     decode_line,
@@ -69,6 +71,21 @@ def _request_id(obj: dict[str, Any]) -> Any:
     if type(request_id) is str or (type(request_id) is int and ID_MIN <= request_id <= ID_MAX):
         return request_id
     raise Rejected(None, InvalidRequest("request `id` must be a string or a 64-bit integer", {"field": "id"}))
+
+
+def _out_of_range(exc: NumberOutOfRange) -> Rejected:
+    """Valid JSON with a number out of range: answered on the request's id when the id is usable."""
+    obj = exc.request
+    if not isinstance(obj, dict):
+        return Rejected(None, InvalidRequest("a request must be a JSON object"))
+    request_id = _request_id(obj)  # raises Rejected(None, ...) when the id itself is the number
+    where = ".".join(str(p) for p in exc.path)
+    if exc.path[0] != "params" or len(exc.path) < 2:
+        return Rejected(request_id, InvalidRequest(f"request `{where}` holds a number out of range",
+                                                   {"field": str(exc.path[0])}))
+    field = ".".join(str(p) for p in exc.path[1:])
+    return Rejected(request_id, InvalidParams(f"{field}: number out of range (beyond a 64-bit integer or a double)",
+                                              [field]))
 
 
 class Job:
@@ -234,6 +251,11 @@ class Server(Control):
             return None
         try:
             obj = decode_line(line)
+        except NumberOutOfRange as exc:
+            rejected = _out_of_range(exc)
+            if (type(rejected.request_id) is str, rejected.request_id) in self.jobs:
+                rejected.request_id = None  # the request in flight under this id keeps its one `done`
+            raise rejected from None
         except ValueError:
             try:
                 line.decode("utf-8")

@@ -72,6 +72,12 @@ MALFORMED = [
     (b'{"method": "capabilities"}\n', "invalid_request", None),
     (b'{"id": true, "method": "capabilities"}\n', "invalid_request", None),
     (b'{"id": 1, "method": "capabilities", "params": {"x": NaN}}\n', "parse_error", None),
+    # Valid JSON with a number no request value can be: the id is readable, so it gets the answer (issue 25).
+    (b'{"id": "n1", "method": "capabilities", "params": {"x": 1e999}}\n', "invalid_params", "n1"),
+    (b'{"id": "n2", "method": "test.sleep", "params": {"seconds": -1e999}}\n', "invalid_params", "n2"),
+    (b'{"id": "n3", "method": "capabilities", "params": {"x": [' + b"7" * 5000 + b']}}\n', "invalid_params", "n3"),
+    (b'{"id": "n4", "method": "capabilities", "params": {"x": "\\ud800", "y": 1e400}}\n', "invalid_params", "n4"),
+    (b'{"id": 1e999, "method": "capabilities"}\n', "invalid_request", None),
 ]
 
 
@@ -101,6 +107,26 @@ def test_over_long_line_is_rejected_and_reading_resyncs(tmp_path: Path) -> None:
         events = d.wait_done(None)
         assert events[0]["error"]["code"] == "payload_too_large"
         assert d.result("capabilities")["name"] == "jsonl-engine"
+        assert_well_formed(d)
+
+
+def test_the_cr_of_a_crlf_line_end_does_not_count_against_the_limit(tmp_path: Path) -> None:
+    limit = 4096
+    with Daemon(tmp_path / "kb", env={"JSONL_ENGINE_MAX_LINE_BYTES": str(limit)}) as d:
+        def line(request_id: str, size: int) -> bytes:
+            head = b'{"id": "' + request_id.encode() + b'", "method": "capabilities", "params": {}}'
+            return head + b" " * (size - len(head))  # JSON allows trailing whitespace
+
+        d.send(line("lf", limit) + b"\n")
+        d.send(line("crlf", limit) + b"\r\n")
+        d.proc.stdin.write(line("split", limit) + b"\r")  # the CR and LF in separate writes
+        d.proc.stdin.flush()
+        d.send(b"\n")
+        for request_id in ("lf", "crlf", "split"):
+            assert d.wait_done(request_id)[-1]["status"] == "ok", request_id
+        d.send(line("over", limit + 1) + b"\r\n")  # one byte over, CR not counted: still over
+        assert d.wait_done(None)[0]["error"]["code"] == "payload_too_large"
+        assert not d.events_for("over")
         assert_well_formed(d)
 
 
