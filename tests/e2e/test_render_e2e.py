@@ -30,3 +30,17 @@ def test_claim_pages_and_render_over_the_wire(sample_pdfs, tmp_path):
         assert [e["error"]["code"] for e in bad if e["event"] == "error"] == ["invalid_params"]
         missing = d.request("kb.render", {"document_id": doc, "page": 999})
         assert [e["error"]["code"] for e in missing if e["event"] == "error"] == ["not_found"]
+
+
+def test_identical_renders_in_parallel_to_a_file_all_succeed(sample_pdfs, tmp_path):
+    # Each call writes its own temporary file before the rename (a name per process made them collide: issue 25).
+    with Daemon(tmp_path / "kb") as d:
+        doc = d.result("kb.ingest", {"paths": [str(sample_pdfs["report"])]})["document_id"]
+        params = {"document_id": doc, "page": 1, "scale": 0.5}
+        ids = [d.start("kb.render", params) for _ in range(24)]
+        outcomes = [d.wait_done(i) for i in ids]
+        assert [[e["event"] for e in events] for events in outcomes] == [["result", "done"]] * len(ids), \
+            [e for events in outcomes for e in events if e["event"] == "error"]
+        paths = {events[0]["data"]["path"] for events in outcomes}
+        assert len(paths) == 1 and Path(paths.pop()).read_bytes()[:4] == b"\x89PNG"
+        assert [p.name for p in (tmp_path / "kb" / "cache" / "render").iterdir() if p.suffix != ".png"] == []
