@@ -63,12 +63,12 @@ def render(store: Store, document_id: str, page: int, span: tuple[int, int] | No
         boxes = found[0]
     import pypdfium2.raw as raw
 
+    problem, fh = pdfgeom.FILES.verify(doc.path, doc.sha256)  # outside the lock: opening a file may be slow
+    if problem is not None or fh is None or doc.path is None:
+        problem = problem or pdfgeom.FILE_MISSING
+        raise UnsupportedMedia(f"cannot render {doc.title!r}: {problem} ({doc.path})", reason=problem)
     with pdfgeom.LOCK:
-        problem = pdfgeom.FILES.status(doc.path, doc.sha256)
-        if problem is not None:
-            raise UnsupportedMedia(f"cannot render {doc.title!r}: {problem} ({doc.path})", reason=problem)
-        assert doc.path is not None
-        pdf_page = pdfgeom.FILES.document(doc.path, doc.sha256)[page - 1]
+        pdf_page = pdfgeom.FILES.document(doc.path, doc.sha256, fh)[page - 1]
         try:
             rotation = pdf_page.get_rotation()
             image = pdf_page.render(scale=scale).to_pil().convert("RGB")

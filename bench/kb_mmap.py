@@ -1,0 +1,80 @@
+"""What reading the KB file through SQLite's page cache (mmap_size 0, since issue 25) costs against mapping it
+(the former 2 GiB mmap_size): kb.context's retrieval in process on a copy of a library KB, the dev questions
+corpus-wide and then scoped to the first result's document, on 1 and on 4 threads (each thread has its own reader
+connection, as the daemon's handler threads do). Runs alternate between the two settings (A B A B) on fresh stores;
+the OS page cache is warm for both after the first.
+
+    .venv/bin/python bench/kb_mmap.py --kb /path/to/kb-dir [--rounds 2] [--questions 65]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from _common import find_dev, load_questions, pct
+
+SETTINGS = {"mmap 0 (now)": 0, "mmap 2 GiB (before)": 1 << 31}
+
+
+def run(kb: Path, mmap_bytes: int, questions: list[str], threads: int) -> dict[str, float]:
+    from jsonl_engine.models.context import ContextParams
+    from jsonl_engine.retrieval.strategies import get_strategy
+    from jsonl_engine.retrieval.types import NO_PROGRESS
+    from jsonl_engine.store.sqlite import db
+    from jsonl_engine.store.sqlite.store import SqliteStore
+
+    db.MMAP_BYTES = mmap_bytes
+    store = SqliteStore(kb)
+
+    def ask(query: str, docs: list[str] | None = None) -> tuple[float, str | None]:
+        params = ContextParams.model_validate({"query": query, "limit": 10, **({"document_ids": docs} if docs else {})})
+        strategy = get_strategy(params.strategy)
+        t = time.perf_counter()
+        found = asyncio.run(strategy.run(store, params.strategy_request(limit=10, unit=params.unit), None,
+                                         NO_PROGRESS))
+        ms = (time.perf_counter() - t) * 1000
+        return ms, found.passages[0].document_id if found.passages else None
+
+    out: dict[str, float] = {}
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            corpus = list(pool.map(ask, questions))
+            scoped = list(pool.map(lambda qd: ask(qd[0], [qd[1]]),
+                                   [(q, d) for q, (_ms, d) in zip(questions, corpus, strict=True) if d]))
+        for name, times in (("corpus", [ms for ms, _ in corpus]), ("scoped", [ms for ms, _ in scoped])):
+            out[f"{name} p50"], out[f"{name} p95"] = pct(times, 0.5), pct(times, 0.95)
+    finally:
+        store.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kb", required=True, help="a KB directory (copied: the original is not opened)")
+    ap.add_argument("--dev", default=None)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--questions", type=int, default=65)
+    args = ap.parse_args()
+    questions = [q["question"] for q in load_questions(find_dev(args.dev) / "questions.jsonl")][: args.questions]
+    with tempfile.TemporaryDirectory(prefix="kb-mmap-") as tmp:
+        kb = Path(tmp) / "kb"
+        kb.mkdir()
+        shutil.copy(Path(args.kb) / "kb.sqlite3", kb / "kb.sqlite3")
+        results: dict[tuple[str, int], list[dict[str, float]]] = {}
+        for _ in range(args.rounds):
+            for threads in (1, 4):
+                for label, size in SETTINGS.items():
+                    results.setdefault((label, threads), []).append(run(kb, size, questions, threads))
+    for (label, threads), runs in results.items():
+        best = {k: min(r[k] for r in runs) for k in runs[0]}  # the best round of each figure
+        print(f"{label:22s} threads={threads}  " + "  ".join(f"{k} {v:6.1f} ms" for k, v in best.items()))
+
+
+if __name__ == "__main__":
+    main()
