@@ -19,17 +19,18 @@ from pathlib import Path
 
 from _common import find_dev, load_questions, pct
 
-SETTINGS = {"mmap 0 (now)": 0, "mmap 2 GiB (before)": 1 << 31}
+# label: (mmap_size, page cache KiB per connection)
+SETTINGS = {"mmap 0 (now)": (0, 32000), "mmap 2 GiB (before)": (1 << 31, 32000), "mmap 0, cache 256 MiB": (0, 262144)}
 
 
-def run(kb: Path, mmap_bytes: int, questions: list[str], threads: int) -> dict[str, float]:
+def run(kb: Path, setting: tuple[int, int], questions: list[str], threads: int) -> dict[str, float]:
     from jsonl_engine.models.context import ContextParams
     from jsonl_engine.retrieval.strategies import get_strategy
     from jsonl_engine.retrieval.types import NO_PROGRESS
     from jsonl_engine.store.sqlite import db
     from jsonl_engine.store.sqlite.store import SqliteStore
 
-    db.MMAP_BYTES = mmap_bytes
+    db.MMAP_BYTES, db.CACHE_KIB = setting
     store = SqliteStore(kb)
 
     def ask(query: str, docs: list[str] | None = None) -> tuple[float, str | None]:
@@ -60,6 +61,7 @@ def main() -> None:
     ap.add_argument("--dev", default=None)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--questions", type=int, default=65)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 4])
     args = ap.parse_args()
     questions = [q["question"] for q in load_questions(find_dev(args.dev) / "questions.jsonl")][: args.questions]
     with tempfile.TemporaryDirectory(prefix="kb-mmap-") as tmp:
@@ -68,7 +70,7 @@ def main() -> None:
         shutil.copy(Path(args.kb) / "kb.sqlite3", kb / "kb.sqlite3")
         results: dict[tuple[str, int], list[dict[str, float]]] = {}
         for _ in range(args.rounds):
-            for threads in (1, 4):
+            for threads in args.threads:
                 for label, size in SETTINGS.items():
                     results.setdefault((label, threads), []).append(run(kb, size, questions, threads))
     for (label, threads), runs in results.items():

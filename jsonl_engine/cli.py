@@ -3,6 +3,8 @@ one-shot commands of cli_oneshot.py (ingest, ask, docs, outline, read, call, mcp
 
 from __future__ import annotations
 
+from jsonl_engine.wire import parent  # isort: skip - first: records the parent before anything else runs
+
 import argparse
 import logging
 import os
@@ -63,6 +65,7 @@ def _schemas(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    parent.arm()  # a parent dying during start-up ends the daemon (it used to be watched only once serving)
     from jsonl_engine.wire.framing import claim_stdout
 
     protocol_fd = claim_stdout()

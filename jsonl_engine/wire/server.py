@@ -34,6 +34,7 @@ from jsonl_engine.errors import (
     ShuttingDown,
 )
 from jsonl_engine.registry import Method, invalid_params_from
+from jsonl_engine.wire import parent
 from jsonl_engine.wire.framing import (
     CHUNK,
     LineReader,
@@ -388,13 +389,17 @@ class Server(Control):
         """stdout is gone: nobody can read us any more, so end quietly."""
         os._exit(0)
 
+    def _on_orphaned(self) -> None:
+        """The parent is gone (recorded at start-up, `wire/parent.py`): end as on SIGTERM (from any thread)."""
+        parent.on_orphaned = None
+        self._loop.call_soon_threadsafe(self._on_signal, signal.SIGTERM)
+
     def _watch_parent(self) -> None:
-        parent = os.getppid()
         while True:
-            time.sleep(PARENT_POLL_S)
-            if os.getppid() != parent:
-                self._loop.call_soon_threadsafe(self._on_signal, signal.SIGTERM)
+            if parent.orphaned():
+                self._on_orphaned()
                 return
+            time.sleep(PARENT_POLL_S)
 
     # ---- main ---------------------------------------------------------------------------------------------
 
@@ -406,6 +411,7 @@ class Server(Control):
             self._loop.add_signal_handler(signum, self._on_signal, signum)
         self.writer.write({"id": None, "event": "ready",
                            "data": {"protocol": PROTOCOL_VERSION, "version": __version__}})
+        parent.on_orphaned = self._on_orphaned
         threading.Thread(target=self._watch_parent, name="jsonl-engine-parent", daemon=True).start()
         if pollable(input_fd):
             self._watch_input(input_fd)

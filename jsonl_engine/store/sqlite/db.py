@@ -27,6 +27,7 @@ DB_FILENAME = "kb.sqlite3"
 # SIGBUS at the next read of a mapped page, which no handler can answer; read() returns SQLite an error instead
 # (kb_unavailable). Each connection reads through its own page cache (cache_size).
 MMAP_BYTES = 0
+CACHE_KIB = 32000  # each connection's page cache
 
 # SQLite's primary result codes that mean the KB file itself is unusable (anything else is a bug: `internal`):
 # what is wrong, and the `reason` kb_unavailable carries.
@@ -65,7 +66,7 @@ def connect(path: Path) -> Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
-        conn.execute("PRAGMA cache_size=-32000")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         # A removed or replaced document's text is overwritten in the file, whichever library: Debian's SQLite (the
         # stdlib's) is built with this on, APSW's own SQLite with it off.
