@@ -157,6 +157,10 @@ class Connections:
         self._epoch += 1
         log.warning("KB %s is unusable: its connections will be opened again", self.path)
 
+    def lost(self, exc: BaseException) -> bool:
+        """Whether `exc` came from a connection that is gone (never with a file: see `discard`)."""
+        return False
+
     def reader(self) -> Connection:
         """This thread's read connection (autocommit; each statement sees the latest committed state)."""
         local = self._local
