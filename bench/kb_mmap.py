@@ -20,7 +20,9 @@ from pathlib import Path
 from _common import find_dev, load_questions, pct
 
 # label: (mmap_size, page cache KiB per connection)
-SETTINGS = {"mmap 0 (now)": (0, 32000), "mmap 2 GiB (before)": (1 << 31, 32000), "mmap 0, cache 256 MiB": (0, 262144)}
+SETTINGS = {"mmap 0, cache 32 MB (now)": (0, 32000), "mmap 2 GiB, cache 32 MB (before)": (1 << 31, 32000),
+            "mmap 0, cache 64 MiB": (0, 65536), "mmap 0, cache 128 MiB": (0, 131072),
+            "mmap 0, cache 256 MiB": (0, 262144)}
 
 
 def run(kb: Path, setting: tuple[int, int], questions: list[str], threads: int) -> dict[str, float]:
