@@ -76,10 +76,11 @@ class IngestParams(Params):
 
 
 class IngestError(Result):
-    code: str = Field(description="unsupported_media, not_found or internal")
+    code: str = Field(description="unsupported_media, not_found, kb_unavailable or internal")
     message: str
     reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
-                                                 "unknown_type, not_regular, too_large, crashed")
+                                                 "unknown_type, not_regular, too_large, crashed; for kb_unavailable: "
+                                                 "what made the KB unusable (disk_full, io_error, corrupt, ...)")
 
 
 class IngestResult(Result):
