@@ -31,18 +31,15 @@ def _requests(doc: str) -> list[tuple[str, dict]]:
             ("kb.review", {"document_id": doc, "status": "draft"})]
 
 
-def _outcomes(d: Daemon, doc: str, also: frozenset[str] = frozenset()) -> list[tuple[str, str | None]]:
+def _outcomes(d: Daemon, doc: str) -> list[tuple[str, str | None]]:
     """(method, error code or None) of each request, sent together; every one must end with one done, and fail, if
-    it does, with kb_unavailable (or a code in `also`)."""
+    it does, with kb_unavailable."""
     sent = [(m, d.start(m, p)) for m, p in _requests(doc)]
     out = []
     for method, request_id in sent:
         events = d.wait_done(request_id)
         assert [e["event"] for e in events].count("done") == 1, events
         errors = [e["error"] for e in events if e["event"] == "error"]
-        if errors and errors[0]["code"] in also:
-            out.append((method, errors[0]["code"]))
-            continue
         if errors:
             assert errors[0]["code"] == "kb_unavailable", (method, errors[0])
             assert errors[0]["data"]["reason"] in REASONS and errors[0]["data"]["path"], errors[0]
@@ -63,13 +60,11 @@ def test_a_kb_file_truncated_under_the_daemon_is_kb_unavailable_not_a_sigbus(sam
             assert all(code is None for _m, code in _outcomes(d, doc))
             burst = [d.start(m, p) for m, p in _requests(doc)[:-1] * 6]  # reads in flight during the truncation
             os.truncate(path, keep)
-            # An empty file is an empty database to SQLite: once reopened, the KB is empty (not_found).
-            also = frozenset({"not_found"} if keep == 0 else ())
-            failed = [code for _m, code in _outcomes(d, doc, also) if code]
+            failed = [code for _m, code in _outcomes(d, doc) if code]
             for request_id in burst:
                 events = d.wait_done(request_id)
                 failed += [e["error"]["code"] for e in events if e["event"] == "error"]
-            assert failed and set(failed) <= {"kb_unavailable", *also}, (failed, d.stderr[-3000:], [e for e in d.lines if e.get("error", {}).get("code") == "internal"])
+            assert failed and set(failed) == {"kb_unavailable"}, failed
             assert d.proc.poll() is None and d.result("capabilities")["name"] == "jsonl-engine"
             assert d.bad_lines == []
 

@@ -28,6 +28,7 @@ DB_FILENAME = "kb.sqlite3"
 # (kb_unavailable). Each connection reads through its own page cache (cache_size).
 MMAP_BYTES = 0
 CACHE_KIB = 32000  # each connection's page cache
+REOPEN_WAL_WAIT_S = 1.0  # a writer reopened on a file emptied under the daemon does not wait the full 30 s
 
 # SQLite's primary result codes that mean the KB file itself is unusable (anything else is a bug: `internal`):
 # what is wrong, and the `reason` kb_unavailable carries.
@@ -59,10 +60,14 @@ def unusable(path: Path, exc: BaseException) -> KBUnavailable | None:
                          {"path": str(path), "reason": reason, "sqlite_error": driver.error_name(exc)})
 
 
-def connect(path: Path) -> Connection:
+def connect(path: Path, wal_wait_s: float | None = 30.0) -> Connection:
+    """A connection with the store's settings. `wal_wait_s`: how long to retry switching the file to WAL while
+    another connection creates or converts it; None: no switch (readers: the writer, opened first, switched the
+    file, and WAL mode is kept in the file)."""
     conn = driver.connect(path, timeout_s=30.0)
     try:
-        _enable_wal(conn)
+        if wal_wait_s is not None:
+            _enable_wal(conn, wal_wait_s)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
@@ -133,6 +138,7 @@ class Connections:
         _prepare_dir(self.kb_dir)
         self.path = self.kb_dir / DB_FILENAME
         self._writer: Connection | None = self._open_writer()
+        self._version = self._schema(self._writer)
         self._epoch = 0  # bumped by discard(); a connection opened under an older epoch is reopened at its next use
         self._writer_epoch = 0
         self._write_lock = threading.Lock()
@@ -150,6 +156,26 @@ class Connections:
                 conn.close()
                 raise
         log.info("KB %s: SQLite %s through %s", self.path, version, driver.NAME)
+        return conn
+
+    @staticmethod
+    def _schema(conn: Connection) -> int:
+        return conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
+
+    def _reopen_writer(self) -> Connection:
+        """The writer opened again after `discard`, without creating or migrating anything: a file emptied under
+        the daemon stays kb_unavailable (SQLite would read it as a new, empty KB) until restored or restarted."""
+        with _opening(self.path):
+            conn = connect(self.path, wal_wait_s=REOPEN_WAL_WAIT_S)
+            try:
+                version = self._schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+        if version != self._version:
+            conn.close()
+            raise KBUnavailable(f"the KB file {self.path} has lost its tables (truncated or replaced?)",
+                                {"path": str(self.path), "reason": "corrupt"})
         return conn
 
     def discard(self) -> None:
@@ -176,7 +202,7 @@ class Connections:
         if conn is None:
             epoch = self._epoch
             with _opening(self.path):
-                conn = connect(self.path)
+                conn = connect(self.path, wal_wait_s=None)
                 try:
                     conn.execute("PRAGMA query_only=ON")
                 except BaseException:
@@ -213,7 +239,7 @@ class Connections:
                     with contextlib.suppress(driver.Error):
                         self._writer.close()
                     self._writer = None
-                self._writer = self._open_writer()  # kb_unavailable while the file is still unusable
+                self._writer = self._reopen_writer()  # kb_unavailable while the file is still unusable
                 self._writer_epoch = epoch
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
