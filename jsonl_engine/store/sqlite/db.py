@@ -172,7 +172,7 @@ class Connections:
             except BaseException:
                 conn.close()
                 raise
-        if version != self._version:
+        if version < self._version:  # emptied (0) or replaced by an older KB
             conn.close()
             raise KBUnavailable(f"the KB file {self.path} has lost its tables (truncated or replaced?)",
                                 {"path": str(self.path), "reason": "corrupt"})
