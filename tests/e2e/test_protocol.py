@@ -342,6 +342,54 @@ def test_daemon_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
     assert gone
 
 
+THREAD_PARENT_SCRIPT = """
+import signal, subprocess, sys, threading, time
+spawned = []
+
+def spawn():  # spawn the daemon, wait until it catches the parent-death signal, then end this thread
+    child = subprocess.Popen([sys.executable, "-m", "jsonl_engine", "--kb", sys.argv[1]], stdin=int(sys.argv[2]),
+                             pass_fds=(int(sys.argv[2]),))
+    spawned.append(child)
+    bit = 1 << (signal.SIGUSR1 - 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(f"/proc/{child.pid}/status") as fh:
+            if int(next(l for l in fh if l.startswith("SigCgt:")).split()[1], 16) & bit:
+                return
+        time.sleep(0.01)
+
+thread = threading.Thread(target=spawn)
+thread.start()
+thread.join()
+print(spawned[0].pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_thread_that_spawned_the_daemon_ending_does_not_end_it(tmp_path: Path) -> None:
+    # Linux sends the parent-death signal when the spawning *thread* ends: the daemon checks its parent first.
+    read_fd, write_fd = os.pipe()
+    parent = subprocess.Popen([sys.executable, "-c", THREAD_PARENT_SCRIPT, str(tmp_path / "kb"), str(read_fd)],
+                              stdout=subprocess.PIPE, pass_fds=(read_fd,), cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    os.close(read_fd)
+    daemon_pid = None
+    try:
+        daemon_pid = int(parent.stdout.readline())
+        assert orjson.loads(parent.stdout.readline())["event"] == "ready"
+        os.write(write_fd, b'{"id": "after", "method": "capabilities"}\n')
+        events = [orjson.loads(parent.stdout.readline()) for _ in range(2)]
+        assert [(e["id"], e["event"]) for e in events] == [("after", "result"), ("after", "done")]
+        parent.kill()
+        parent.wait()
+        assert _wait(lambda: not _alive(daemon_pid))
+    finally:
+        os.close(write_fd)
+        parent.stdout.close()
+        if daemon_pid is not None and _alive(daemon_pid):
+            os.kill(daemon_pid, signal.SIGKILL)
+
+
 def test_daemon_exits_when_its_parent_is_killed_during_start_up(tmp_path: Path) -> None:
     # Issue 25: the parent was recorded only once the server ran, so a parent killed during the start-up left an
     # orphan (60 of 60 killed 0-300 ms after the spawn). Moments drawn at random, many times.

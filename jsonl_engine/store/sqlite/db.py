@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 DB_FILENAME = "kb.sqlite3"
 # Reads do not map the file (mmap_size 0): a file truncated or replaced under a running daemon would kill it with
 # SIGBUS at the next read of a mapped page, which no handler can answer; read() returns SQLite an error instead
-# (kb_unavailable). Each connection reads through its own page cache (cache_size).
+# (kb_unavailable). Each connection reads through its own page cache (cache_size). The cost, bench/kb_mmap.py on a
+# 166-filing library KB (330 MB), in process, best of 3: corpus-wide kb.context p50 18.9 -> 21.7 ms (CPU 17.8 ->
+# 19.5 ms), scoped p50 8.3 -> 9.1 ms; a 128 MiB cache per connection does not win it back.
 MMAP_BYTES = 0
 CACHE_KIB = 32000  # each connection's page cache
 REOPEN_WAL_WAIT_S = 1.0  # a writer reopened on a file emptied under the daemon does not wait the full 30 s
