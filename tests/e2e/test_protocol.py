@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -308,20 +309,35 @@ def _wait(condition, deadline_s: float = PARENT_DEADLINE_S) -> bool:
     return True
 
 
-def _kill_parent(tmp_path: Path, delay_s: float | None) -> tuple[bool, float]:
-    """Start a parent that spawns the daemon, kill the parent `delay_s` after the daemon started running its own
-    code (None: once it is ready), and return whether the daemon exited, and how long after the kill."""
-    # stdin is a pipe whose write end this test keeps open, so only the parent watch can end the daemon.
+@contextlib.contextmanager
+def _parent_of_a_daemon(tmp_path: Path, script: str):
+    """A parent process running `script`, which spawns the daemon and prints its pid; yields (parent, daemon pid,
+    the write end of the daemon's stdin). The daemon's stdout is the parent's (readable as `parent.stdout`); its
+    stdin is a pipe whose write end this test keeps open, so only the parent watch can end the daemon."""
     read_fd, write_fd = os.pipe()
-    parent = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, str(tmp_path / "kb"), str(read_fd)],
+    parent = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "kb"), str(read_fd)],
                               stdout=subprocess.PIPE, pass_fds=(read_fd,), cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     os.close(read_fd)
     daemon_pid = None
     try:
         daemon_pid = int(parent.stdout.readline())
+        yield parent, daemon_pid, write_fd
+    finally:
+        os.close(write_fd)
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
+        if daemon_pid is not None and _alive(daemon_pid):
+            os.kill(daemon_pid, signal.SIGKILL)
+
+
+def _kill_parent(tmp_path: Path, delay_s: float | None) -> tuple[bool, float]:
+    """Start a parent that spawns the daemon, kill the parent `delay_s` after the daemon started running its own
+    code (None: once it is ready), and return whether the daemon exited, and how long after the kill."""
+    with _parent_of_a_daemon(tmp_path, PARENT_SCRIPT) as (parent, daemon_pid, _stdin):
         if delay_s is None:
-            assert orjson.loads(parent.stdout.readline())["event"] == "ready"  # the daemon's stdout is the parent's
+            assert orjson.loads(parent.stdout.readline())["event"] == "ready"
         else:
             assert _wait(lambda: _armed(daemon_pid) or not _alive(daemon_pid)), "the daemon never started"
             time.sleep(delay_s)  # the random moment of start-up under test, not a wait for an outcome
@@ -330,11 +346,6 @@ def _kill_parent(tmp_path: Path, delay_s: float | None) -> tuple[bool, float]:
         killed = time.monotonic()
         gone = _wait(lambda: not _alive(daemon_pid))
         return gone, time.monotonic() - killed
-    finally:
-        os.close(write_fd)
-        parent.stdout.close()
-        if daemon_pid is not None and _alive(daemon_pid):
-            os.kill(daemon_pid, signal.SIGKILL)
 
 
 def test_daemon_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
@@ -368,26 +379,14 @@ time.sleep(600)
 
 def test_the_thread_that_spawned_the_daemon_ending_does_not_end_it(tmp_path: Path) -> None:
     # Linux sends the parent-death signal when the spawning *thread* ends: the daemon checks its parent first.
-    read_fd, write_fd = os.pipe()
-    parent = subprocess.Popen([sys.executable, "-c", THREAD_PARENT_SCRIPT, str(tmp_path / "kb"), str(read_fd)],
-                              stdout=subprocess.PIPE, pass_fds=(read_fd,), cwd=ROOT,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-    os.close(read_fd)
-    daemon_pid = None
-    try:
-        daemon_pid = int(parent.stdout.readline())
+    with _parent_of_a_daemon(tmp_path, THREAD_PARENT_SCRIPT) as (parent, daemon_pid, stdin):
         assert orjson.loads(parent.stdout.readline())["event"] == "ready"
-        os.write(write_fd, b'{"id": "after", "method": "capabilities"}\n')
+        os.write(stdin, b'{"id": "after", "method": "capabilities"}\n')
         events = [orjson.loads(parent.stdout.readline()) for _ in range(2)]
         assert [(e["id"], e["event"]) for e in events] == [("after", "result"), ("after", "done")]
         parent.kill()
         parent.wait()
         assert _wait(lambda: not _alive(daemon_pid))
-    finally:
-        os.close(write_fd)
-        parent.stdout.close()
-        if daemon_pid is not None and _alive(daemon_pid):
-            os.kill(daemon_pid, signal.SIGKILL)
 
 
 def test_daemon_exits_when_its_parent_is_killed_during_start_up(tmp_path: Path) -> None:
