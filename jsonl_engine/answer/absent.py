@@ -1,0 +1,77 @@
+"""Honest when the KB does not hold what a question names: a name (a run of capitalised words: an issuer, a
+product, a place) or a year that no page of the documents in scope holds is said first, on the answer's first
+line ("Not in the documents searched: Tesla."), before any quoted text, and the confidence is at most low:
+what follows is about something else. Checked against the pages' index (one unranked lookup per name), so a
+name that retrieval did not rank is not taken for absent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jsonl_engine.retrieval.query import names
+from jsonl_engine.retrieval.route import parse_periods
+
+if TYPE_CHECKING:
+    from jsonl_engine.answer.synthesize import Synthesis
+    from jsonl_engine.store import Store
+
+NOTICE = "Not in the documents searched: "  # the one line of an answer that quotes nothing (it cites nothing)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _surface(query: str, tokens: Sequence[str]) -> str:
+    """The words as the question writes them."""
+    m = re.search(r"\b" + r"\W+".join(re.escape(t) for t in tokens) + r"\b", query, re.IGNORECASE)
+    return m.group(0) if m else " ".join(tokens)
+
+
+def _names(query: str) -> list[tuple[str, ...]]:
+    """The names of each sentence of the query; a sentence's first word is a name only when it is written in
+    capitals or mixes in digits ("AMEX", "3M"), not merely capitalised ("Fixed asset turnover ...")."""
+    out: list[tuple[str, ...]] = []
+    for sentence in re.split(r"(?<=[.?!;:])\s+", query):
+        first = re.match(r"\W*([^\W_]+)", sentence)
+        for name in names(sentence):
+            if first and name[0] == first.group(1).lower() and not (first.group(1).isupper()
+                                                                    or any(c.isdigit() for c in first.group(1))):
+                name = name[1:]
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
+           statuses: Sequence[str]) -> list[str]:
+    """The names and years `query` names that no page of the documents in scope holds, as the query writes them."""
+    scope = store.scope(list(document_ids) if document_ids else None, tuple(statuses))
+    docs = sorted(scope.documents)
+    if not docs:
+        return []
+    wanted: list[tuple[str, tuple[str, ...]]] = []
+    for name in _names(query):
+        tokens = tuple(w for t in name for w in _WORD.findall(t.lower()))
+        if tokens and tokens[-1] == "s" and len(tokens) > 1:  # "Tesla's"
+            tokens = tokens[:-1]
+        if tokens:
+            wanted.append((_surface(query, tokens), tokens))
+    for year in parse_periods(query).years:
+        wanted.append((str(year), (str(year),)))
+    return [surface for surface, phrase in dict.fromkeys(wanted) if not store.pages_holding([phrase], docs)]
+
+
+def say_absent(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str] | None,
+               statuses: Sequence[str]) -> Synthesis:
+    """`out` with what the KB does not hold said on its first line (and in `not_in_kb`, and as gaps)."""
+    missing = absent(store, query, document_ids=document_ids, statuses=statuses)
+    if not missing:
+        return out
+    out.not_in_kb = missing
+    line = NOTICE + ", ".join(missing) + "."
+    out.answer = line + ("\n" + out.answer if out.answer else "")
+    out.gaps.extend(m for m in missing if m.lower() not in {g.lower() for g in out.gaps})
+    if out.confidence in ("high", "medium"):
+        out.confidence = "low"
+    return out
