@@ -173,8 +173,9 @@ def read_row(text: str, start: int, end: int) -> TableRow:
                     break  # a row above a header line: another table
                 block = []
                 continue
-            if kind is None and (_SENTENCE_END.search(line) or len(line) > 160):
-                break  # prose: the table starts below it
+            if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
+                                 or (line.endswith(":") and len(line.split()) > 6)):
+                break  # prose, or the sentence leading into the table: the table starts below it
             block.append(Part(line, s, e))
             continue
         since_column += 1
@@ -184,7 +185,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
             headers.append(Part(line, s, e))
             groups[:0] = _group_parts(text, s, e)
     if column_line is None:
-        headers.extend(block[-2:])
+        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
         groups = []
     columns = _columns(text, column_line, periods, groups, len(cells))
     if column_line is not None and not columns:
