@@ -258,6 +258,9 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             fit = _label_fit(operand, row.label.text)
             if fit is None or not body:
                 continue
+            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
+                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
+                continue  # a share of something, not the amount the operand names
             cells = [i for i, c in enumerate(row.cells)
                      if not c.empty and any(year_of(h.text) == operand.year for h in c.column)]
             if len(cells) != 1:
@@ -356,7 +359,8 @@ def shown(query: str, c: Computation) -> str:
     it asks for one (the ratio times 100, when the formula is a ratio)."""
     assert c.value is not None
     m = _ROUND.search(query)
-    places = (_DIGITS.get(m.group(1).lower()) or int(m.group(1))) if m else 2
+    inputs = max((-number(i.text).as_tuple().exponent for i in c.inputs), default=0)
+    places = (_DIGITS.get(m.group(1).lower()) or int(m.group(1))) if m else (2 if "/" in c.arithmetic else inputs)
     value = c.value
     percent = bool(_PERCENT.search(query)) and "/" in c.arithmetic
     if percent:

@@ -180,8 +180,8 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False
     if seg.kind != "row" and len(_WORD.findall(body)) < 2:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
-    if seg.kind == "heading":  # titles are context, unless a short line carries a figure
-        return len(body.split()) >= 4 and bool(_FIGURE.search(body))
+    if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
+        return (len(body.split()) >= 4 and bool(_FIGURE.search(body))) or order.label_of(body) is not None
     return True
 
 

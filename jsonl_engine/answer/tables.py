@@ -32,7 +32,7 @@ PERIOD = re.compile(
 _GROUP = re.compile(r"\b(?:(?:three|six|nine|twelve|\d{1,2})\s+months|(?:fiscal\s+)?years?|quarters?|"
                     r"(?:\d{1,2}|thirteen|twelve|fifty-two|fifty-three|52|53)\s+weeks)\s+ended\b", re.IGNORECASE)
 UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()]{0,60}\)"
-                  r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;)\n]{0,50})?"
+                  r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n]{0,50})?"
                   r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
 _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?%?$")
 _DASH = re.compile(r"^[-–—]+$")
