@@ -1,0 +1,131 @@
+"""kb.synthesize answers first: computed answers with cited inputs, what the KB does not hold said first, labelled
+statements as claims, short answers with `more`, and the wire (claim.table with boxes, _meta)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from jsonl_engine.answer.absent import NOTICE
+from jsonl_engine.answer.compute import formula
+from jsonl_engine.answer.synthesize import synthesize
+from jsonl_engine.ingest.sync import ingest_text
+from jsonl_engine.store import Store, open_store
+from tests.support.answer_lines import check_lines
+from tests.support.client import engine
+
+
+def lines_ok(store: Store, out) -> list[str]:
+    return check_lines(out, lambda sid: store.section(sid).text, lambda doc, page: store.page(doc, page).text)
+
+
+def test_computed_answer_cites_its_inputs_and_writes_the_arithmetic(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    out = synthesize(dev_kb, "What is 3M's FY2022 net working capital? Define net working capital as total current "
+                             "assets less total current liabilities.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head == (f"Computed (net working capital, 2022): 14,688 − 9,523 = 5,165 "
+                    f"[{out.claims[0].id}][{out.claims[1].id}]")
+    assert first.startswith("Total current assets, 2022: 14,688 ") and second.startswith("Total current liabilities, 2022: 9,523 ")
+    assert out.computed["value"] == 5165 and out.computed["inputs"] == [out.claims[0].id, out.claims[1].id]
+
+
+def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA less capex for PepsiCo? Define unadjusted EBITDA "
+                             "as unadjusted operating income + depreciation and amortization [from cash flow "
+                             "statement]. Answer in USD millions.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.computed["value"] is None and not out.answer.startswith("Computed")
+    assert any(g.startswith("computed: capex (2022) is negative") for g in out.gaps)
+
+
+def test_formulas_read_from_the_question():
+    _, tree = formula("What is the FY2019 ratio? Ratio is defined as: FY2019 revenue / (average PP&E between FY2018 "
+                      "and FY2019).", "2019")
+    assert tree[0] == "/" and tree[1][0] == "value" and tree[2][0] == "average"
+    assert (tree[1][1].year, tree[2][1].year, tree[2][2].year) == ("2019", "2018", "2019")
+    _, tree = formula("What is the FY2022 EBITDA less capex? Define EBITDA as operating income + depreciation.", "2022")
+    assert tree[0] == "-" and tree[1][0] == "+"  # the definition substituted into what is asked
+    _, tree = formula("What is DPO? DPO is defined as: 365 * (average payables between FY2017 and FY2018) / "
+                      "(FY2018 COGS + change in inventory between FY2017 and FY2018).", "2018")
+    assert tree[0] == "/" and tree[1][0] == "*" and tree[1][1] == ("const", Decimal(365), "365")
+    assert tree[2][2][0] == "change"
+    assert formula("What was the FY2022 capital expenditure?", "2022") is None
+
+
+def test_a_name_the_kb_does_not_hold_is_said_first(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    for query, name in (("What was Tesla's revenue in 2022?", "Tesla"), ("What were 3M's net sales in 2077?", "2077")):
+        out = synthesize(dev_kb, query, document_ids=[doc])
+        assert out.answer.split("\n")[0] == f"{NOTICE}{name}."
+        assert out.not_in_kb == [name] and out.confidence == "low"
+        lines_ok(dev_kb, out)
+    held = synthesize(dev_kb, "What were 3M's net sales in 2022?", document_ids=[doc])
+    assert held.not_in_kb == [] and not held.answer.startswith(NOTICE)
+
+
+REPORT = """Aviation Accident Final Report
+
+Analysis
+The pilot reported that during the landing the touchdown was hard and the airplane bounced. The accident
+airplane came to rest on the runway. Weather at the time of the accident was clear.
+
+Probable Cause and Findings
+Probable cause: The pilot's improper flare during landing.
+Contributing factor: Gusting crosswind.
+
+Trial Design
+Primary endpoint: Change in HbA1c from baseline to week 26
+Secondary endpoint: Body weight change from baseline to week 26
+"""
+
+
+def test_labelled_statements_answer_first(tmp_path):
+    store = open_store(tmp_path / "kb")
+    try:
+        ingest_text(store, REPORT, "Report", media_type="text/markdown", status="approved")
+        out = synthesize(store, "What was the probable cause of the accident?")
+        lines_ok(store, out)
+        assert out.claims[0].text == "Probable cause: The pilot's improper flare during landing."
+        assert "labelled statement" in out.first_claim["why"]
+        out = synthesize(store, "What is the primary endpoint?")
+        assert out.claims[0].text == "Primary endpoint: Change in HbA1c from baseline to week 26"
+    finally:
+        store.close()
+
+
+def test_wire_table_cells_boxes_meta_and_max_claims(dev_kb: Store, tmp_path):
+    from tests.support.client import daemon_env  # noqa: F401 - the daemon below is a real subprocess
+
+    kb_dir = tmp_path / "kb"
+    with engine(kb_dir, timeout=120) as d:
+        d.call("kb.ingest", {"paths": [str(p) for p in [_path(dev_kb, "3M_2022_10K")]]})
+        doc = d.call("kb.documents", {})["documents"][0]["document_id"]
+        out = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                       "document_ids": [doc]})
+        first = out["claims"][0]
+        table = first["table"]
+        assert out["answer"].startswith("Purchases of property, plant and equipment (PP&E), 2022: (1,749) (Millions) [")
+        asked = [c for c in table["cells"] if c["asked"]]
+        assert [(c["text"], c["column"]) for c in asked] == [("(1,749)", "2022")]
+        page = d.call("kb.read", {"document_id": doc, "page": asked[0]["page"]})["text"]
+        for part in [table["label"], table["unit"], *table["headers"], *table["cells"]]:
+            assert page[part["start"]:part["end"]] == part["text"]
+            assert part["boxes"] and all(len(b) == 4 for b in part["boxes"])
+        assert table["unit"]["text"] == "(Millions)"
+        meta = out["_meta"]
+        assert meta["first_claim"]["id"] == first["id"] and "asked period" in meta["first_claim"]["why"]
+        assert len(out["claims"]) <= 5
+        more = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                        "document_ids": [doc], "max_claims": 50})
+        assert len(more["claims"]) == len(out["claims"]) + meta["more"]
+        short = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                         "document_ids": [doc], "max_chars": 40})
+        assert short["answer"] and short["answer"].endswith(f"… [{first['id']}]") and short["_meta"]["truncated"]
+        assert re.sub(r" \[c[0-9a-f]{12}\]$", "", short["answer"]).rstrip("…") in out["answer"]
+
+
+def _path(store: Store, name: str) -> str:
+    return next(d.path for d in store.documents() if d.document_id == store.doc_ids[name])
