@@ -129,3 +129,27 @@ def test_wire_table_cells_boxes_meta_and_max_claims(dev_kb: Store, tmp_path):
 
 def _path(store: Store, name: str) -> str:
     return next(d.path for d in store.documents() if d.document_id == store.doc_ids[name])
+
+
+def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
+    from jsonl_engine.answer.pages import place_citations
+    from jsonl_engine.models.answer import Citation
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    row = "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)"
+    section = next(s for s in dev_kb.document_sections(doc) if s.text and row in s.text)
+    start = section.text.index(row)
+    base = {"section_id": section.section_id, "document_id": doc, "document_title": section.document_title,
+            "title": section.title, "page_start": 52, "page_end": 52, "quote": row, "quote_start": start,
+            "quote_end": start + len(row), "verified": True}
+    citations = [dict(base), {**base, "verified": False, "quote_start": -1, "quote_end": -1}]
+    place_citations(dev_kb, citations, f"3M's capital expenditure was $1,749 million in 2022 [{section.section_id}].")
+    cell = citations[0]["cell"]
+    assert (cell["text"], cell["column"], cell["page"], cell["unit"]) == ("(1,749)", "2022", 52, "(Millions)")
+    assert cell["label"] == "Purchases of property, plant and equipment (PP&E)"
+    assert dev_kb.page(doc, 52).text[cell["start"]:cell["end"]] == "(1,749)" and cell["boxes"]
+    assert citations[1]["cell"] is None
+    Citation.model_validate(citations[0])
+    other = [dict(base)]
+    place_citations(dev_kb, other, "It rose in 2022.")  # no figure stated: no cell
+    assert other[0]["cell"] is None

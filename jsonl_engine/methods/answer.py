@@ -19,5 +19,5 @@ async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     store = await ctx.store()
     out = await answer_question(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
     result = out.as_dict()
-    await ctx.run_in_thread(lambda: place_citations(store, result["citations"]))
+    await ctx.run_in_thread(lambda: place_citations(store, result["citations"], result["answer"]))
     return AnswerResult.model_validate(result)
