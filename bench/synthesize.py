@@ -23,6 +23,7 @@ version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import re
 import statistics
@@ -43,10 +44,8 @@ def numbers(text: str) -> set[Decimal]:
     """Numbers in `text`, sign and separators dropped, trailing zeros normalised ("$1,577.00" -> 1577)."""
     out = set()
     for m in _NUMBER.finditer(text):
-        try:
+        with contextlib.suppress(InvalidOperation):
             out.add(Decimal(m.group(0).replace(",", "")).normalize())
-        except InvalidOperation:
-            pass
     return out
 
 

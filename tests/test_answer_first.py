@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from jsonl_engine.answer.absent import NOTICE
 from jsonl_engine.answer.compute import formula
-from jsonl_engine.answer.synthesize import synthesize
+from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
@@ -132,6 +132,7 @@ def _path(store: Store, name: str) -> str:
 
 
 def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
+    from jsonl_engine.answer.cells import place_cells
     from jsonl_engine.answer.pages import place_citations
     from jsonl_engine.models.answer import Citation
 
@@ -143,7 +144,8 @@ def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
             "title": section.title, "page_start": 52, "page_end": 52, "quote": row, "quote_start": start,
             "quote_end": start + len(row), "verified": True}
     citations = [dict(base), {**base, "verified": False, "quote_start": -1, "quote_end": -1}]
-    place_citations(dev_kb, citations, f"3M's capital expenditure was $1,749 million in 2022 [{section.section_id}].")
+    place_citations(dev_kb, citations)
+    place_cells(dev_kb, citations, f"3M's capital expenditure was $1,749 million in 2022 [{section.section_id}].")
     cell = citations[0]["cell"]
     assert (cell["text"], cell["column"], cell["page"], cell["unit"]) == ("(1,749)", "2022", 52, "(Millions)")
     assert cell["label"] == "Purchases of property, plant and equipment (PP&E)"
@@ -151,5 +153,5 @@ def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
     assert citations[1]["cell"] is None
     Citation.model_validate(citations[0])
     other = [dict(base)]
-    place_citations(dev_kb, other, "It rose in 2022.")  # no figure stated: no cell
+    place_cells(dev_kb, other, "It rose in 2022.")  # no figure stated: no cell
     assert other[0]["cell"] is None

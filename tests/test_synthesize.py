@@ -9,7 +9,6 @@ import pytest
 from jsonl_engine.answer.citations import claim_id, make_claim, page_at
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.synthesize import Synthesis, _keys_of_lines, compose, keys, stem
-from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import Passage, answer_terms
 from tests.support.answer_lines import check_lines
 

@@ -7,9 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from jsonl_engine.answer.compute import number
 from jsonl_engine.answer.synthesize import synthesize
-from jsonl_engine.answer.tables import read_row, table_line
+from jsonl_engine.answer.tables import number, read_row, table_line
 from jsonl_engine.ingest import parse_file
 from jsonl_engine.store import Store
 from tests.support.answer_lines import table_parts

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.retrieval.query import names
 from jsonl_engine.retrieval.route import parse_periods
 
 if TYPE_CHECKING:
-    from jsonl_engine.answer.synthesize import Synthesis
     from jsonl_engine.store import Store
 
 NOTICE = "Not in the documents searched: "  # the one line of an answer that quotes nothing (it cites nothing)
@@ -62,8 +61,8 @@ def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
     return [surface for surface, phrase in dict.fromkeys(wanted) if not store.pages_holding([phrase], docs)]
 
 
-def say_absent(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str] | None,
-               statuses: Sequence[str]) -> Synthesis:
+def say_absent(store: Store, query: str, out: Any, *, document_ids: Sequence[str] | None,
+               statuses: Sequence[str]) -> Any:
     """`out` with what the KB does not hold said on its first line (and in `not_in_kb`, and as gaps)."""
     missing = absent(store, query, document_ids=document_ids, statuses=statuses)
     if not missing:

@@ -8,9 +8,9 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.answer.compute import number
+from jsonl_engine.answer.pages import page_spans_boxes, row_on_page
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.tables import read_row
+from jsonl_engine.answer.tables import number, read_row
 
 if TYPE_CHECKING:
     from jsonl_engine.store import Store
@@ -29,10 +29,14 @@ def stated_numbers(text: str) -> set[Decimal]:
     return out
 
 
+def place_cells(store: Store, citations: list[dict[str, Any]], answer: str) -> None:
+    """Add `cell` to kb.answer's citation dicts: the table cell of a verified quote whose figure `answer` states."""
+    for c in citations:
+        c["cell"] = cited_cell(store, c, answer) if c.get("verified") and answer else None
+
+
 def cited_cell(store: Store, citation: dict[str, Any], answer: str) -> dict[str, Any] | None:
     """The table cell of the citation's quote whose figure the answer states, as kb.answer's `cell`, or None."""
-    from jsonl_engine.answer.pages import page_spans_boxes, row_on_page
-
     wanted = stated_numbers(answer)
     if not wanted:
         return None

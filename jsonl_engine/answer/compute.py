@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.tables import TableRow, read_row, year_of
+from jsonl_engine.answer.tables import TableRow, number, read_row, year_of
 
 if TYPE_CHECKING:
     from jsonl_engine.answer.synthesize import Synthesis
@@ -190,7 +190,7 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         if not found:
             return None
         name, expr = found[0]
-    for k, (n, e) in definitions.items():  # "X less capex" with X defined: substitute the definition
+    for _k, (n, e) in definitions.items():  # "X less capex" with X defined: substitute the definition
         if n != name and n.lower() in expr.lower():
             expr = re.sub(re.escape(n), f"( {e} )", expr, flags=re.IGNORECASE)
     tree = _parse(_tokens(expr), year)
@@ -208,18 +208,6 @@ def _operands(tree: object) -> list[Operand]:
     if kind == "const":
         return []
     return _operands(tree[1]) + _operands(tree[2])
-
-
-def number(cell: str) -> Decimal | None:
-    """The value a cell prints: "(1,749)" -> -1749, "$ 5,791" -> 5791, "19.1 %" -> 19.1."""
-    text = cell.replace("$", "").replace("%", "").replace(",", "").replace(" ", "")
-    negative = text.startswith("(") or text.startswith("-") or text.startswith("−")
-    text = text.strip("()-−")
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return -value if negative else value
 
 
 def _label_fit(operand: Operand, label: str) -> int | None:

@@ -197,13 +197,8 @@ def table_parts(store: Store, document_id: str, reading: Any) -> dict[str, Any]:
                       for i, c in enumerate(row.cells)]}
 
 
-def place_citations(store: Store, citations: list[dict[str, Any]], answer: str = "") -> None:
-    """Add `pages` and `boxes_status` to kb.answer's citation dicts (unverified ones: no pages), and `cell`: the
-    table cell of a verified quote whose figure the answer states (`answer.cells`)."""
-    from jsonl_engine.answer.cells import cited_cell
-
-    for c in citations:
-        c["cell"] = cited_cell(store, c, answer) if c.get("verified") and answer else None
+def place_citations(store: Store, citations: list[dict[str, Any]]) -> None:
+    """Add `pages` and `boxes_status` to kb.answer's citation dicts (unverified ones: no pages)."""
     verified = [c for c in citations if c.get("verified")]
     located = locate(store, [Quote(c["document_id"], c["section_id"], c["quote_start"], c["quote_end"])
                              for c in verified])

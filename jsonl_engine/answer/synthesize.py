@@ -508,18 +508,10 @@ def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover:
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
-    from jsonl_engine.answer import absent
-    from jsonl_engine.answer.compute import compute, with_computed
     from jsonl_engine.answer.pages import row_on_page
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    out = compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars,
-                  first=found.period_documents, max_claims=max_claims,
-                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))
-    # the inputs of a computation come from one document: the one in scope, else the one the answer leads with
-    within = document_ids or found.period_documents[:1] or [c.document_id for c in out.claims[:1]]
-    computation = compute(store, query, document_ids=within, statuses=statuses) if within else None
-    if computation is not None:
-        out = with_computed(out, computation, query, max_chars=max_chars, max_claims=max_claims)
-    return absent.say_absent(store, query, out, document_ids=document_ids, statuses=statuses)
+    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars,
+                   first=found.period_documents, max_claims=max_claims,
+                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))

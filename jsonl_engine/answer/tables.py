@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 
 from jsonl_engine.answer.sentences import classify
 
@@ -236,6 +237,18 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         width = n // len(groups)
         return [(groups[i // width], labels[i]) for i in range(n)]
     return [(label,) for label in labels]
+
+
+def number(cell: str) -> Decimal | None:
+    """The value a cell prints: "(1,749)" -> -1749, "$ 5,791" -> 5791, "19.1 %" -> 19.1."""
+    text = cell.replace("$", "").replace("%", "").replace(",", "").replace(" ", "")
+    negative = text.startswith("(") or text.startswith("-") or text.startswith("−")
+    text = text.strip("()-−")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return -value if negative else value
 
 
 def year_of(part_text: str) -> str | None:

@@ -22,8 +22,8 @@ from jsonl_engine.registry import method
 async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> SynthesizeResult:
     """Compose an answer only from reviewed sources, each sentence verbatim with its [claim_id]; name the gaps."""
     gateway = _gateway(ctx, params.reader) if params.llm else None
+    from jsonl_engine.answer.direct import answer_first as run
     from jsonl_engine.answer.pages import Quote, locate, table_parts
-    from jsonl_engine.answer.synthesize import synthesize as run
 
     ctx.check_cancelled()
     out = await ctx.run_in_thread(lambda: run(ctx.app.store, params.query, depth=params.depth,
