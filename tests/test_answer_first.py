@@ -155,3 +155,19 @@ def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
     other = [dict(base)]
     place_cells(dev_kb, other, "It rose in 2022.")  # no figure stated: no cell
     assert other[0]["cell"] is None
+
+
+def test_kb_answer_cell_of_a_cited_page(dev_kb: Store):
+    """Strategies citing whole pages name them "<document>:p<N>": the cell is read on that page."""
+    from jsonl_engine.answer.cells import place_cells
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    text = dev_kb.page(doc, 52).text
+    row = "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)"
+    start = text.index(row)
+    citations = [{"section_id": f"{doc}:p52", "document_id": doc, "quote_start": start,
+                  "quote_end": start + len(row), "verified": True}]
+    place_cells(dev_kb, citations, "Capital expenditure was 1,603 million dollars in 2021.")
+    cell = citations[0]["cell"]
+    assert (cell["text"], cell["column"], cell["page"]) == ("(1,603)", "2021", 52)
+    assert text[cell["start"]:cell["end"]] == "(1,603)"
