@@ -18,7 +18,7 @@ formula would be a guess), or when the inputs' units differ.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -91,23 +91,21 @@ def _parse(tokens: list[str], year: str) -> object:
     """expr := term (("+"|"-") term)*; term := factor (("*"|"/") factor)*; factor := "(" expr ")" | words."""
     pos = 0
 
-    def expr() -> object:
+    def chain(ops: tuple[str, str], operand: Callable[[], object]) -> object:
+        """operand (op operand)*, left-associative, for the operators `ops`."""
         nonlocal pos
-        node = term()
-        while pos < len(tokens) and _OPS.get(tokens[pos]) in ("+", "-"):
+        node = operand()
+        while pos < len(tokens) and _OPS.get(tokens[pos]) in ops:
             op = _OPS[tokens[pos]]
             pos += 1
-            node = (op, node, term())
+            node = (op, node, operand())
         return node
 
+    def expr() -> object:
+        return chain(("+", "-"), term)
+
     def term() -> object:
-        nonlocal pos
-        node = factor()
-        while pos < len(tokens) and _OPS.get(tokens[pos]) in ("*", "/"):
-            op = _OPS[tokens[pos]]
-            pos += 1
-            node = (op, node, factor())
-        return node
+        return chain(("*", "/"), factor)
 
     def factor() -> object:
         nonlocal pos
