@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from pathlib import Path
 
 from jsonl_engine.answer.absent import NOTICE
 from jsonl_engine.answer.compute import formula
@@ -171,3 +172,26 @@ def test_kb_answer_cell_of_a_cited_page(dev_kb: Store):
     cell = citations[0]["cell"]
     assert (cell["text"], cell["column"], cell["page"]) == ("(1,603)", "2021", 52)
     assert text[cell["start"]:cell["end"]] == "(1,603)"
+
+
+def test_an_accident_reports_probable_cause_comes_first(tmp_path):
+    """A short titled section ("Probable Cause and Findings" and its one finding) is a passage, and the sentence
+    stating the cause leads the answer (a real NTSB report, not a filing)."""
+    import pytest
+
+    from jsonl_engine.ingest.sync import ingest_paths
+    from tests.conftest import DEV_DIR
+
+    report = DEV_DIR.parent / "library-kinds" / "pdfs" / "20080109X00035.pdf"
+    if not report.exists():
+        report = Path("/work/shared/library-kinds/pdfs/20080109X00035.pdf")
+    if not report.exists():
+        pytest.skip("library-kinds not present")
+    store = open_store(tmp_path / "kb")
+    try:
+        [outcome] = ingest_paths(store, [str(report)])
+        out = synthesize(store, "What was the probable cause of the accident?", document_ids=[outcome.document_id])
+        lines_ok(store, out)
+        assert out.claims[0].text.endswith("The pilot's failure to maintain directional control during landing.")
+    finally:
+        store.close()
