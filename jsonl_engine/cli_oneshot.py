@@ -39,6 +39,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--reader", help="named LLM reader (implies --llm)")
     p.add_argument("--llm", action="store_true", help="use kb.answer (the LLM) even if not configured by default")
     p.add_argument("--max-chars", type=int, default=2000, help="kb.synthesize's answer budget (default 2000)")
+    p.add_argument("--max-claims", type=int, default=None, help="kb.synthesize's claims, most direct first "
+                   "(default 5; the answer says how many more there are)")
     p.add_argument("--render", metavar="DIR", help="write a PNG of each cited PDF page's quote, highlighted, into "
                    "DIR (kb.render, needs Pillow: the [render] extra) and print its path under the citation")
     p.add_argument("--scale", type=float, default=2.0, help="--render's pixels per PDF point (default 2)")
@@ -351,6 +353,8 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any) -> int:
     else:
         method = "kb.synthesize"
         params = {"query": args.question, "max_chars": args.max_chars}
+        if args.max_claims is not None:
+            params["max_claims"] = args.max_claims
     if args.doc:
         params["document_ids"] = args.doc
     renumber = Renumber()
@@ -376,6 +380,8 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any) -> int:
               or "(no answer: nothing in the KB matched)")
     if method == "kb.synthesize" and result.get("gaps"):
         print(f"not found: {', '.join(result['gaps'])}")
+    if method == "kb.synthesize" and result["_meta"].get("more"):
+        print(f"({result['_meta']['more']} more claims: --max-claims)")
     if method == "kb.answer" and result.get("error"):
         print(f"jsonl-engine ask: the answer is incomplete: {result['error'].get('message')}", file=sys.stderr)
     listed = numbered(renumber, cites)

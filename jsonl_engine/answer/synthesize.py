@@ -20,6 +20,8 @@ Confidence (the rule, in order):
           approved (draft/archived), or the best passages disagree: the strongest units of two different
           documents (both within 80% of the top score) carry figures and share none;
   high    otherwise.
+A question asking for an amount that no claim of the answer states a figure for has the gap "a figure: no claim
+states one" and at most medium confidence.
 """
 
 from __future__ import annotations
@@ -375,6 +377,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     grade = _grade(best, chosen, cited_status, cover.passage[best.rank], cover.approved, len(tk))
     if ask.figure and claims and not any(_has_figure(c.text) for c in claims):
         gaps.append("a figure: no claim states one")
+        grade = "medium" if grade == "high" else grade
     first_claim = {"id": claims[0].id, "why": "; ".join(judged[id(items[0])].reasons)} if claims else None
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
