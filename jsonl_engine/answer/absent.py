@@ -21,10 +21,11 @@ NOTICE = "Not in the documents searched: "  # the one line of an answer that quo
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _surface(query: str, tokens: Sequence[str]) -> str:
-    """The words as the question writes them."""
-    m = re.search(r"\b" + r"\W+".join(re.escape(t) for t in tokens) + r"\b", query, re.IGNORECASE)
-    return m.group(0) if m else " ".join(tokens)
+def _surface(query: str, tokens: Sequence[str]) -> str | None:
+    """The words as the question writes them, joined by spaces or the marks inside names ("J&J", "O'Neil",
+    "Coca-Cola"); None when the question writes them apart ("(USA) Market": two names)."""
+    m = re.search(r"\b" + r"[\s&.'’-]+".join(re.escape(t) for t in tokens) + r"\b", query, re.IGNORECASE)
+    return m.group(0) if m else None
 
 
 def _names(query: str) -> list[tuple[str, ...]]:
@@ -54,8 +55,13 @@ def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
         tokens = tuple(w for t in name for w in _WORD.findall(t.lower()))
         if tokens and tokens[-1] == "s" and len(tokens) > 1:  # "Tesla's"
             tokens = tokens[:-1]
-        if tokens:
-            wanted.append((_surface(query, tokens), tokens))
+        if not tokens:
+            continue
+        surface = _surface(query, tokens)
+        if surface is not None:
+            wanted.append((surface, tokens))
+        else:  # written apart: each word is its own name
+            wanted.extend((_surface(query, (t,)) or t, (t,)) for t in tokens)
     for year in parse_periods(query).years:
         wanted.append((str(year), (str(year),)))
     return [surface for surface, phrase in dict.fromkeys(wanted) if not store.pages_holding([phrase], docs)]

@@ -441,13 +441,18 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id())."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     for u in chosen:
+        doc = u.passage.document_id
+        if doc not in named_by_title:
+            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
         label_share, labelled = 0.0, False
         if reading is not None and reading.row.label is not None and u.matched:
             in_label = _covered(tk, keys(reading.row.label.text))
-            label_share = len(in_label & u.matched & content) / max(1, len(content))
+            asked = content - named_by_title[u.passage.document_id]
+            label_share = len(in_label & u.matched & asked) / max(1, len(asked))
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
