@@ -7,7 +7,7 @@ an answer direct, judged from how the text is written, never from what it is abo
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period)
   +0.15 a sentence that names the asked period and holds a figure
-  +0.20 x the share of the question's content terms found in a row's label (the row is about the asked item)
+  +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item)
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
@@ -26,7 +26,7 @@ from typing import TypeVar
 from jsonl_engine.answer.tables import TableRow, year_of
 
 T = TypeVar("T")
-W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.20, 0.30
+W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+\S")
 MAX_LABEL_WORDS = 6

@@ -450,7 +450,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         reading = readings.get(id(u))
         label_share, labelled = 0.0, False
         if reading is not None and reading.row.label is not None and u.matched:
-            in_label = _covered(tk, keys(reading.row.label.text))
+            label_keys = set(keys(reading.row.label.text))  # the words themselves, not the phrases they stand for
+            in_label = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
             asked = content - named_by_title[u.passage.document_id]
             label_share = len(in_label & u.matched & asked) / max(1, len(asked))
         label = order.label_of(body)
