@@ -1,8 +1,10 @@
 """Honest when the KB does not hold what a question names: a name (a run of capitalised words: an issuer, a
 product, a place) or a year that no page of the documents in scope holds is said first, on the answer's first
 line ("Not in the documents searched: Tesla."), before any quoted text, and the confidence is at most low:
-what follows is about something else. Checked against the pages' index (one unranked lookup per name), so a
-name that retrieval did not rank is not taken for absent.
+what follows is about something else. Checked against the pages' index (unranked lookups), so a name that
+retrieval did not rank is not taken for absent. A run of several words whose phrase no page holds counts only
+when it is written as a proper name ("Acme Airlines": each word capitalised, none in capitals) or one of its
+words is on no page: "Highest EBITDAR Contribution" is a description whose words the pages hold, not a name.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ _WORD = re.compile(r"[^\W_]+")
 def _surface(query: str, tokens: Sequence[str]) -> str | None:
     """The words as the question writes them, joined by spaces or the marks inside names ("J&J", "O'Neil",
     "Coca-Cola"); None when the question writes them apart ("(USA) Market": two names)."""
-    m = re.search(r"\b" + r"[\s&.'’-]+".join(re.escape(t) for t in tokens) + r"\b", query, re.IGNORECASE)
+    m = re.search(r"\b" + r"[\s&.'’-]+".join(re.escape(t) for t in tokens) + r"(?:&\w+)?\b", query, re.IGNORECASE)
     return m.group(0) if m else None
 
 
@@ -64,7 +66,15 @@ def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
             wanted.extend((_surface(query, (t,)) or t, (t,)) for t in tokens)
     for year in parse_periods(query).years:
         wanted.append((str(year), (str(year),)))
-    return [surface for surface, phrase in dict.fromkeys(wanted) if not store.pages_holding([phrase], docs)]
+    out = []
+    for surface, phrase in dict.fromkeys(wanted):
+        if store.pages_holding([phrase], docs):
+            continue
+        words = surface.split()
+        proper = len(words) > 1 and all(w[:1].isupper() and not w[1:].isupper() for w in words)
+        if proper or len(phrase) == 1 or any(not store.pages_holding([(w,)], docs) for w in phrase):
+            out.append(surface)
+    return out
 
 
 def say_absent(store: Store, query: str, out: Any, *, document_ids: Sequence[str] | None,
