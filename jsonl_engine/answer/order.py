@@ -7,7 +7,9 @@ an answer direct, judged from how the text is written, never from what it is abo
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period)
   +0.15 a sentence that names the asked period and holds a figure
-  +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item)
+  +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
+        a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
+        terms of the document's title, its issuer's name, do not count)
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)

@@ -450,10 +450,11 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         reading = readings.get(id(u))
         label_share, labelled = 0.0, False
         if reading is not None and reading.row.label is not None and u.matched:
-            label_keys = set(keys(reading.row.label.text))  # the words themselves, not the phrases they stand for
-            in_label = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
+            label_keys = keys(reading.row.label.text)
+            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
+            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             asked = content - named_by_title[u.passage.document_id]
-            label_share = len(in_label & u.matched & asked) / max(1, len(asked))
+            label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
