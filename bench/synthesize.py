@@ -9,7 +9,8 @@ considered), and kb.context's latency at the same depth.
 The answer-first figures (issue 24), for this code and, with `--baseline-root DIR` (a checkout of another
 version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in the same run:
 - figure questions: those whose gold answer holds a number printed on an evidence page (the page's text in the
-  dataset); the share whose first claim holds it, whose answer (any claim, or the answer text) holds it;
+  dataset; a page's figure of 10,000 or more also counts in thousands: "5,466,312" for "$5466 million"); the
+  share whose first claim holds it, whose answer (any claim, or the answer text) holds it;
 - claims per answer (median, mean); computed answers on metrics-generated questions: right (within 1% or equal at
   the gold's decimals), wrong (a computed value that is not), absent;
 - evidence page cited; answer lines without a citation (the "Not in the documents searched" notice excepted);
@@ -49,9 +50,15 @@ def numbers(text: str) -> set[Decimal]:
     return out
 
 
+def scaled(text: str) -> set[Decimal]:
+    """`numbers`, and each of 10,000 or more also in thousands (a table in thousands, an answer in millions)."""
+    found = numbers(text)
+    return found | {(n / 1000).quantize(Decimal(1)).normalize() for n in found if n >= 10000}
+
+
 def gold_figures(q: dict) -> set[Decimal]:
     """The numbers of the gold answer printed on an evidence page (years left out): a figure question's figure."""
-    page = set().union(*(numbers(e.get("evidence_text_full_page") or e["evidence_text"]) for e in q["evidence"]))
+    page = set().union(*(scaled(e.get("evidence_text_full_page") or e["evidence_text"]) for e in q["evidence"]))
     return {n for n in numbers(q["answer"]) if n in page and not (n == n.to_integral() and 1900 <= n <= 2100)}
 
 
@@ -204,9 +211,9 @@ def answer_first(questions: list[dict], versions: list[tuple[str, list[dict], li
     print(f"{'':34}" + "".join(f"{name[:26]:>28}" for name, _, _ in versions))
     rows: dict[str, list[str]] = {}
     for _name, results, checks in versions:
-        first = sum(bool(gold_figures(questions[i]) & numbers(results[i]["claims"][0]["text"] if results[i]["claims"]
-                                                              else "")) for i in figure_qs)
-        anywhere = sum(bool(gold_figures(questions[i]) & numbers(results[i]["answer"] + " ".join(
+        first = sum(bool(gold_figures(questions[i]) & scaled(results[i]["claims"][0]["text"] if results[i]["claims"]
+                                                             else "")) for i in figure_qs)
+        anywhere = sum(bool(gold_figures(questions[i]) & scaled(results[i]["answer"] + " ".join(
             c["text"] for c in results[i]["claims"]))) for i in figure_qs)
         counts = [len(r["claims"]) for r in results]
         verdicts = [computed_verdict(questions[i], results[i]) for i in metric_qs]
