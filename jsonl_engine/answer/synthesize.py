@@ -8,7 +8,7 @@ From the passages retrieval finds, each candidate unit (sentence, table row, bul
   0.20 rank       1 / (1 + retrieval rank of its passage)
 Each passage contributes its best few units above a relative threshold; the answer lists them most direct first
 (answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
-of them (`more` counts the others), and `max_chars` drops trailing units (a first unit that does not fit is cut
+of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
 at a word and marked "…", never dropped). A table row is read with the headers above it on its page
 (answer/tables.py) and its line names the asked period's column and the unit: "Label, 2022: (1,749) (Millions)".
 
@@ -69,6 +69,7 @@ _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", "
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
+PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -370,6 +371,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first))
+    items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
     best = chosen[0]
@@ -391,6 +393,22 @@ def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
     at = [j for i in content for j in tk[i].positions(seq, joined)]
     figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
+
+
+def _spread(items: list[_Unit], n: int) -> list[_Unit]:
+    """The first `n` of `items` take at most PER_SECTION_SHOWN from one section (more sources in a short
+    answer), in their order; the others follow in theirs."""
+    taken: dict[str, int] = {}
+    head, rest = [], []
+    for u in items:
+        sid = u.passage.section_id
+        if len(head) < n and taken.get(sid, 0) < PER_SECTION_SHOWN:
+            head.append(u)
+            taken[sid] = taken.get(sid, 0) + 1
+        else:
+            rest.append(u)
+    fill = rest[:max(0, n - len(head))]  # the other sections ran out: the same section again
+    return head + fill + rest[len(fill):]
 
 
 def _has_figure(text: str) -> bool:
