@@ -269,3 +269,16 @@ def test_wire_model_names_meta_with_underscore():
     meta = SynthMeta(synthesis_confidence="none", passages=0, salient_terms=[], truncated=False)
     dumped = SynthesizeResult(answer="", claims=[], gaps=[], meta=meta).model_dump(mode="json", by_alias=True)
     assert list(dumped) == ["answer", "claims", "gaps", "_meta"]
+
+
+def test_a_short_answer_takes_at_most_two_claims_of_one_section_while_others_have_some():
+    many = ("Capital\nCapital expenditures were $1,749 million in 2022. Capital expenditures were $1,603 million in "
+            "2021. Capital expenditures were $1,501 million in 2020. Capital expenditures rose in 2022.")
+    other = "Outlook\nCapital expenditures are expected to be about $1,800 million in 2023."
+    ps = [passage(many, sid="d1:0.1", page_map=[(0, 40)]), passage(other, sid="d1:0.2", page_map=[(0, 41)])]
+    out = compose("capital expenditures", answer_terms("capital expenditures"), ps, max_chars=4000, max_claims=3)
+    check_citations(out, ps)
+    assert [c.section_id for c in out.claims].count("d1:0.1") == 2 and "d1:0.2" in [c.section_id for c in out.claims]
+    alone = compose("capital expenditures", answer_terms("capital expenditures"), ps[:1], max_chars=4000,
+                    max_claims=3)
+    assert len(alone.claims) == 3  # no other section: the same one fills the answer
