@@ -195,3 +195,12 @@ def test_an_accident_reports_probable_cause_comes_first(tmp_path):
         assert out.claims[0].text.endswith("The pilot's failure to maintain directional control during landing.")
     finally:
         store.close()
+
+
+def test_label_of_a_statement():
+    from jsonl_engine.answer.order import label_of
+
+    assert label_of("Probable cause: The pilot's improper flare during landing.") == "Probable cause"
+    assert label_of("Primary endpoint: Change in HbA1c from baseline to week 26") == "Primary endpoint"
+    assert label_of("Occupational Pilot: Last Flight Review or Equivalent:") is None  # labels of a form, no value
+    assert label_of("The board met twice: in May and in June.") is None  # a sentence, not a label

@@ -51,8 +51,8 @@ class Judged:
 def label_of(body: str) -> str | None:
     """The label of a labelled statement ("Probable cause: The pilot's ..." -> "Probable cause"), if any."""
     m = _LABELLED.match(body)
-    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS:
-        return None
+    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS or body.rstrip().endswith(":"):
+        return None  # "Pilot: Last Flight Review:": a form's labels, no value
     return m.group(1)
 
 
