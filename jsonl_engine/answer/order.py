@@ -30,7 +30,7 @@ from jsonl_engine.answer.tables import TableRow, year_of
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
-_LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+\S")
+_LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
 
 
