@@ -54,6 +54,10 @@ def test_formulas_read_from_the_question():
     assert tree[0] == "/" and tree[1][0] == "*" and tree[1][1] == ("const", Decimal(365), "365")
     assert tree[2][2][0] == "change"
     assert formula("What was the FY2022 capital expenditure?", "2022") is None
+    # the asked name may be a gloss: "return on assets (ROA)" with "ROA is defined as ..."
+    name, tree = formula("What is the FY2017 return on assets (ROA) for Acme? ROA is defined as: FY2017 net income / "
+                         "(average total assets between FY2016 and FY2017).", "2017")
+    assert name == "ROA" and tree[0] == "/"
 
 
 def test_a_name_the_kb_does_not_hold_is_said_first(dev_kb: Store):

@@ -10,7 +10,8 @@ constants ("365 * ...").
 
 An operand's value is a table cell: a row whose label holds the operand's words (or a phrase retrieval's
 vocabulary gives for them: "COGS" -> "cost of sales"), read with its headers (answer/tables.py), in the column of
-the operand's year. Never a wrong number: nothing is computed (the gap names the input) when an input is not
+the operand's year; in a document with primary financial statements (as retrieval judged its pages at ingest),
+only rows on their pages: a line item of a statement is the figure itself, a note's table may be a part of it. Never a wrong number: nothing is computed (the gap names the input) when an input is not
 found, when two rows fit it equally well with different values, when a value is negative (its sign in the
 formula would be a guess), or when the inputs' units differ.
 """
@@ -46,6 +47,7 @@ _NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|from|cash|flow|statem
 _ROUND = re.compile(r"\bround\w*\s+(?:your\s+|the\s+)?(?:answer\s+)?to\s+(one|two|three|\d)\s+decimal", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bpercent", re.IGNORECASE)
 _DIGITS = {"one": 1, "two": 2, "three": 3}
+INPUT_PASSAGES = 12  # passages searched for each input's row
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,8 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     clause = re.sub(r"\s+for\s+[A-Z][\w&.' -]*$", "", clause.strip())  # "... for Walmart"
     clause = re.sub(r"^(?:[A-Z][\w&.-]*\s+)*[A-Z][\w&.-]*['’]s\s+", "", clause)  # "Walmart's ...", "Kraft Heinz's ..."
     clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
+    gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
+    clause = clause.strip()[:gloss.start()] if gloss else clause
     clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
                     flags=re.IGNORECASE)
     year = default_year or ""
@@ -183,7 +187,8 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     if any(t in _OPS for t in tokens):
         name, expr = clause, clause
     else:
-        want = tuple(k for k in keys(_clean(" ".join(w for w in clause.split() if not _year(w)))))
+        named = " ".join(w for w in clause.split() if not _year(w)) + (f" {gloss.group(1)}" if gloss else "")
+        want = tuple(keys(_clean(named)))
         found = [(n, e) for k, (n, e) in definitions.items() if k and (k == want or set(k) <= set(want))]
         if not found:
             return None
@@ -230,7 +235,7 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     from jsonl_engine.retrieval import retrieve
 
     found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids or []) or None,
-                     statuses=tuple(statuses), limit=8)
+                     statuses=tuple(statuses), limit=INPUT_PASSAGES)
     best: list[tuple[int, Input]] = []
     for p in found.passages:
         for seg in segment(p.text):
@@ -252,13 +257,20 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             if len(cells) != 1:
                 continue
             best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
+    if best:
+        doc = best[0][1].passage.document_id
+        statements = store.statement_pages([doc]).get(doc) or {}
+        if statements:  # a document with financial statements: their line items are the figures themselves
+            best = [(f, i) for f, i in best if i.page in statements]
+            if not best:
+                return f"{operand.phrase} ({operand.year}): not a line of the financial statements"
     if not best:
         return f"{operand.phrase} ({operand.year}): no table row with that year's column"
     top = min(f for f, _ in best)
-    values = {number(i.text) for f, i in best if f == top}
-    if len(values) > 1:
+    closest = [i for f, i in best if f == top]
+    if len({number(i.text) for i in closest}) > 1:
         return f"{operand.phrase} ({operand.year}): rows disagree"
-    return next(i for f, i in best if f == top)
+    return closest[0]
 
 
 def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, statuses: Sequence[str]
@@ -314,17 +326,22 @@ def _scale(unit: str) -> str | None:
     return m.group(0).lower() if m else None
 
 
+def _figure(cell: str) -> str:
+    """A cell's figure as the arithmetic writes it: its text without the currency sign ("$ 87,270" -> "87,270")."""
+    return " ".join(cell.replace("$", " ").split())
+
+
 def _evaluate(tree: object, inputs: dict[Operand, Input]) -> tuple[Decimal, str]:
     kind = tree[0]
     if kind == "const":
         return tree[1], tree[2]
     if kind == "value":
         i = inputs[tree[1]]
-        return number(i.text), " ".join(i.text.split())
+        return number(i.text), _figure(i.text)
     if kind in ("average", "change"):
         a, b = inputs[tree[1]], inputs[tree[2]]
         va, vb = number(a.text), number(b.text)
-        ta, tb = " ".join(a.text.split()), " ".join(b.text.split())
+        ta, tb = _figure(a.text), _figure(b.text)
         if kind == "average":
             return (va + vb) / 2, f"(({ta} + {tb}) / 2)"
         return vb - va, f"({tb} − {ta})"
