@@ -203,14 +203,15 @@ def run_questions(d, questions: list[dict], doc_ids: dict[str, str], args,
     return results, latency, ctx_latency, checks
 
 
-def answer_first(questions: list[dict], versions: list[tuple[str, list[dict], list[tuple[int, int]]]]) -> None:
+def answer_first(questions: list[dict],
+                 versions: list[tuple[str, list[dict], list[tuple[int, int]], list[float]]]) -> None:
     """The answer-first figures of each version (module docstring)."""
     figure_qs = [i for i, q in enumerate(questions) if gold_figures(q)]
     metric_qs = [i for i, q in enumerate(questions) if q["question_type"] == "metrics-generated"]
     print(f"\nanswer first: {len(figure_qs)} figure questions, {len(metric_qs)} computed (metrics-generated)")
-    print(f"{'':34}" + "".join(f"{name[:26]:>28}" for name, _, _ in versions))
+    print(f"{'':34}" + "".join(f"{name[:26]:>28}" for name, _, _, _ in versions))
     rows: dict[str, list[str]] = {}
-    for _name, results, checks in versions:
+    for _name, results, checks, latency in versions:
         first = sum(bool(gold_figures(questions[i]) & scaled(results[i]["claims"][0]["text"] if results[i]["claims"]
                                                              else "")) for i in figure_qs)
         anywhere = sum(bool(gold_figures(questions[i]) & scaled(results[i]["answer"] + " ".join(
@@ -232,6 +233,7 @@ def answer_first(questions: list[dict], versions: list[tuple[str, list[dict], li
         add("evidence page cited", []).append(f"{cited}/{len(questions)} {cited / len(questions):.0%}")
         add("uncited answer lines", []).append(str(sum(uncited(r["answer"]) for r in results)))
         add("quotes verbatim at offsets", []).append(f"{sum(ok for _, ok in checks)} of {sum(n for n, _ in checks)}")
+        add("kb.synthesize ms p50, p95", []).append(f"{pct(latency, 0.5):.0f}, {pct(latency, 0.95):.0f}")
     for label, values in rows.items():
         print(f"{label:34}" + "".join(f"{v:>28}" for v in values))
 
@@ -265,15 +267,15 @@ def main() -> None:
         questions = [q for q in questions if q["doc_name"] in doc_ids]
         has_context = any(m["name"] == "kb.context" for m in d.call("capabilities")["methods"])
         results, latency, ctx_latency, checks = run_questions(d, questions, doc_ids, args, has_context)
-    versions = [("this", results, checks)]
+    versions = [("this", results, checks, latency)]
     if args.baseline_root:
         from jsonl_engine.client import Client
         from tests.support.client import daemon_env
 
         root = str(args.baseline_root.resolve())
         with Client(args.kb, env=daemon_env({"PYTHONPATH": root}), cwd=root, timeout=300) as d:
-            base, _, _, base_checks = run_questions(d, questions, doc_ids, args, False)
-        versions.append((f"baseline {args.baseline_root}", base, base_checks))
+            base, base_latency, _, base_checks = run_questions(d, questions, doc_ids, args, False)
+        versions.append((f"baseline {args.baseline_root}", base, base_checks, base_latency))
     answer_first(questions, versions)
 
     base_pages, base_first, base_texts, spans = lead_baseline(args.kb, questions, doc_ids, args.depth, args.max_chars)

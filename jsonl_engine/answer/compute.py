@@ -25,7 +25,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.tables import TableRow, number, read_row, year_of
+from jsonl_engine.answer.tables import TableRow, cells_of, number, read_row, year_of
 
 if TYPE_CHECKING:
     from jsonl_engine.answer.synthesize import Synthesis
@@ -241,14 +241,12 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
         for seg in segment(p.text):
             if seg.kind != "row":
                 continue
-            body = p.text[seg.start:seg.end]
+            label, _cells = cells_of(p.text, seg.start, seg.end)
+            fit = _label_fit(operand, label.text) if label is not None else None
+            if fit is None:
+                continue  # read on its page (headers above it) only a row that names the operand
             on_page = row_on_page(store, p, seg.start, seg.end, read_row)
             page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
-            if row.label is None:
-                continue
-            fit = _label_fit(operand, row.label.text)
-            if fit is None or not body:
-                continue
             if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
                                                         or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
                 continue  # a share of something, not the amount the operand names
