@@ -376,8 +376,10 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any) -> int:
         sys.stdout.write(renumber.finish() + "\n")
     else:
         renumber.known = {c["marker"] for c in cites}
-        print(renumber.feed(result.get("answer") or "") + renumber.finish()
-              or "(no answer: nothing in the KB matched)")
+        empty = ("(no answer: the first line does not fit in --max-chars; raise it)"
+                 if method == "kb.synthesize" and result["_meta"].get("truncated")
+                 else "(no answer: nothing in the KB matched)")
+        print(renumber.feed(result.get("answer") or "") + renumber.finish() or empty)
     if method == "kb.synthesize" and result.get("gaps"):
         print(f"not found: {', '.join(result['gaps'])}")
     if method == "kb.synthesize" and result["_meta"].get("more"):
