@@ -208,3 +208,24 @@ def test_label_of_a_statement():
     assert label_of("Primary endpoint: Change in HbA1c from baseline to week 26") == "Primary endpoint"
     assert label_of("Occupational Pilot: Last Flight Review or Equivalent:") is None  # labels of a form, no value
     assert label_of("The board met twice: in May and in June.") is None  # a sentence, not a label
+
+
+def test_a_protocols_primary_endpoint_comes_first_not_its_contents_line(tmp_path):
+    """A trial protocol (real, not a filing): the label line "Primary Endpoint:" over its value is one claim, and
+    the table of contents' "3.2.1 Primary Endpoint 13" is no claim."""
+    import pytest
+
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    protocol = Path("/work/shared/library-kinds/pdfs/NCT06152900_Prot_SAP_000.pdf")
+    if not protocol.exists():
+        pytest.skip("library-kinds not present")
+    store = open_store(tmp_path / "kb")
+    try:
+        [outcome] = ingest_paths(store, [str(protocol)])
+        out = synthesize(store, "What is the primary endpoint?", document_ids=[outcome.document_id])
+        lines_ok(store, out)
+        assert out.claims[0].text.startswith("Primary Endpoint:\nPhotographic evaluation by an independent")
+        assert not any(re.fullmatch(r"[\d.]+ .* \d{1,4}", c.text) for c in out.claims)
+    finally:
+        store.close()

@@ -282,3 +282,15 @@ def test_a_short_answer_takes_at_most_two_claims_of_one_section_while_others_hav
     alone = compose("capital expenditures", answer_terms("capital expenditures"), ps[:1], max_chars=4000,
                     max_claims=3)
     assert len(alone.claims) == 3  # no other section: the same one fills the answer
+
+
+def test_a_label_line_over_its_value_is_one_statement_and_contents_lines_are_not_rows_to_quote():
+    text = ("Contents\n3.2.1 Primary Endpoint 13\nPrimary outcome measure: ........ 17\n\nPrimary Endpoint:\n"
+            "Change in HbA1c from baseline to week 26.\nSecondary endpoints are listed below.\n")
+    kinds = [(s.kind, text[s.start:s.end]) for s in segment(text)]
+    assert ("sentence", "Primary Endpoint:\nChange in HbA1c from baseline to week 26.") in kinds
+    ps = [passage(text, page_map=[(0, 3)])]
+    out = run("What is the primary endpoint?", ps)
+    check_citations(out, ps)
+    assert out.claims[0].text == "Primary Endpoint:\nChange in HbA1c from baseline to week 26."
+    assert all("13" not in c.text and "17" not in c.text for c in out.claims)

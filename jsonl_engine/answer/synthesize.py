@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal
 from jsonl_engine.answer import order
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, read_row, table_line
+from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
 from jsonl_engine.retrieval.route import parse_periods
@@ -53,6 +53,7 @@ _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
 _PERIOD = re.compile(r"^(?:fy|cy|q[1-4]|h[12])'?(\d{2}|\d{4})$")
 _FIGURE = re.compile(r"\$\s?\(?\d|\d\s?%|\d,\d{3}|\d\.\d|\b\d+\s+(?:million|billion|thousand|percent|basis points)\b",
@@ -183,8 +184,11 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False
     if seg.kind != "row" and len(_WORD.findall(body)) < 2:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
+    if seg.kind == "row" and contents_line(body):
+        return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
-        return (len(body.split()) >= 4 and bool(_FIGURE.search(body))) or order.label_of(body) is not None
+        numbered = _SECTION_NUMBER.sub("", body)  # "9.7 ANALYSIS OF ...": a section's number is no figure
+        return (len(body.split()) >= 4 and bool(_FIGURE.search(numbered))) or order.label_of(body) is not None
     return True
 
 

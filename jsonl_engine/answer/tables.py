@@ -77,6 +77,16 @@ class TableRow:
         return bool(self.cells) and all(c.column for c in self.cells)
 
 
+_CONTENTS = re.compile(r".*\S(?:\s*\.{4,}\s*|\s*…+\s*)\d{1,4}"  # "Primary outcome measure: ........ 17"
+                       r"|\d+(?:\.\d+)+\.?\s+[^\d]*[A-Za-z][^\d]*\s\d{1,4}")  # "3.2.1 Primary Endpoint 13"
+
+
+def contents_line(line: str) -> bool:
+    """A table of contents entry (a numbered title and its page number, or a title, dot leaders and a page
+    number): it looks like a table row but states nothing."""
+    return bool(_CONTENTS.fullmatch(line.strip()))
+
+
 def _tokens(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
 
