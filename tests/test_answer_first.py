@@ -178,27 +178,32 @@ def test_kb_answer_cell_of_a_cited_page(dev_kb: Store):
     assert text[cell["start"]:cell["end"]] == "(1,603)"
 
 
-def test_an_accident_reports_probable_cause_comes_first(tmp_path):
-    """A short titled section ("Probable Cause and Findings" and its one finding) is a passage, and the sentence
-    stating the cause leads the answer (a real NTSB report, not a filing)."""
+def library_kind(tmp_path, name: str, query: str):
+    """kb.synthesize's answer to `query` on one document of shared/library-kinds (skipped when absent)."""
     import pytest
 
     from jsonl_engine.ingest.sync import ingest_paths
     from tests.conftest import DEV_DIR
 
-    report = DEV_DIR.parent / "library-kinds" / "pdfs" / "20080109X00035.pdf"
-    if not report.exists():
-        report = Path("/work/shared/library-kinds/pdfs/20080109X00035.pdf")
-    if not report.exists():
+    path = next((p for p in (DEV_DIR.parent / "library-kinds" / "pdfs" / name,
+                             Path("/work/shared/library-kinds/pdfs") / name) if p.exists()), None)
+    if path is None:
         pytest.skip("library-kinds not present")
     store = open_store(tmp_path / "kb")
     try:
-        [outcome] = ingest_paths(store, [str(report)])
-        out = synthesize(store, "What was the probable cause of the accident?", document_ids=[outcome.document_id])
+        [outcome] = ingest_paths(store, [str(path)])
+        out = synthesize(store, query, document_ids=[outcome.document_id])
         lines_ok(store, out)
-        assert out.claims[0].text.endswith("The pilot's failure to maintain directional control during landing.")
+        return out
     finally:
         store.close()
+
+
+def test_an_accident_reports_probable_cause_comes_first(tmp_path):
+    """A short titled section ("Probable Cause and Findings" and its one finding) is a passage, and the sentence
+    stating the cause leads the answer (a real NTSB report, not a filing)."""
+    out = library_kind(tmp_path, "20080109X00035.pdf", "What was the probable cause of the accident?")
+    assert out.claims[0].text.endswith("The pilot's failure to maintain directional control during landing.")
 
 
 def test_label_of_a_statement():
@@ -213,19 +218,6 @@ def test_label_of_a_statement():
 def test_a_protocols_primary_endpoint_comes_first_not_its_contents_line(tmp_path):
     """A trial protocol (real, not a filing): the label line "Primary Endpoint:" over its value is one claim, and
     the table of contents' "3.2.1 Primary Endpoint 13" is no claim."""
-    import pytest
-
-    from jsonl_engine.ingest.sync import ingest_paths
-
-    protocol = Path("/work/shared/library-kinds/pdfs/NCT06152900_Prot_SAP_000.pdf")
-    if not protocol.exists():
-        pytest.skip("library-kinds not present")
-    store = open_store(tmp_path / "kb")
-    try:
-        [outcome] = ingest_paths(store, [str(protocol)])
-        out = synthesize(store, "What is the primary endpoint?", document_ids=[outcome.document_id])
-        lines_ok(store, out)
-        assert out.claims[0].text.startswith("Primary Endpoint:\nPhotographic evaluation by an independent")
-        assert not any(re.fullmatch(r"[\d.]+ .* \d{1,4}", c.text) for c in out.claims)
-    finally:
-        store.close()
+    out = library_kind(tmp_path, "NCT06152900_Prot_SAP_000.pdf", "What is the primary endpoint?")
+    assert out.claims[0].text.startswith("Primary Endpoint:\nPhotographic evaluation by an independent")
+    assert not any(re.fullmatch(r"[\d.]+ .* \d{1,4}", c.text) for c in out.claims)
