@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from jsonl_engine.answer.order import asked_cells
 from jsonl_engine.answer.synthesize import synthesize
 from jsonl_engine.answer.tables import number, read_row, table_line
 from jsonl_engine.ingest import parse_file
@@ -86,6 +87,8 @@ def test_multi_line_headers_group_the_columns(quarterly):
         "Three Months Ended December 31 2022", "Three Months Ended December 31 2021",
         "Six Months Ended December 31 2022", "Six Months Ended December 31 2021"]
     assert row.unit.text == "($ in millions, except per share data)"
+    # the asked period's cells: a year names both groups' columns; a quarter asked, only the quarter's
+    assert asked_cells(row, ("2022",)) == (0, 2) and asked_cells(row, ("2022",), quarter=True) == (0,)
     cost = row_at(text, "Cost of sales")
     assert number(cost.cells[2].text) == Decimal(-6024) and cost.cells[2].column_text.startswith("Six Months")
 

@@ -3,7 +3,8 @@
 Each chosen unit keeps its synthesis score (coverage, proximity, figures, rank) and gains or loses for what makes
 an answer direct, judged from how the text is written, never from what it is about:
   +0.30 the question asks for an amount and the unit holds a figure      (-0.30 when it holds none)
-  +0.30 a table row whose column for the asked period (a year the question names) holds a value, or a row
+  +0.30 a table row whose column for the asked period (a year the question names; with a quarter named, a
+        quarter's column: "Three Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period)
   +0.15 a sentence that names the asked period and holds a figure
@@ -39,6 +40,7 @@ class Ask:
     """What the question asks for, as far as ordering needs it."""
     figure: bool
     years: tuple[str, ...]
+    quarter: bool = False  # the question names a quarter: a year's column is not its period
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +58,17 @@ def label_of(body: str) -> str | None:
     return m.group(1)
 
 
-def asked_cells(table: TableRow, years: Sequence[str]) -> tuple[int, ...]:
-    """Cells of `table` whose column names one of `years` and hold a value."""
+_QUARTER_COLUMN = re.compile(r"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|\b(?:13|thirteen)\s+weeks\b",
+                             re.IGNORECASE)
+
+
+def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False) -> tuple[int, ...]:
+    """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value."""
     if not years:
         return ()
     return tuple(i for i, c in enumerate(table.cells)
-                 if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text)))
+                 if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text))
+                 and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
@@ -80,7 +87,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         if label_share:
             value += W_LABEL * label_share
             why.append(f"row label holds {label_share:.0%} of the question's terms")
-        cells = asked_cells(table, ask.years)
+        cells = asked_cells(table, ask.years, ask.quarter)
         if cells:
             value += W_PERIOD_CELL
             why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period")

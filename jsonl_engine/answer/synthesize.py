@@ -370,7 +370,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     raw = _matches(tk, passages, cover)
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
-    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in parse_periods(query).years))
+    periods = parse_periods(query)
+    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None)
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
@@ -431,7 +432,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years)
+        asked = order.asked_cells(row, ask.years, ask.quarter)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
