@@ -83,7 +83,7 @@ class App:
         if self._store is None:
             with self._lock:
                 if self._store is None:
-                    from jsonl_engine.ingest.cards import fill_missing
+                    from jsonl_engine.identity.card import fill_missing
                     from jsonl_engine.retrieval import cues
                     from jsonl_engine.store import open_store
 

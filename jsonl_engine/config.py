@@ -50,6 +50,19 @@ class KBSettings(BaseModel):
     url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
 
 
+class OcrSettings(BaseModel):
+    """`[ocr]`: scanned PDF pages (no text layer, an image) read with Tesseract in the extraction workers
+    (`ingest/ocr.py`); used when `command` is installed (Debian: `apt-get install tesseract-ocr`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    command: str = Field("tesseract", min_length=1)  # the tesseract executable (a name on PATH or a path)
+    languages: str = Field("eng", min_length=1)  # tesseract's -l: installed traineddata, e.g. "eng+deu"
+    timeout_s: float = Field(60.0, gt=0)  # per page: tesseract is killed after this and the page stays unread
+    dpi: int = Field(300, ge=72, le=600)  # pages are rendered at this resolution for OCR
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +75,7 @@ class Settings(BaseModel):
     llm: ReaderSettings | None = None
     readers: dict[str, ReaderSettings] = Field(default_factory=dict)
     default_reader: str | None = None
+    ocr: OcrSettings = Field(default_factory=OcrSettings)
 
     @property
     def kb_location(self) -> Path | str:
@@ -92,6 +106,11 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
             llm[key] = value
     if llm:
         out["llm"] = llm
+    ocr = {key: value for suffix, key in {"": "enabled", "_COMMAND": "command", "_LANGUAGES": "languages",
+                                          "_TIMEOUT": "timeout_s"}.items()
+           if (value := env.get(ENV_PREFIX + "OCR" + suffix)) not in (None, "")}
+    if ocr:
+        out["ocr"] = ocr
     return out
 
 

@@ -67,9 +67,9 @@ class NotFound(EngineError):
 
 
 class UnsupportedMedia(EngineError):
-    """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, unknown_type,
-    not_regular (a FIFO, socket or device, never opened), too_large (a text file over the ingest's size cap,
-    `ingest.files.MAX_TEXT_BYTES`), crashed (the extractor's process died on this file, also when run alone)."""
+    """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, needs_ocr (a scanned
+    PDF and no Tesseract to read it), unknown_type, not_regular (a FIFO, socket or device, never opened), too_large
+    (a text file over the ingest's size cap, `ingest.files.MAX_TEXT_BYTES`), crashed (the extractor's process died on this file, also when run alone)."""
 
     code = "unsupported_media"
 

@@ -279,6 +279,7 @@ def test_stream_cut_midway_keeps_the_partial_answer(text_kb, gateway):
     out = ask(text_kb, Gateway(gateway.reader()), "widget operating costs", deltas, max_sections=2)
     assert out["error"]["data"]["reason"] == "stream_cut" and out["error"]["data"]["retryable"] is True
     assert out["answer"] == "".join(deltas) == f"Costs fell [{ids[0]}]. Then more"
+    assert out["truncated"] is True  # issue 26: the answer did not finish (it kept truncated false)
     assert [c["section_id"] for c in out["citations"]] == [ids[0]]
     assert len(out["candidates"]) == 2 and "partial answer" in out["warnings"][-1]
 

@@ -12,10 +12,14 @@ from jsonl_engine.llm.gateway import COALESCE_CHARS, Gateway, ReplyStatus, max_r
 from jsonl_engine.llm.usage import Usage, conservative_messages
 from tests.support.gateway import (
     Reply,
+    TokenCountingServer,
+    char_tokens,
     chat_reply,
+    digit_tokens,
     empty_stream,
     json_reply,
     litellm_error,
+    litellm_no_db,
     llama_cpp_context_error,
     not_found,
     stream_reply,
@@ -116,11 +120,15 @@ def test_llama_cpp_context_error_is_retried_once_with_a_fitted_prompt(gateway):
     assert conservative_messages(fitted) <= 2048 and fitted[0] == MESSAGES[0]
     assert fitted[1]["content"].startswith("Sources:") and fitted[1]["content"].endswith("what were net sales?")
 
-    gateway.push(llama_cpp_context_error(5000, 2048), llama_cpp_context_error(3000, 2048))
+    # the fitted prompt overflows again and the server counts more tokens in it than our estimate: fitted once
+    # more on that count; overflowing a third time is llm_error (never retried for ever)
+    gateway.push(llama_cpp_context_error(5000, 2048), llama_cpp_context_error(3000, 2048),
+                 llama_cpp_context_error(2100, 2048))
     with pytest.raises(LLMError) as info:
         run_with(gateway, lambda gw: gw.chat(MESSAGES))
     assert info.value.data["reason"] == "context_overflow" and not info.value.retryable
-    assert "context_tokens" in info.value.message and len(gateway.requests) == 4  # one retry, not three
+    assert "context_tokens" in info.value.message and len(gateway.requests) == 5
+    assert conservative_messages(gateway.requests[4].messages) < conservative_messages(gateway.requests[3].messages)
 
 
 def test_an_empty_200_stream_is_a_context_overflow_retried_once_fitted(gateway):
@@ -184,3 +192,97 @@ def test_a_404_from_a_base_url_without_v1_says_so(gateway):
         run_with(gateway, lambda gw: gw.chat(MESSAGES), base_url=base)
     assert gateway.requests[0].path == "/chat/completions"
     assert f"{base}/v1" in info.value.message and info.value.status == 404
+
+
+# -- issue 26: what still went missing ---------------------------------------------------------------------
+
+
+def test_every_finish_reason_but_stop_is_coded_and_truncated(gateway):
+    """A content-filtered reply passed as complete: truncated false, no warning."""
+    partial = "Johnson & Johnson completed the split-off on"
+    gateway.push(chat_reply(partial, finish_reason="content_filter"), chat_reply(partial, finish_reason="tool_calls"),
+                 chat_reply("Done.", finish_reason="stop"),
+                 stream_reply(["Johnson & Johnson ", "completed the split-off on"], finish_reason="content_filter"))
+
+    async def run(gw):
+        return [await gw.chat(MESSAGES) for _ in range(3)]
+
+    filtered, other, done = run_with(gateway, run)
+    assert filtered.truncated and [w.split(":")[0] for w in filtered.warnings()] == ["content_filtered"]
+    assert other.truncated and other.warnings()[0].startswith("reply_unfinished:") and "tool_calls" in other.warnings()[0]
+    assert not done.truncated and done.warnings() == []
+    status = ReplyStatus()
+    assert "".join(run_with(gateway, collect(status=status))) == partial
+    assert status.truncated and status.finish_reason == "content_filter"
+
+
+def test_a_json_reply_cut_at_max_tokens_is_noted(gateway):
+    """Gateway JSON calls never looked at finish_reason: a list cut mid-item parsed as a short answer."""
+    gateway.push(chat_reply('{"sections": [{"id": "0.1.0", "confidence": 0.9}, {"id": "0.', finish_reason="length"))
+    usage = Usage()
+    run_with(gateway, lambda gw: gw.chat(MESSAGES, usage=usage, json_mode=True))
+    assert [n.split(":")[0] for n in usage.notes] == ["reply_truncated"]
+
+
+def test_a_400_with_unrelated_wording_drops_no_parameter(gateway):
+    """Any "unsupported"-like word anywhere plus the parameter's name anywhere counted as a rejection."""
+    gateway.push(litellm_error(400, "this deployment does not support image inputs (see the response_format and "
+                                    "temperature docs)"), json_reply({"a": 1}))
+
+    async def twice(gw):
+        with pytest.raises(LLMError) as info:
+            await gw.chat_json(MESSAGES)
+        return info.value.status, await gw.chat_json(MESSAGES), gw.adaptations
+
+    assert run_with(gateway, twice) == (400, {"a": 1}, [])
+    assert len(gateway.requests) == 2 and gateway.requests[1].body["temperature"] == 0
+    assert gateway.requests[1].body["response_format"] == {"type": "json_object"}
+
+
+@pytest.mark.parametrize("message", [
+    "Unsupported parameter: 'temperature'",
+    "temperature is not supported with this model",
+    "Unrecognized request argument supplied: temperature",
+])
+def test_a_message_saying_the_parameter_itself_is_unsupported_drops_it(gateway, message):
+    gateway.push(litellm_error(400, message), chat_reply("ok"))
+    usage = Usage()
+    assert run_with(gateway, lambda gw: gw.chat(MESSAGES, usage=usage)).text == "ok"
+    assert "temperature" in gateway.requests[0].body and "temperature" not in gateway.requests[1].body
+    assert [n.split(":")[0] for n in usage.notes] == ["parameter_dropped"]
+
+
+def test_a_prompt_fitted_for_a_tokenizer_that_counts_more_fits_the_second_time(gateway):
+    """A prompt fitted to 2048 was 2093 tokens for the tiny model's tokenizer and failed llm_error: the
+    server's own count of the refused prompt now scales the fit."""
+    server = TokenCountingServer(2048, char_tokens)  # one token per character: twice our conservative estimate
+    gateway.responder = server
+    usage = Usage()
+    out = run_with(gateway, lambda gw: gw.chat(MESSAGES, usage=usage, max_tokens=256), context_tokens=2048)
+    assert out.text == server.reply and server.counts[-1] + 256 <= 2048
+    assert len(gateway.requests) == 2  # fitted right the first time, from the count in the 400
+    assert [n.split(":")[0] for n in usage.notes] == ["prompt_fitted"]
+
+
+def test_a_streamed_prompt_of_figures_is_fitted_for_a_digit_splitting_tokenizer(gateway):
+    """Streamed, llama-cpp-python says nothing but an empty stream: the conservative estimate itself must
+    hold for a tokenizer that splits figures into digits."""
+    table = "\n".join(f"Purchases of PP&E ({1000 + i:,}) ({900 + i:,}) ({800 + i:,}) {i}.{i}%" for i in range(400))
+    messages = [{"role": "system", "content": "Answer from the sources."},
+                {"role": "user", "content": f"Sources:\n\n{table}\n\nAnswer: what were purchases of PP&E?"}]
+    server = TokenCountingServer(2048, digit_tokens)
+    gateway.responder = server
+
+    async def go(gw):
+        return [chunk async for chunk in gw.stream(messages, max_tokens=256)]
+
+    assert "".join(run_with(gateway, go, context_tokens=2048)) == server.reply
+    assert len(gateway.requests) == 2 and server.counts[-1] + 256 <= 2048
+
+
+def test_litellm_no_connected_db_hints_at_the_key(gateway):
+    gateway.push(litellm_no_db())
+    with pytest.raises(LLMError) as info:
+        run_with(gateway, lambda gw: gw.chat(MESSAGES))
+    assert info.value.status == 400 and "(check the API key)" in info.value.message
+    assert "No connected db." in info.value.message and len(gateway.requests) == 1

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.retrieval.query import names
-from jsonl_engine.retrieval.route import parse_periods
 
 if TYPE_CHECKING:
     from jsonl_engine.store import Store

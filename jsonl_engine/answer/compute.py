@@ -274,7 +274,7 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
 def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, statuses: Sequence[str]
             ) -> Computation | None:
     """The computed answer of `query` (see the module docstring), or None when it asks for no computation."""
-    from jsonl_engine.retrieval.route import parse_periods
+    from jsonl_engine.identity.route import parse_periods
 
     periods = parse_periods(query)
     target = periods.target

@@ -107,9 +107,12 @@ async def answer_question(store: Store, gateway: Gateway, request: AnswerRequest
     progress("retrieve", message=f"strategy {strategy.name}")
     retrieval = await strategy.run(store, request.retrieval, gateway, progress)
     usage.add_dict(retrieval.usage)
+    for warning in retrieval.warnings:  # the retrieval stage's calls (LLM strategies): in this result too
+        usage.note(warning)
     passages = retrieval.passages[: request.max_sections]
     spans: dict[str, Span] = {}
     parts: list[str] = []
+    answering = False  # the answer call has begun
     if not passages:
         out.warnings.append(f"no sources to answer from: {retrieval.reason or 'no passage matched'}")
     else:
@@ -119,6 +122,7 @@ async def answer_question(store: Store, gateway: Gateway, request: AnswerRequest
                                         progress=lambda done, total: progress("spans", done, total))
             spans = {s.section_id: s for s in found}
             progress("answer")
+            answering = True
             ended = await _write(gateway, request, passages, spans, usage, parts, on_delta)
             out.truncated = ended.truncated
             out.warnings.extend(reply_warnings("".join(parts), ended.finish_reason, ended.capped))
@@ -127,11 +131,12 @@ async def answer_question(store: Store, gateway: Gateway, request: AnswerRequest
                 raise LLMError(exc.message, exc.status, exc.retryable,
                                {**(exc.data or {}), "reader": gateway.name}) from exc
             out.error = exc.to_wire()
-            stage = "the answer" if spans else "span extraction"
+            out.truncated = answering  # the answer did not finish (a stream cut midway keeps what came)
+            stage = "the answer" if answering else "span extraction"
             out.warnings.append(f"the reader failed during {stage}: the result keeps the retrieved sources"
                                 + (" and the partial answer" if parts else ""))
     out.answer = "".join(parts)
-    out.warnings.extend(usage.notes)
+    out.warnings.extend(n for n in usage.notes if n not in out.warnings)
     cited = _cite(out, passages, spans, request.max_citations)
     out.candidates = [_candidate(p, spans.get(p.section_id), p.section_id in cited) for p in passages]
     return out

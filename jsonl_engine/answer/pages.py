@@ -9,7 +9,7 @@ keeps the result per document. Every offset handed out is checked: the page text
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,7 +18,7 @@ from jsonl_engine.ingest.model import PDF
 
 if TYPE_CHECKING:
     from jsonl_engine.retrieval import Passage
-    from jsonl_engine.store import Store
+    from jsonl_engine.store import DocumentInfo, Store
 
 T = TypeVar("T")
 
@@ -129,11 +129,13 @@ def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
             continue
         for qp in loc.pages:
             wanted.setdefault((q.document_id, qp.page), []).append((qp, loc))
+    words = ocr_words(store, docs, wanted)
     for (document_id, number), items in wanted.items():
         doc = docs[document_id]
         page_text = store.page_texts([(document_id, number)])[(document_id, number)]
         geometry, boxes, status = pdfgeom.page_boxes(doc.path, doc.sha256, number, page_text,
-                                                     [(qp.start, qp.end) for qp, _loc in items])
+                                                     [(qp.start, qp.end) for qp, _loc in items],
+                                                     words.get((document_id, number)))
         for (qp, loc), found_boxes in zip(items, boxes, strict=True):
             if geometry is None:
                 loc.boxes_status = status
@@ -172,7 +174,8 @@ def page_spans_boxes(store: Store, document_id: str, page: int,
     if doc.media_type != PDF or not spans:
         return [None] * len(spans)
     text = store.page_texts([(document_id, page)]).get((document_id, page), "")
-    geometry, boxes, _status = pdfgeom.page_boxes(doc.path, doc.sha256, page, text, list(spans))
+    words = ocr_words(store, {document_id: doc}, [(document_id, page)]).get((document_id, page))
+    geometry, boxes, _status = pdfgeom.page_boxes(doc.path, doc.sha256, page, text, list(spans), words)
     if geometry is None:
         return [None] * len(spans)
     return list(boxes)
@@ -195,6 +198,13 @@ def table_parts(store: Store, document_id: str, reading: Any) -> dict[str, Any]:
     return {"label": part(row.label), "unit": part(row.unit), "headers": [part(h) for h in row.headers],
             "cells": [{**part(c), "column": c.column_text or None, "empty": c.empty, "asked": i in reading.asked}
                       for i, c in enumerate(row.cells)]}
+
+
+def ocr_words(store: Store, docs: dict[str, DocumentInfo], pages: Iterable[tuple[str, int]]) -> dict[
+        tuple[str, int], list[list[float]]]:
+    """The stored OCR words of those of `pages` that were read by OCR (their boxes come from them)."""
+    keys = [(d, n) for d, n in pages if d in docs and n in docs[d].ocr_pages]
+    return store.page_words(keys) if keys else {}
 
 
 def place_citations(store: Store, citations: list[dict[str, Any]]) -> None:

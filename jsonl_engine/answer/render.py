@@ -54,7 +54,10 @@ def render(store: Store, document_id: str, page: int, span: tuple[int, int] | No
     text = store.page(document_id, page).text  # not_found for a page the document lacks
     boxes: list[list[float]] = []
     if span is not None:
-        _geometry, found, status = pdfgeom.page_boxes(doc.path, doc.sha256, page, text, [span])
+        from jsonl_engine.answer.pages import ocr_words
+
+        words = ocr_words(store, {document_id: doc}, [(document_id, page)]).get((document_id, page))
+        _geometry, found, status = pdfgeom.page_boxes(doc.path, doc.sha256, page, text, [span], words)
         if status != "ok":
             raise UnsupportedMedia(f"cannot place the quote on page {page} of {doc.title!r}: {status}",
                                    reason=status)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.ingest.normalize import collapse_ws
+from jsonl_engine.llm.gateway import UNFINISHED_CODES
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.usage import Usage, estimate_tokens, truncate_to_tokens
 
@@ -52,14 +53,15 @@ def rewrite_messages(query: str, claims: Sequence[Claim], budget: int) -> list[d
 async def rewrite_claims(gateway: Gateway, query: str, claims: Sequence[Claim], usage: Usage,
                          warnings: list[str] | None = None) -> tuple[str, list[str], list[str]]:
     """(answer text with "[id]" after each sentence, dropped sentences, stripped ids). No claims: no call.
-    An empty or cut-off reply adds its coded warnings to `warnings`."""
+    An empty reply, or one that did not end normally (cut off, content-filtered), adds its coded warnings to
+    `warnings`."""
     if not claims:
         return "", [], []
     budget = gateway.settings.context_tokens - REPLY_TOKENS
     completion = await gateway.chat(rewrite_messages(query, claims, budget), usage=usage, json_mode=True,
                                     max_tokens=REPLY_TOKENS)
     if warnings is not None:
-        warnings.extend(completion.warnings())
+        warnings.extend(w for w in completion.warnings() if w not in warnings)
     return check_sentences(sentences_of(completion.text), {c.id for c in claims})
 
 
@@ -77,13 +79,14 @@ class Rewrite:
 async def rewrite_or_keep(gateway: Gateway, query: str, claims: Sequence[Claim], usage: Usage,
                           deterministic: str) -> Rewrite:
     """The rewrite, unless the reply is unusable (not the expected sentences, nothing citing a claim, cut
-    off or empty): then the deterministic answer, with an `llm_fallback` warning."""
+    off, content-filtered or otherwise unfinished, empty): then the deterministic answer, with an
+    `llm_fallback` warning."""
     warnings: list[str] = []
     answer, dropped, stripped = await rewrite_claims(gateway, query, claims, usage, warnings)
-    warnings.extend(usage.notes)
-    cut = any(w.startswith(("reply_truncated:", "reply_capped:")) for w in warnings)
+    warnings.extend(n for n in usage.notes if n not in warnings)
+    cut = any(w.startswith(UNFINISHED_CODES) for w in warnings)
     if claims and (cut or not answer):
-        why = "the reply was cut off" if cut else "the reply had no sentence citing an offered claim"
+        why = "the reply did not finish" if cut else "the reply had no sentence citing an offered claim"
         warnings.append(f"llm_fallback: {why}; the answer is the deterministic one (verbatim cited claims)")
         return Rewrite(deterministic, dropped, stripped, warnings, fallback=True)
     return Rewrite(answer, dropped, stripped, warnings)

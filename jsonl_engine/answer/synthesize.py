@@ -38,9 +38,9 @@ from jsonl_engine.answer import order
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
 from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
+from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
-from jsonl_engine.retrieval.route import parse_periods
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -545,6 +545,9 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    return compose(query, answer_terms(query), found.passages[:depth], max_chars=max_chars,
-                   first=found.period_documents, max_claims=max_claims,
+    passages = found.passages[:depth]
+    if found.period_documents and not parse_periods(query).compares:  # one period: never mix in another's figures
+        passages = [p for p in passages if p.document_id in found.period_documents] or passages
+    return compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
+                   max_claims=max_claims,
                    read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))

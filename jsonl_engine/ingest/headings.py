@@ -42,7 +42,7 @@ class Heading:
     start: int  # offset of the heading's first line in that page's text
     title: str
     rank: float
-    kind: str  # part | item | note | numbered | typo | outline
+    kind: str  # part | item | note | numbered | typo | outline | transcript
 
 
 def body_size(pages: list[PageData]) -> float:

@@ -3,7 +3,8 @@ store's input type (`jsonl_engine.store.types`), re-exported here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jsonl_engine.store.types import ParsedDocument, ParsedSection
@@ -37,6 +38,8 @@ class PageData(NamedTuple):
     text: str
     lines: list[Line]
     height: float = 792.0
+    words: Sequence[tuple] = ()  # a page read by OCR: its words (ingest/ocr.py's Word), else empty
+    ocr: str = ""  # what OCR did with a page without text that shows an image (ingest/ocr.py), else ""
 
 
 @dataclass(slots=True)
@@ -52,3 +55,5 @@ class PdfInfo:
     page_count: int
     meta_title: str
     outline: list[OutlineEntry]
+    # the pages a first pass found to read by OCR (`pdf.parse_small_pdf`): the daemon reads each in a task of its own
+    scanned: list[int] = field(default_factory=list)

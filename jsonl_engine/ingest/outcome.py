@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
-from jsonl_engine.ingest import cards
+from jsonl_engine.identity import card as cards
+from jsonl_engine.identity import titles
 from jsonl_engine.retrieval import cues
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
@@ -39,6 +40,7 @@ class IngestOutcome:
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    ocr_pages: list[int] = field(default_factory=list)
 
 
 def content_id(data: bytes) -> tuple[str, str]:
@@ -89,7 +91,7 @@ class _Found:
 def outcome_for(info: DocumentInfo, *, skipped: bool = False, reason: str | None = None) -> IngestOutcome:
     return IngestOutcome(path=info.path, document_id=info.document_id, title=info.title, media_type=info.media_type,
                          pages=info.pages, sections=info.sections, status=info.status, skipped=skipped,
-                         reason=reason, warnings=list(info.warnings))
+                         reason=reason, warnings=list(info.warnings), ocr_pages=list(info.ocr_pages))
 
 
 def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
@@ -106,14 +108,12 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
     A cancel seen after the insert, before the commit, rolls it all back."""
     if parsed.card is None:
         stem = Path(path).stem if path else None
-        parsed.card = cards.derive(parsed.pages[: cards.QUARTER_PAGES], parsed.title, stem)
+        parsed.card = cards.derive(parsed.pages[: cards.QUARTER_PAGES], parsed.title, stem, parsed.headline)
     try:
         with store.transaction() as tx:
             skip, older = precheck(tx, sha256, path)
             if skip is not None:
                 return skip
-            if parsed.card.title and any(d.document_id not in older for d in tx.find_by_title(parsed.card.title)):
-                parsed.card.title += f" [{len(parsed.pages)} pages]"  # a sibling has this title: tell them apart
             info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status,
                              replace=older, meta=meta)
             if cancel is not None and cancel.is_set():
@@ -126,5 +126,7 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
         cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
     except EngineError as exc:  # the document is in: queries judge its pages until the next open fills them
         log.warning("statement pages of %s not stored: %s", info.document_id, exc.message)
+    titles.retitle(store, {parsed.card.name or parsed.card.title})  # siblings of the same name: tell them apart
+    info = store.document(info.document_id)
     reason = f"replaced previous version {', '.join(older)}" if older else None
     return outcome_for(info, reason=reason)

@@ -11,10 +11,14 @@ import math
 import pickle
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.ingest.model import PDF, Line, OutlineEntry, PageData, ParsedDocument, PdfInfo
 from jsonl_engine.ingest.normalize import collapse_ws, normalize_line
+
+if TYPE_CHECKING:
+    from jsonl_engine.config import OcrSettings
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold", re.I)
 
@@ -172,27 +176,46 @@ def _join_spaced(tp, first: int, text: str, fonts: _FontReader) -> str | None:
     return " ".join(words)
 
 
-def extract_pages(path: str, start: int = 0, stop: int | None = None) -> list[PageData]:
-    """Pages [start, stop) (0-based indexes) with their normalised text and line features."""
+def extract_pages(path: str, start: int = 0, stop: int | None = None,
+                  ocr: OcrSettings | None = None) -> list[PageData]:
+    """Pages [start, stop) (0-based indexes) with their normalised text and line features; a scanned page (no
+    text, an image) read by OCR (`ingest/ocr.py`; `ocr` None: the default settings)."""
     doc = open_pdf(path)
     try:
-        return _pages(doc, path, start, stop)
+        return _pages(doc, path, start, stop, ocr)
     finally:
         doc.close()
 
 
-def _pages(doc, path: str, start: int = 0, stop: int | None = None) -> list[PageData]:
-    """Pages [start, stop); a page pdfium cannot load (or lay out as text) makes the document corrupt."""
+def _pages(doc, path: str, start: int = 0, stop: int | None = None, ocr: OcrSettings | None = None,
+           defer_ocr: bool = False) -> list[PageData]:
+    """Pages [start, stop); a page pdfium cannot load (or lay out as text) makes the document corrupt.
+    `defer_ocr`: scanned pages are marked for OCR (ocr.PENDING), not read."""
+    from jsonl_engine.ingest import ocr as ocr_mod
+
     pdfium, raw = _pdfium()
     stop = len(doc) if stop is None else min(stop, len(doc))
     fonts = _FontReader(raw)
+    settings = _ocr_settings(ocr)
+    command: str | None | bool = False  # resolved at the first page without text
     pages: list[PageData] = []
     for i in range(start, stop):
         try:
-            pages.append(_extract_page(doc, i, fonts, raw))
+            page = _extract_page(doc, i, fonts, raw)
+            if not page.text.strip():
+                if command is False:
+                    command = ocr_mod.tesseract(settings)
+                page = ocr_mod.read_if_scanned(doc, page, settings, command or None, defer_ocr)
+            pages.append(page)
         except pdfium.PdfiumError as exc:
             raise UnsupportedMedia(f"{Path(path).name} is corrupt: page {i + 1}: {exc}", reason="corrupt") from exc
     return pages
+
+
+def _ocr_settings(ocr: OcrSettings | None) -> OcrSettings:
+    from jsonl_engine.config import OcrSettings
+
+    return ocr if ocr is not None else OcrSettings()
 
 
 def _extract_page(doc, index: int, fonts: _FontReader, raw) -> PageData:
@@ -330,39 +353,72 @@ def _rank_flat_outline(heads: list) -> None:
         head.rank = float(ranks.get(kind[0], RANK_TYPO) if kind else RANK_TYPO)
 
 
-def build_document(path: str, info: PdfInfo, pages: list[PageData]) -> ParsedDocument:
+def build_document(path: str, info: PdfInfo, pages: list[PageData],
+                   ocr: OcrSettings | None = None) -> ParsedDocument:
     from jsonl_engine.ingest import headings as headings_mod
+    from jsonl_engine.ingest import ocr as ocr_mod
     from jsonl_engine.ingest.tree import build_tree
 
     warnings: list[str] = []
+    name = Path(path).name
     empty = [p.number for p in pages if not p.text.strip()]
+    unread = [p.number for p in pages if p.ocr in (ocr_mod.MISSING, ocr_mod.OFF)]
+    failed = [(p.number, p.ocr.removeprefix(ocr_mod.FAILED)) for p in pages if p.ocr.startswith(ocr_mod.FAILED)]
     if len(empty) == len(pages):
-        raise UnsupportedMedia(f"{Path(path).name} has no extractable text (scanned?)", reason="no_text")
+        if unread:
+            raise UnsupportedMedia(f"{name} is scanned (no text layer, {len(unread)} page(s) of images): "
+                                   f"{ocr_mod.install_hint(_ocr_settings(ocr))}", reason="needs_ocr")
+        if failed:
+            raise UnsupportedMedia(f"{name} is scanned and OCR read none of its pages (page {failed[0][0]}: "
+                                   f"{failed[0][1]})", reason="no_text")
+        if any(p.ocr == ocr_mod.NOTHING for p in pages):
+            raise UnsupportedMedia(f"{name} has no extractable text (OCR found no words on its images)",
+                                   reason="no_text")
+        raise UnsupportedMedia(f"{name} has no extractable text (scanned?)", reason="no_text")
     if empty:
-        shown = ", ".join(map(str, empty[:20])) + (" ..." if len(empty) > 20 else "")
-        warnings.append(f"{len(empty)} page(s) without extractable text (scanned?): {shown}")
+        warnings.append(f"{len(empty)} page(s) without extractable text (scanned?): {_shown(empty)}")
+    if unread:
+        warnings.append(f"needs_ocr: {len(unread)} scanned page(s) not read: "
+                        f"{ocr_mod.install_hint(_ocr_settings(ocr))}: {_shown(unread)}")
+    warnings += [f"ocr_failed: page {number}: {why}" for number, why in failed[:5]]
     title = choose_title(path, info, pages)
     heads = outline_headings(info, pages) if len(info.outline) >= 3 else []
     if not heads:
         heads = headings_mod.detect(pages)
     sections = build_tree([(p.number, p.text) for p in pages], heads, title)
     return ParsedDocument(title=title, media_type=PDF, pages=[p.text for p in pages],
-                          sections=sections, warnings=warnings)
+                          sections=sections, warnings=warnings, headline=_headline(pages),
+                          page_words={p.number: list(p.words) for p in pages if p.ocr == ocr_mod.READ})
 
 
-def extract_batch(path: str, start: int, stop: int) -> tuple[int, bytes]:
+def _headline(pages: list[PageData]) -> str:
+    """The first page's typographic title (the next page's lines tell its running headers)."""
+    from jsonl_engine.identity.typography import headline
+
+    def lines(page: PageData) -> list[tuple[str, float, bool]]:
+        return [(line.collapsed or page.text[line.start:line.end], line.size, line.bold) for line in page.lines]
+
+    return headline(lines(pages[0]), lines(pages[1]) if len(pages) > 1 else []) if pages else ""
+
+
+def _shown(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:20])) + (" ..." if len(numbers) > 20 else "")
+
+
+def extract_batch(path: str, start: int, stop: int, ocr: OcrSettings | None = None) -> tuple[int, bytes]:
     """A page batch for the daemon to hand on to `build_from_batches`, pickled here: the daemon passes bytes
     along instead of unpickling and re-pickling every line of every page."""
-    pages = extract_pages(path, start, stop)
+    pages = extract_pages(path, start, stop, ocr)
     # Lines travel as columns: plain lists pickle about twice as fast as one NamedTuple per line.
-    packed = [(p.number, p.text, p.height, *zip(*p.lines, strict=True)) for p in pages]
+    packed = [(p.number, p.text, p.height, p.words, p.ocr, *zip(*p.lines, strict=True)) for p in pages]
     return len(pages), pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def build_from_batches(path: str, info: PdfInfo, batches: list[bytes]) -> ParsedDocument:
-    pages = [PageData(number, text, list(map(Line, *columns)) if columns else [], height)
-             for blob in batches for number, text, height, *columns in pickle.loads(blob)]
-    return build_document(path, info, pages)
+def build_from_batches(path: str, info: PdfInfo, batches: list[bytes],
+                       ocr: OcrSettings | None = None) -> ParsedDocument:
+    pages = [PageData(number, text, list(map(Line, *columns)) if columns else [], height, words, read)
+             for blob in batches for number, text, height, words, read, *columns in pickle.loads(blob)]
+    return build_document(path, info, pages, ocr)
 
 
 def parse_pdf(path: str) -> ParsedDocument:
@@ -371,15 +427,26 @@ def parse_pdf(path: str) -> ParsedDocument:
     return parsed
 
 
-def parse_small_pdf(path: str, max_pages: int | None) -> ParsedDocument | PdfInfo:
+def parse_small_pdf(path: str, max_pages: int | None, ocr: OcrSettings | None = None) -> ParsedDocument | PdfInfo:
     """One pool task, one open of the file: the whole document, or for a PDF over `max_pages` just its PdfInfo
-    (the daemon then extracts it in page batches across the pool)."""
+    (the daemon then extracts it in page batches across the pool). `ocr`: how scanned pages are read (None: the
+    default settings); with `max_pages`, a PDF with more than one page to read by OCR is handed back as its
+    PdfInfo with those pages (`scanned`): the daemon reads each in a task of its own, in parallel, with progress."""
+    from jsonl_engine.ingest import ocr as ocr_mod
+
     doc = open_pdf(path)
     try:
         info = _info(doc, path)
         if max_pages is not None and info.page_count > max_pages:
             return info
-        pages = _pages(doc, path)
+        pages = _pages(doc, path, ocr=ocr, defer_ocr=max_pages is not None)
+        pending = [p.number for p in pages if p.ocr == ocr_mod.PENDING]
+        if len(pending) > 1:
+            info.scanned = pending
+            return info
+        for number in pending:
+            settings = _ocr_settings(ocr)
+            pages[number - 1] = ocr_mod.read_page(doc, number, settings, ocr_mod.tesseract(settings))
     finally:
         doc.close()
-    return build_document(path, info, pages)
+    return build_document(path, info, pages, ocr)

@@ -3,7 +3,9 @@
 Nothing is kept at ingest: the boxes are recomputed from the file when a citation asks for them (bench/citations.py
 measures what keeping pdfium's character boxes would cost instead). The file must still be the one ingested (its
 sha256) and pdfium must still read the page as the stored text (compared character for character), else the
-answer is a status saying why, never a box from another layout.
+answer is a status saying why, never a box from another layout. A page read by OCR (a scan: the file has no text
+there) is the exception: its words' boxes are stored at ingest (`ingest/ocr.py`, `Store.page_words`) and a span's
+boxes are its words' (`word_boxes`), once the file is checked the same way.
 
 Stored page text is pdfium's text with `\\r\\n` line ends made `\\n` and the same-length replacements of
 `normalize.normalize_line` (see `pdf._extract_page`); `stored_index` rebuilds it with, per stored character, the
@@ -111,9 +113,11 @@ class _Files:
 FILES = _Files()
 
 
-def page_boxes(path: str | None, sha256: str, number: int, page_text: str,
-               spans: list[tuple[int, int]]) -> tuple[PageGeometry | None, list[list[list[float]]], str]:
+def page_boxes(path: str | None, sha256: str, number: int, page_text: str, spans: list[tuple[int, int]],
+               words: Sequence[Sequence[float]] | None = None) -> tuple[PageGeometry | None,
+                                                                        list[list[list[float]]], str]:
     """For each (start, end) span of offsets into page `number`'s stored text, its boxes merged per line.
+    `words`: the page was read by OCR (`Store.page_words`), the boxes are its words' (`word_boxes`).
 
     Returns (page geometry, boxes per span, status): status "ok", or why there are no boxes (FILE_MISSING,
     FILE_CHANGED, TEXT_CHANGED), with empty boxes.
@@ -130,11 +134,14 @@ def page_boxes(path: str | None, sha256: str, number: int, page_text: str,
             return None, [[] for _ in spans], TEXT_CHANGED
         try:
             left, bottom, right, top = page.get_bbox()
-            textpage = page.get_textpage()
-            try:
-                geometry = _boxes(textpage, page_text, spans)
-            finally:
-                textpage.close()
+            if words is not None:
+                geometry: list[list[list[float]]] | None = [word_boxes(words, a, b) for a, b in spans]
+            else:
+                textpage = page.get_textpage()
+                try:
+                    geometry = _boxes(textpage, page_text, spans)
+                finally:
+                    textpage.close()
             if geometry is None:
                 return None, [[] for _ in spans], TEXT_CHANGED
             info = PageGeometry(rotation=page.get_rotation(), width=round(right - left, 2),
@@ -172,6 +179,27 @@ def _boxes(textpage, page_text: str, spans: list[tuple[int, int]]) -> list[list[
             lines = merge_lines(boxes, foreign) if foreign else lines
         out.append(lines)
     return out
+
+
+def word_boxes(words: Sequence[Sequence[float]], start: int, end: int) -> list[list[float]]:
+    """The boxes of [start, end) of an OCR'd page's text: per OCR line, the union of the words the span covers
+    (a word it covers in part: the part's share of the word's box, by characters, for a horizontal word)."""
+    out: list[list[float]] = []
+    last_line = None
+    for w_start, w_end, line, left, bottom, right, top in words:
+        s, e = max(start, int(w_start)), min(end, int(w_end))
+        if s >= e:
+            continue
+        if (s, e) != (w_start, w_end) and right - left >= top - bottom:
+            width, chars = right - left, w_end - w_start
+            left, right = left + width * (s - w_start) / chars, left + width * (e - w_start) / chars
+        if out and line == last_line:
+            box = out[-1]
+            box[:] = [min(box[0], left), min(box[1], bottom), max(box[2], right), max(box[3], top)]
+        else:
+            out.append([left, bottom, right, top])
+            last_line = line
+    return [[round(v, 2) for v in box] for box in out]
 
 
 def _page_glyphs(tp, raw, count: int) -> list[tuple[int, tuple[float, float, float, float]]]:

@@ -21,6 +21,7 @@ from jsonl_engine.ingest.outcome import IngestOutcome
 from jsonl_engine.ingest.sync import check_and_hash, expand_paths, failed
 
 if TYPE_CHECKING:
+    from jsonl_engine.config import OcrSettings
     from jsonl_engine.context import CancelFlag
     from jsonl_engine.store import Store
 
@@ -33,6 +34,16 @@ RunInProcess = Callable[..., Awaitable[Any]]
 Progress = Callable[[str, int | None, int | None, str | None], None]
 
 
+def page_batches(count: int, size: int, alone: list[int]) -> list[tuple[int, int]]:
+    """[start, stop) ranges (0-based) over `count` pages, of at most `size` pages, each page of `alone` (1-based)
+    in a range by itself."""
+    cuts = set(range(0, count, size)) | {count}
+    for number in alone:
+        cuts |= {number - 1, number}
+    ordered = sorted(cuts)
+    return list(zip(ordered, ordered[1:], strict=False))
+
+
 @dataclass
 class IngestJob:
     store: Store
@@ -43,6 +54,7 @@ class IngestJob:
     workers: int = 2
     status: str = "approved"
     meta: dict | None = None  # the user's card values, for every document of the job
+    ocr: OcrSettings | None = None  # how scanned PDF pages are read (None: the defaults)
     written: int = 0  # documents this job wrote
 
     def check(self) -> None:
@@ -131,19 +143,21 @@ class IngestJob:
         from jsonl_engine.ingest import pdf
 
         name = Path(path).name
-        first = await self.run_in_process(pdf.parse_small_pdf, path, SINGLE_TASK_PAGES)
+        first = await self.run_in_process(pdf.parse_small_pdf, path, SINGLE_TASK_PAGES, self.ocr)
         if isinstance(first, ParsedDocument):
             count = len(first.pages)
             self.progress("extract", count, count, f"{name}: {count}/{count} pages")
             return first
         info = first
         count = info.page_count
-        self.progress("extract", 0, count, f"{name}: {count} pages")
-        # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more.
-        size = max(BATCH_PAGES, -(-count // (2 * self.workers)))
-        batches = [(start, min(start + size, count)) for start in range(0, count, size)]
+        scanned = f", {len(info.scanned)} to read by OCR" if info.scanned else ""
+        self.progress("extract", 0, count, f"{name}: {count} pages{scanned}")
+        # Each batch reopens the document (and reloads its fonts): batches stay large, one per core or more;
+        # a page to read by OCR (seconds each) is a batch of its own.
+        batches = page_batches(count, max(BATCH_PAGES, -(-count // (2 * self.workers))), info.scanned)
         done = 0
-        futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_batch, path, a, b)) for a, b in batches]
+        futures = [asyncio.ensure_future(self.run_in_process(pdf.extract_batch, path, a, b, self.ocr))
+                   for a, b in batches]
         try:
             for future in asyncio.as_completed(futures):
                 extracted, _blob = await future
@@ -154,7 +168,7 @@ class IngestJob:
             for future in futures:
                 future.cancel()
         blobs = [future.result()[1] for future in futures]
-        return await self.run_in_process(pdf.build_from_batches, path, info, blobs)
+        return await self.run_in_process(pdf.build_from_batches, path, info, blobs, self.ocr)
 
     def _precheck(self, sha256: str, path: str | None) -> tuple[IngestOutcome | None, list[str]]:
         return policy.precheck(self.store, sha256, path)

@@ -4,9 +4,10 @@ show a model.
 - `extractive_summary(title, text)`: no LLM. The leading sentence (cut short) and the section's salient terms
   (its most frequent content words not already in the title). Cheap enough to run for every section.
 - `llm_summaries(gateway, items, ...)`: sections batched into few calls, one sentence each; whatever the
-  model does not return (or returns malformed) falls back to the extractive summary.
+  model does not return (or returns malformed) keeps the summary the section has, else gets the extractive one.
 - `summarize_documents(store, document_ids, gateway=None, ...)`: fills `sections.summary` of stored
-  documents (LLM when a gateway is given, else extractive) in one write transaction per document.
+  documents (LLM when a gateway is given, else extractive) in one write transaction per document; when the
+  reader fails, a section keeps the summary it had (a failed resummarize never overwrites a good summary).
 """
 
 from __future__ import annotations
@@ -108,17 +109,22 @@ class SummaryItem:
     section_id: str
     title: str
     text: str
+    summary: str = ""  # the one stored already (kept when the reader gives no new one)
+
+    def fallback(self) -> str:
+        """What the section gets without a new summary from the reader: its own, else an extractive one."""
+        return self.summary or extractive_summary(self.title, self.text)
 
 
 async def llm_summaries(gateway: Gateway, items: Sequence[SummaryItem], *, usage: Usage,
                         max_tokens_per_call: int = 3000, concurrency: int = 4,
                         progress: Callable[[int, int], None] | None = None,
                         missed: list[int] | None = None) -> dict[str, str]:
-    """A summary per item: the model's sentence when it gave one, else the extractive summary (`missed`
+    """A summary per item: the model's sentence when it gave one, else `SummaryItem.fallback` (`missed`
     gets the number of sections the model gave no sentence for)."""
     from jsonl_engine.llm.usage import estimate_tokens, truncate_to_tokens
 
-    out = {it.section_id: extractive_summary(it.title, it.text) for it in items}
+    out = {it.section_id: it.fallback() for it in items}
     wanted = [it for it in items if it.text.strip()]
     if not wanted:
         return out
@@ -180,6 +186,17 @@ async def _ask(gateway: Gateway, messages: list[dict[str, str]], usage: Usage, m
         return None
 
 
+def _failed_summaries(message: str, items: Sequence[SummaryItem]) -> str:
+    """The coded warning for a document whose summaries the reader failed to write."""
+    kept = sum(1 for it in items if it.summary)
+    if items and kept == len(items):
+        return (f"summaries_kept: the reader failed ({message}); the summaries the sections had were kept "
+                "(resummarize: true tries again)")
+    return (f"summaries_extractive: the reader failed ({message}); extractive summaries were written instead"
+            + (f" ({kept} of {len(items)} sections kept the summary they had)" if kept else "")
+            + " (resummarize: true regenerates them)")
+
+
 def _document_items(store: Store, document_id: str) -> list[SummaryItem]:
     """What to summarise: sections with text, and each ingest-split section as its parts joined."""
     rows = store.document_sections(document_id)
@@ -191,9 +208,9 @@ def _document_items(store: Store, document_id: str) -> list[SummaryItem]:
     for r in rows:
         kids = children.get(r.section_id, [])
         if not r.text and kids and all(k.is_leaf and k.title.startswith(r.title + " (part ") for k in kids):
-            items.append(SummaryItem(r.section_id, r.title, "\n".join(k.text for k in kids)))
+            items.append(SummaryItem(r.section_id, r.title, "\n".join(k.text for k in kids), r.summary))
         elif r.text:
-            items.append(SummaryItem(r.section_id, r.title, r.text))
+            items.append(SummaryItem(r.section_id, r.title, r.text, r.summary))
     return items
 
 
@@ -202,10 +219,10 @@ async def summarize_documents(store: Store, document_ids: Sequence[str], gateway
                               progress: Callable[[str, int | None, int | None, str | None], None] | None = None,
                               check_cancelled: Callable[[], None] | None = None,
                               warnings: dict[str, list[str]] | None = None) -> int:
-    """Fill the summaries of stored documents; returns how many sections got one. An upstream failure falls
-    back to extractive summaries for that document (it is ingested already), said in `warnings` (document id
-    -> coded warnings: summaries_extractive, summaries_partial, and the gateway's notes); cancellation
-    propagates."""
+    """Fill the summaries of stored documents; returns how many sections got one. An upstream failure keeps
+    the summaries a document's sections have and gives the others extractive ones (the document is ingested
+    already), said in `warnings` (document id -> coded warnings: summaries_extractive, summaries_kept,
+    summaries_partial, and the gateway's notes); cancellation propagates."""
     from jsonl_engine.errors import LLMError
     from jsonl_engine.llm.usage import Usage
 
@@ -230,13 +247,13 @@ async def summarize_documents(store: Store, document_ids: Sequence[str], gateway
                                                 missed=missed)
                 if sum(missed):
                     said.append(f"summaries_partial: the reader gave no usable summary for {sum(missed)} of "
-                                f"{len(items)} sections; they got extractive summaries")
-            except LLMError as exc:  # the document is in already: keep it, with extractive summaries
-                log.warning("summaries of %s: the reader failed (%s); extractive summaries used", document_id,
-                            exc.message)
-                said.append(f"summaries_extractive: the reader failed ({exc.message}); extractive summaries "
-                            "were written instead (resummarize: true regenerates them)")
-                summaries = {it.section_id: extractive_summary(it.title, it.text) for it in items}
+                                f"{len(items)} sections; they kept the summary they had, else got an extractive "
+                                "one")
+            except LLMError as exc:  # the document is in already: keep it, and the summaries it has
+                log.warning("summaries of %s: the reader failed (%s); existing or extractive summaries kept",
+                            document_id, exc.message)
+                said.append(_failed_summaries(exc.message, items))
+                summaries = {it.section_id: it.fallback() for it in items}
             said.extend(n for n in usage.notes if n not in said)
         if check_cancelled is not None:
             check_cancelled()

@@ -2,12 +2,15 @@
 
 A section's text runs from its heading line to the next heading of any rank; pages are joined with "\\n".
 Any node whose own text exceeds the chunk size hands it to titled chunk children placed first.
+Pages that read as an earnings-call transcript (identity/transcript.py) take their speaker turns as the headings:
+the parts ("Prepared remarks", "Questions and answers") and in each, one section per turn, "Name (Role)".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jsonl_engine.identity import transcript
 from jsonl_engine.ingest.chunk import MAX_CHARS, chunk_spans
 from jsonl_engine.ingest.headings import Heading
 from jsonl_engine.ingest.model import ParsedSection
@@ -54,6 +57,7 @@ def build_tree(pages: list[tuple[int, str]], headings: list[Heading], doc_title:
     """`pages` is [(page number, text)]; `headings` must be in reading order."""
     if not pages:
         return []
+    headings = transcript_headings(pages) or headings
     index_of = {number: i for i, (number, _text) in enumerate(pages)}
     starts = [(h, _pos(pages, index_of, h)) for h in headings]
     end: Pos = (len(pages) - 1, len(pages[-1][1]))
@@ -76,6 +80,25 @@ def build_tree(pages: list[tuple[int, str]], headings: list[Heading], doc_title:
     out: list[ParsedSection] = []
     for ordinal, node in enumerate(roots):
         _flatten(node, None, 1, ordinal, str(ordinal), out, max_chars)
+    return out
+
+
+def transcript_headings(pages: list[tuple[int, str]]) -> list[Heading]:
+    """The parts and speaker turns of a transcript as headings (rank 1 and 2), very short turns folded into a
+    neighbour; [] when the pages do not read as a transcript."""
+    texts = [text for _number, text in pages]
+    found = transcript.read(texts)
+    if not found.recognised:
+        return []
+    out: list[Heading] = []
+    parts = {part: (page, offset) for part, page, offset in found.parts}
+    part = None
+    for turn in transcript.merged(found.turns, texts):
+        if turn.part != part:
+            part = turn.part
+            page, offset = min(parts.get(part, (turn.page, turn.start)), (turn.page, turn.start))
+            out.append(Heading(pages[page][0], offset, part.capitalize(), 1.0, "transcript"))
+        out.append(Heading(pages[turn.page][0], turn.start, turn.title, 2.0, "transcript"))
     return out
 
 

@@ -8,15 +8,22 @@ Policy where the issue is silent:
   the engine's own request deadlines.
 - A stream is retried only before its first chunk; a stream cut after that raises a retryable `llm_error`
   once the chunks that came have been yielded.
-- A parameter the endpoint clearly rejects with HTTP 400/422 (the error's `param`, or an "unsupported
-  parameter" kind of message naming it: response_format, stream_options, max_tokens, temperature) is left out
-  of that reader's calls for ADAPT_TTL_S, then tried again; every request that runs without it gets a
-  `parameter_dropped` note (`Usage.notes`). max_tokens becomes max_completion_tokens only when the server
-  says max_tokens itself is unsupported; a message that merely names a parameter changes nothing.
+- A parameter the endpoint clearly rejects with HTTP 400/422 (response_format, stream_options, max_tokens,
+  temperature) is left out of that reader's calls for ADAPT_TTL_S, then tried again; every request that runs
+  without it gets a `parameter_dropped` note (`Usage.notes`). Clearly: the error's `param` field names it
+  (with an "unsupported" kind of code or wording), or the message says that parameter itself is unsupported
+  ("Unsupported parameter: 'temperature'", "temperature is not supported"); a message that merely names a
+  parameter somewhere beside an "unsupported" word changes nothing. max_tokens becomes max_completion_tokens
+  only when the server says max_tokens itself is unsupported.
 - A context-length error (400/413/422 saying so), or a stream that sends nothing at all with HTTP 200 (what
-  llama-cpp-python does with an over-long streamed prompt), is retried once with the prompt fitted to the
+  llama-cpp-python does with an over-long streamed prompt), is retried with the prompt fitted to the
   reader's `context_tokens` (or the smaller context the server names) by a conservative token estimate,
-  with a `prompt_fitted` note; failing again it is `llm_error` with reason `context_overflow`/`empty_stream`.
+  scaled down by the server's own count of the refused prompt when it gives one and counts more; with a
+  `prompt_fitted` note. A fitted prompt that overflows again is fitted once more only when the server
+  counted more tokens in it than the estimate; else, and after that, it is `llm_error` with reason
+  `context_overflow`/`empty_stream`.
+- Every finish reason other than "stop" is visible: `reply_warnings` codes it (reply_truncated,
+  content_filtered, reply_unfinished) and `truncated` is true; JSON-mode calls note these in `Usage.notes`.
 - A reply is capped by the daemon at `max_reply_chars(limit)` characters whatever the server does with
   max_tokens; stream chunks are coalesced (COALESCE_CHARS, COALESCE_S) so a reply of tiny deltas does not
   become as many events.
@@ -46,7 +53,14 @@ import orjson
 from jsonl_engine.errors import LLMError
 from jsonl_engine.llm.jsonparse import JSONParseError, parse_json_object
 from jsonl_engine.llm.readers import Reader
-from jsonl_engine.llm.usage import Usage, content_text, estimate_messages, estimate_tokens, fit_messages
+from jsonl_engine.llm.usage import (
+    Usage,
+    conservative_messages,
+    content_text,
+    estimate_messages,
+    estimate_tokens,
+    fit_messages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +76,34 @@ UNSUPPORTED_CODES = frozenset({"unsupported_parameter", "unsupported_value", "un
 UNSUPPORTED = re.compile(r"unsupported|not supported|unrecogni[sz]ed|unknown (?:parameter|field|argument|key)|"
                          r"extra (?:fields|inputs) (?:are )?not permitted|does not support|unexpected keyword|"
                          r"not (?:a )?valid (?:parameter|argument)", re.IGNORECASE)
+_NOUN = r"(?:parameters?|params?|arguments?|fields?|keys?|options?|keyword arguments?)"
+_SAID_BEFORE = (rf"(?:(?:unsupported|unrecogni[sz]ed|unknown|unexpected|invalid|extra)(?: request)? {_NOUN}"
+                rf"(?: supplied)?|does not support (?:the )?{_NOUN})")
+_SAID_AFTER = (r"(?:is|are) (?:not supported|unsupported|not allowed|not permitted|unrecogni[sz]ed|unknown|"
+               r"not (?:a )?valid)")
+
+
+def _rejection(param: str) -> re.Pattern[str]:
+    """A message saying `param` itself is unsupported: "Unsupported parameter: 'temperature'", "does not
+    support parameters: ['response_format']", "temperature is not supported", a pydantic "extra inputs are
+    not permitted" entry at that parameter's loc."""
+    name = re.escape(param)
+    return re.compile(rf"{_SAID_BEFORE}\W{{0,8}}{name}\b|\b{name}\W{{0,4}}(?:{_NOUN} )?{_SAID_AFTER}|"
+                      rf"\b{name}'\],? 'msg': 'extra (?:fields|inputs) (?:are )?not permitted", re.IGNORECASE)
+
+
+REJECTS = {param: _rejection(param) for param in ADAPTABLE_PARAMS}
 CONTEXT_OVERFLOW = re.compile(r"context[ _-]?(?:length|window|size)|maximum context|too many tokens|"
                               r"prompt is too long|input is too long|n_ctx|exceed_context|"
                               r"'?max_tokens'? (?:or '?max_completion_tokens'? )?is too large", re.IGNORECASE)
 CONTEXT_SIZE = re.compile(r"(?:context (?:window|length|size)|maximum context length|n_ctx)\D{0,12}?(\d{3,7})",
                           re.IGNORECASE)
+# the tokens a server counted in a refused prompt: llama-cpp-python / OpenAI "(2077 in the messages, 16 in the
+# completion)", vLLM "your request has 1900 input tokens", OpenAI "your messages resulted in 5000 tokens"
+PROMPT_TOKENS = re.compile(r"(\d+) in the messages|(?:request has|messages resulted in) (\d+) (?:input )?tokens",
+                           re.IGNORECASE)
+# a 400 that means the key is not known: LiteLLM's proxy without a database looks a key up there and says this
+KEY_UNKNOWN = re.compile(r"\bno connected db\b", re.IGNORECASE)
 FIT_MARGIN = 32  # tokens kept free when a prompt is fitted after an overflow
 REPLY_CHARS_PER_TOKEN = 8  # the daemon's own cap on a reply: this many characters per max_tokens token...
 REPLY_CHARS_SLACK = 1024  # ...plus this
@@ -86,7 +123,7 @@ class Completion:
 
     @property
     def truncated(self) -> bool:
-        return self.finish_reason == "length" or self.capped
+        return unfinished(self.finish_reason) or self.capped
 
     def warnings(self) -> list[str]:
         return reply_warnings(self.text, self.finish_reason, self.capped)
@@ -101,7 +138,15 @@ class ReplyStatus:
 
     @property
     def truncated(self) -> bool:
-        return self.finish_reason == "length" or self.capped
+        return unfinished(self.finish_reason) or self.capped
+
+
+UNFINISHED_CODES = ("reply_truncated:", "reply_capped:", "content_filtered:", "reply_unfinished:")  # reply_warnings
+
+
+def unfinished(finish_reason: str | None) -> bool:
+    """The server said the reply did not end normally: any finish reason but "stop" (None: it said nothing)."""
+    return finish_reason is not None and finish_reason != "stop"
 
 
 def max_reply_chars(limit: int) -> int:
@@ -109,7 +154,8 @@ def max_reply_chars(limit: int) -> int:
 
 
 def reply_warnings(text: str, finish_reason: str | None, capped: bool = False) -> list[str]:
-    """Coded warnings ("code: text") for a reply that is empty or was cut off."""
+    """Coded warnings ("code: text") for a reply that is empty or did not end normally (every finish reason
+    but "stop")."""
     out = []
     if not text.strip():
         out.append("empty_reply: the reader returned no text"
@@ -119,7 +165,20 @@ def reply_warnings(text: str, finish_reason: str | None, capped: bool = False) -
                    "honour max_tokens)")
     elif finish_reason == "length":
         out.append("reply_truncated: the reply was cut off at max_tokens (finish_reason \"length\")")
+    elif finish_reason == "content_filter":
+        out.append("content_filtered: the server's content filter stopped the reply (finish_reason "
+                   "\"content_filter\"); what came may be partial")
+    elif unfinished(finish_reason):
+        out.append(f"reply_unfinished: the reply ended with finish_reason {str(finish_reason)[:40]!r}, not "
+                   "\"stop\"; it may be incomplete")
     return out
+
+
+def note_reply(usage: Usage | None, completion: Completion) -> None:
+    """Record in `usage` the coded warnings of a reply the caller parses rather than shows (a JSON turn)."""
+    if usage is not None:
+        for warning in completion.warnings():
+            usage.note(warning)
 
 
 class _Retryable(Exception):
@@ -136,12 +195,14 @@ class _Adapted(Exception):
 
 
 class _Overflow(Exception):
-    """The prompt did not fit the server's context (`context`: the size it named, if any)."""
+    """The prompt did not fit the server's context (`context`: the size it named, `prompt_tokens`: the tokens
+    it counted in the refused prompt, if it said)."""
 
-    def __init__(self, error: LLMError, context: int | None = None) -> None:
+    def __init__(self, error: LLMError, context: int | None = None, prompt_tokens: int | None = None) -> None:
         super().__init__(error.message)
         self.error = error
         self.context = context
+        self.prompt_tokens = prompt_tokens
 
 
 class Gateway:
@@ -186,19 +247,25 @@ class Gateway:
             usage.note(f"parameter_dropped: reader {self.name!r} rejected {param}; its calls leave it out "
                        f"(tried again {ADAPT_TTL_S:g}s after the rejection)")
 
-    def _fit(self, messages: Sequence[Message], max_tokens: int | None, failure: _Overflow,
-             usage: Usage | None, *, again: bool) -> tuple[list[dict[str, Any]], int]:
-        """The prompt and reply limit for the one retry after an overflow (`again`: that retry overflowed
-        too, which raises)."""
-        if again:
+    def _fit(self, original: Sequence[Message], sent: Sequence[Message], max_tokens: int | None,
+             failure: _Overflow, usage: Usage | None, fits: int) -> tuple[list[dict[str, Any]], int]:
+        """The prompt (`original` shortened) and reply limit for a retry after `sent` overflowed. The first
+        overflow is fitted; a fitted prompt that overflows again is fitted once more only when the server counted
+        more tokens in it than our estimate (the budget is then scaled by its count); else it raises."""
+        estimate, counted = conservative_messages(sent), failure.prompt_tokens or 0
+        counted_more = counted > estimate > 0
+        if fits >= 2 or (fits == 1 and not counted_more):
             raise self._overflowed(failure) from failure
         context = self.settings.context_tokens
         if failure.context is not None:
             context = min(context, failure.context)
         reply = self._limit(max_tokens)
         reply = min(reply, max(16, context // 4))
-        fitted = fit_messages(messages, max(16, context - reply - FIT_MARGIN))
-        log.warning("reader %s: %s; retrying once with the prompt fitted to %d tokens", self.name,
+        budget = max(16, context - reply - FIT_MARGIN)
+        if counted_more:  # the server's tokenizer counts more than our estimate: scale the budget by its count
+            budget = max(16, budget * estimate // counted)
+        fitted = fit_messages(original, budget)
+        log.warning("reader %s: %s; retrying with the prompt fitted to %d tokens", self.name,
                     failure.error.message, context)
         if usage is not None:
             usage.note(f"prompt_fitted: the prompt did not fit the reader's context; it was shortened to fit "
@@ -220,7 +287,7 @@ class Gateway:
 
     async def chat(self, messages: Sequence[Message], *, usage: Usage | None = None, json_mode: bool = False,
                    max_tokens: int | None = None, temperature: float | None = 0.0) -> Completion:
-        attempt, fitted = 0, False
+        attempt, fits, original = 0, 0, messages
         while True:
             body = self._body(messages, json_mode=json_mode, max_tokens=max_tokens,
                               temperature=temperature, stream=False)
@@ -230,8 +297,8 @@ class Gateway:
             except _Adapted:
                 continue
             except _Overflow as failure:
-                messages, max_tokens = self._fit(messages, max_tokens, failure, usage, again=fitted)
-                fitted = True
+                messages, max_tokens = self._fit(original, messages, max_tokens, failure, usage, fits)
+                fits += 1
                 continue
             except _Retryable as failure:
                 await self._before_retry(failure, attempt)
@@ -240,6 +307,8 @@ class Gateway:
             if usage is not None:
                 usage.add(completion.usage.prompt_tokens, completion.usage.completion_tokens,
                           estimated=completion.usage.estimated)
+            if json_mode:  # parsed by the caller, never shown: a cut-off reply must still be said
+                note_reply(usage, completion)
             return completion
 
     async def chat_json(self, messages: Sequence[Message], *, usage: Usage | None = None,
@@ -268,7 +337,7 @@ class Gateway:
         `max_reply_chars`; `status` learns the finish reason and whether the cap cut the reply. Consume with
         `contextlib.aclosing` (or from a task that may be cancelled): leaving the iteration closes the upstream
         response."""
-        attempt, fitted = 0, False
+        attempt, fits, original = 0, 0, messages
         status = status if status is not None else ReplyStatus()
         while True:
             body = self._body(messages, json_mode=json_mode, max_tokens=max_tokens,
@@ -314,8 +383,8 @@ class Gateway:
             except _Adapted:
                 continue
             except _Overflow as failure:
-                messages, max_tokens = self._fit(messages, max_tokens, failure, usage, again=fitted)
-                fitted = True
+                messages, max_tokens = self._fit(original, messages, max_tokens, failure, usage, fits)
+                fits += 1
                 continue
             except _Retryable as failure:
                 if state.parts:
@@ -420,15 +489,17 @@ class Gateway:
         message = f"reader {self.name!r}: the LLM endpoint answered HTTP {status}"
         if status in (400, 413, 422) and CONTEXT_OVERFLOW.search(detail):
             size = CONTEXT_SIZE.search(detail)
+            counted = PROMPT_TOKENS.search(detail)
             raise _Overflow(LLMError(f"{message}: {detail}", status=status, retryable=False,
                                      data={"reason": "context_overflow"}),
-                            int(size.group(1)) if size else None)
+                            int(size.group(1)) if size else None,
+                            int(counted.group(1) or counted.group(2)) if counted else None)
         if status in (400, 422) and (param := self._rejected_param(data, detail, body)) is not None:
             log.warning("reader %s rejected %s (%s); leaving it out for %gs", self.name, param, detail,
                         ADAPT_TTL_S)
             self._dropped[param] = time.monotonic()
             raise _Adapted(param)
-        if status in (401, 403):
+        if status in (401, 403) or (status == 400 and KEY_UNKNOWN.search(detail)):
             message += " (check the API key)"
         if status == 404 and not re.search(r"/v\d+\b", self.reader.base_url):
             message += (f" (base_url {self.reader.base_url} has no /v1: OpenAI-compatible servers usually "
@@ -442,18 +513,16 @@ class Gateway:
         raise error
 
     def _rejected_param(self, data: Any, detail: str, body: Mapping[str, Any]) -> str | None:
-        """The parameter a 400/422 clearly rejects as such: named by the error's `param` field or by an
-        "unsupported parameter" kind of message (with such a code or wording); else None."""
+        """The parameter a 400/422 clearly rejects as such: named by the error's `param` field (with an
+        "unsupported" kind of code or wording), or by a message saying it is unsupported (`REJECTS`); else None."""
         err = data.get("error") if isinstance(data, dict) else None
         err = err if isinstance(err, dict) else (data if isinstance(data, dict) else {})
         named = err.get("param") if isinstance(err.get("param"), str) else None
         unsupported = str(err.get("code") or "").lower() in UNSUPPORTED_CODES or bool(UNSUPPORTED.search(detail))
-        if not unsupported:
-            return None
         for param in ADAPTABLE_PARAMS:
             if param not in body or self._is_dropped(param):
                 continue
-            if named == param or (named is None and re.search(rf"\b{param}\b", detail)):
+            if (named == param and unsupported) or (named is None and REJECTS[param].search(detail)):
                 return param
         return None
 

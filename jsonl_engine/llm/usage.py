@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 import threading
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -11,6 +12,8 @@ CHARS_PER_TOKEN = 4
 CONSERVATIVE_CHARS_PER_TOKEN = 2  # an unknown tokenizer on figures and tables: used when refitting a prompt
 MESSAGE_OVERHEAD = 4  # tokens per chat message (role, separators)
 ELISION = "\n[...]\n"
+_SINGLES = frozenset(string.digits + string.punctuation)  # one token each in conservative_tokens
+_NOT_SINGLE = {cp: None for cp in range(128) if chr(cp) not in _SINGLES}  # translate() keeps singles and non-ASCII
 
 
 def estimate_tokens(text: str) -> int:
@@ -39,12 +42,14 @@ def estimate_messages(messages: Iterable[Mapping[str, Any]]) -> int:
 
 
 def conservative_tokens(text: str) -> int:
-    """A high estimate for an unknown tokenizer (~2 ASCII characters per token): what a prompt is fitted
-    with after the server said it did not fit."""
+    """A high estimate for an unknown tokenizer: what a prompt is fitted with after the server said it did
+    not fit. Digits and punctuation count one token each (tokenizers of the llama family split numbers into
+    digits, so a table of figures runs near one token per character), other ASCII ~2 characters per token,
+    non-ASCII one token per character."""
     if not text:
         return 0
-    wide = sum(1 for ch in text if ord(ch) > 127) if not text.isascii() else 0
-    return -(-(len(text) - wide) // CONSERVATIVE_CHARS_PER_TOKEN) + wide
+    singles = len(text.translate(_NOT_SINGLE))
+    return -(-(len(text) - singles) // CONSERVATIVE_CHARS_PER_TOKEN) + singles
 
 
 def conservative_messages(messages: Iterable[Mapping[str, Any]]) -> int:

@@ -49,7 +49,7 @@ async def context(params: ContextParams, ctx: RequestContext) -> ContextResult:
                                               truncated=fitted.truncated, omitted=fitted.omitted),
                          reason=_reason(found.reason, fitted, len(passages)), hops_taken=found.hops_taken,
                          usage=found.usage or None, confidence=found.confidence,
-                         routed=[RoutedDocument(**r) for r in found.routed])
+                         routed=[RoutedDocument(**r) for r in found.routed], warnings=found.warnings)
 
 
 def _reason(found: str | None, fitted: Fitted, total: int) -> str | None:

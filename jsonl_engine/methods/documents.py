@@ -48,7 +48,7 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
     meta = params.meta.model_dump(exclude_none=True) if params.meta is not None else None
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
                     on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
-                    status=params.status, meta=meta)
+                    status=params.status, meta=meta, ocr=ctx.app.settings.ocr)
     try:
         if params.text is not None:
             await job.run_text(params.text, params.title or "", params.media_type)
@@ -96,7 +96,7 @@ def _summary_gateway(ctx: RequestContext, reader: str | None):
 def documents(params: DocumentsParams, ctx: RequestContext) -> DocumentsResult:
     """List the documents in the KB with their cards, optionally filtered by review status, entity, kind and
     fiscal period."""
-    from jsonl_engine.retrieval.route import card_matches
+    from jsonl_engine.identity.route import card_matches
 
     docs = [d for d in ctx.app.store.documents(params.statuses)
             if card_matches(d.card, entity=params.entity, kind=params.kind, fiscal_year=params.fiscal_year,
@@ -144,7 +144,10 @@ def read(params: ReadParams, ctx: RequestContext) -> ReadResult:
 @method("kb.remove", params=RemoveParams, result=RemoveResult)
 def remove(params: RemoveParams, ctx: RequestContext) -> RemoveResult:
     """Remove a document with its sections, pages and index entries, atomically."""
+    from jsonl_engine.identity import titles
+
     info = ctx.app.store.remove(params.document_id)
+    titles.retitle(ctx.app.store, {titles.base_name(info)})  # a sibling may no longer need its distinguishing part
     return RemoveResult(document_id=info.document_id, removed=True, pages=info.pages, sections=info.sections)
 
 

@@ -101,10 +101,12 @@ class AnswerResult(Result):
     invented_ids: list[str] = Field(description="ids cited in the answer that were not among the sources "
                                                 "(dropped from citations)")
     warnings: list[str] = Field(description=(
-        "what the caller should know; a warning the engine can name starts with a code and a colon: "
-        "empty_reply, reply_truncated, reply_capped, parameter_dropped, prompt_fitted"))
-    truncated: bool = Field(description="the answer was cut off (finish_reason \"length\" or the daemon's cap on "
-                                        "reply size): it may end mid-sentence")
+        "what the caller should know, of the retrieval stage's calls too; a warning the engine can name starts "
+        "with a code and a colon: empty_reply, reply_truncated, reply_capped, content_filtered, reply_unfinished, "
+        "parameter_dropped, prompt_fitted"))
+    truncated: bool = Field(description="the answer did not finish: cut off (any finish_reason but \"stop\", e.g. "
+                                        "\"length\" or \"content_filter\", or the daemon's cap on reply size) or "
+                                        "failed midway (error is set): it may end mid-sentence")
     strategy: str
     reader: str
     model: str

@@ -50,6 +50,8 @@ class RoutedDocument(Result):
     title: str
     score: float = Field(description="how strongly the query names this document (entity, period, kind), 0..1")
     why: list[str] = Field(description="what matched: the entity, the period, the kind")
+    decided: bool = Field(False, description=(
+        "the query names this one document by entity and period: the passages come from it alone"))
 
 
 class ContextResult(Result):
@@ -66,3 +68,7 @@ class ContextResult(Result):
     routed: list[RoutedDocument] = Field(default_factory=list, description=(
         "the documents the query was routed to by the entity, period and kind it names (from the document "
         "cards), best first; empty when it names none"))
+    warnings: list[str] = Field(default_factory=list, description=(
+        "LLM strategies: what the reader did that the caller should know, each starting with a code and a colon "
+        "(as kb.answer's): empty_reply, reply_truncated, reply_capped, content_filtered, reply_unfinished, "
+        "parameter_dropped, prompt_fitted; empty for lexical"))

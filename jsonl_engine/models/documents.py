@@ -38,14 +38,24 @@ class Card(Result):
     """What a document is: derived from its text at ingest, with the user's values (meta) applied."""
 
     title: str
-    kind: str | None = Field(description="10-K, 10-Q, 8-K, earnings release, annual report, contract, ... "
-                                         "(null: not recognised)")
+    kind: str | None = Field(description=(
+        "10-K, 10-Q, 8-K, 20-F, earnings release, earnings call transcript, proxy statement, annual report, "
+        "clinical protocol, accident report, government report, research paper, contract, manual, standard, "
+        "press release, slide deck, report, or the generic 'document' (null only for a card stored before "
+        "kinds)"))
     entities: list[str] = Field(description="who the document is about or by (issuer, parties, authors)")
     period_end: str | None = Field(description="end of the period covered, YYYY-MM-DD")
     fiscal_year: int | None
     fiscal_quarter: int | None
     report_date: str | None = Field(description="date of the event reported (8-K), YYYY-MM-DD")
     filed: str | None = Field(description="filing date, YYYY-MM-DD, when the document says")
+    kind_confidence: float | None = Field(None, description=(
+        "how sure the kind is: 0.9 the title names it, 0.6 its first pages' marks do, 0.4 one mark, 0.2 the "
+        "generic kind 'document'"))
+    identifiers: list[str] = Field(default_factory=list, description=(
+        "the document's own identifiers (a report, protocol or grant number, a registry id, a DOI)"))
+    date: str | None = Field(None, description="the date the document gives itself, YYYY-MM-DD or YYYY-MM")
+    place: str | None = Field(None, description="the place it names (an accident's location)")
 
 
 class IngestParams(Params):
@@ -79,7 +89,9 @@ class IngestError(Result):
     code: str = Field(description="unsupported_media, not_found or internal")
     message: str
     reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
-                                                 "unknown_type, not_regular, too_large, crashed")
+                                                 "needs_ocr (a scanned PDF and no Tesseract to read it: the "
+                                                 "message says what to install), unknown_type, not_regular, "
+                                                 "too_large, crashed")
 
 
 class IngestResult(Result):
@@ -96,9 +108,15 @@ class IngestResult(Result):
     reason: str | None = Field(description="why it was skipped, or what was replaced")
     warnings: list[str] = Field(description=(
         "what the caller should know; with summarize, coded: summaries_extractive (the reader failed, extractive "
-        "summaries were written), summaries_partial (some batches had no usable reply), parameter_dropped, "
-        "prompt_fitted"))
+        "summaries were written for the sections that had none), summaries_kept (the reader failed, every "
+        "section kept the summary it had), summaries_partial (some batches had no usable reply), "
+        "parameter_dropped, prompt_fitted, and a JSON reply's reply_truncated, content_filtered, ...; for "
+        "scanned PDF pages: needs_ocr (not read: Tesseract missing, what to install), ocr_failed (tesseract "
+        "failed or timed out on a page)"))
     error: IngestError | None = Field(None, description="set when this entry could not be ingested")
+    ocr_pages: list[int] = Field(default_factory=list, description=(
+        "the pages of a PDF whose text was read by OCR (scanned pages: no text layer, an image; Tesseract); their "
+        "citations get boxes from the OCR words"))
     summary_usage: Usage | None = Field(None, description=(
         "summarize with a reader: the summary calls made for this document (null otherwise)"))
 

@@ -26,7 +26,8 @@ class QuotePage(Result):
         "PDF only: [left, bottom, right, top] in points per line of the quote on this page (cut around glyphs "
         "inside the line that are not the quote's, such as a superscript TM), in pdfium's page "
         "coordinates (origin at the bottom-left of the unrotated page, as PdfTextPage.get_text_bounded takes "
-        "them); null without boxes (see boxes_status)"))
+        "them); on a page read by OCR (kb.ingest ocr_pages), the boxes of the OCR words; null without boxes "
+        "(see boxes_status)"))
     rotation: int | None = Field(description="the page's rotation, degrees clockwise (0, 90, 180, 270)")
     width: float | None = Field(description="the unrotated page's width in points")
     height: float | None = Field(description="the unrotated page's height in points")

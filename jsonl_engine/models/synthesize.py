@@ -99,11 +99,12 @@ class SynthLLM(Result):
     dropped_sentences: list[str] = Field(description="sentences the model wrote without a valid citation")
     stripped_claim_ids: list[str] = Field(description="ids the model cited that were not offered")
     fallback: bool = Field(description=(
-        "the model's reply was unusable (no sentence citing an offered claim, not the expected JSON, cut off "
-        "or empty): answer and claims are the deterministic ones"))
+        "the model's reply was unusable (no sentence citing an offered claim, not the expected JSON, cut off, "
+        "content-filtered or otherwise not finished with \"stop\", or empty): answer and claims are the "
+        "deterministic ones"))
     warnings: list[str] = Field(description=(
-        "coded (\"code: text\"): llm_fallback, empty_reply, reply_truncated, reply_capped, parameter_dropped, "
-        "prompt_fitted"))
+        "coded (\"code: text\"): llm_fallback, empty_reply, reply_truncated, reply_capped, content_filtered, "
+        "reply_unfinished, parameter_dropped, prompt_fitted"))
     usage: dict[str, int | bool] = Field(description="prompt_tokens, completion_tokens, total_tokens, calls, "
                                                      "estimated")
 

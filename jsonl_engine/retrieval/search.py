@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from jsonl_engine.identity import route as route_mod
+from jsonl_engine.identity import transcript
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
-from jsonl_engine.retrieval import route as route_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
 from jsonl_engine.retrieval.types import Passage, Retrieval, check_unit
 from jsonl_engine.store import Phrase, Scope, SectionWeights, Store
@@ -45,20 +46,25 @@ def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
 def _retrieve(store: Store, q: Query, scope: Scope, limit: int, unit: str, text: str = "") -> Retrieval:
     docs = sorted(scope.documents)
     routed = route_mod.route(store, text, scope) if len(docs) > 1 else route_mod.Route()
-    if routed.scores:  # the query names an entity the cards know: its documents, by period and kind
+    decided = routed.decided()
+    if decided is not None:  # the query names one document by its entity and period: answer from it
+        covers, named = {decided: routed.scores[decided]}, True
+    elif routed.scores:  # the query names an entity the cards know: its documents, by period and kind
         covers, named = dict(routed.scores), True
     else:
         covers, named = prior_mod.cover_scores(store, q, scope) if len(docs) > 1 else ({}, False)
     # The issuer's name picks the document (the prior); inside its own filings it is on every page and
     # only adds noise (a list of subsidiaries named after it), so passages are ranked without it.
     issuer = prior_mod.issuer_names(store, q, sorted(covers) if named else docs if len(docs) <= SECTION_DOCS else [])
+    issuer |= _call_words(store, q, _ranked(covers)[:NAMED_DOCS] if named else docs if len(docs) <= SECTION_DOCS
+                          else [])
     page_phrases, section_phrases = _select_phrases(store, q, issuer)
-    why, covering = _routed(routed, scope), routed.covering()
+    why, covering = _routed(routed, scope, decided), routed.covering()
     if not page_phrases:
         return Retrieval([], reason="no passage matches the query terms", routed=why, period_documents=covering)
     # The section statement runs on another core beside the page statement, for the documents it will search:
     # known when few are in scope, else guessed from the routing (kept only if the prior then picks them).
-    ranked = sorted(covers, key=lambda d: (-covers[d], d)) if named else []
+    ranked = _ranked(covers) if named else []
     guess = docs if len(docs) <= SECTION_DOCS else ranked[:SECTION_DOCS] or None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, scope, SECTION_CANDIDATES,
                      guess) if guess and section_phrases else None
@@ -134,10 +140,24 @@ def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
     return {**beside.result(), **counts}
 
 
-def _routed(routed: route_mod.Route, scope: Scope) -> list[dict]:
-    """The documents the query was routed to, best first, with their titles, scores and reasons."""
-    return [{"document_id": d, "title": scope.documents[d][0], "score": routed.scores[d], "why": routed.why[d]}
-            for d in routed.top()]
+def _ranked(covers: dict[str, float]) -> list[str]:
+    return sorted(covers, key=lambda d: (-covers[d], d))
+
+
+def _call_words(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
+    """Inside earnings-call transcripts, the words naming the call ("Q2 2023 earnings call") are on its title and
+    opening turn only: like the issuer's name, they picked the document and are left out of its passages' ranking."""
+    if not docs or not all(d.card is not None and d.card.kind == transcript.KIND
+                           for d in store.documents(document_ids=docs)):
+        return frozenset()
+    return transcript.call_words(q.words)
+
+
+def _routed(routed: route_mod.Route, scope: Scope, decided: str | None) -> list[dict]:
+    """The documents the query was routed to, best first, with their titles, scores and reasons (`decided`: the
+    one document the passages then come from)."""
+    return [{"document_id": d, "title": scope.documents[d][0], "score": routed.scores[d], "why": routed.why[d],
+             "decided": d == decided} for d in routed.top()]
 
 
 def _sections(store: Store, words: list[str], scope: Scope, ranked: list[rank.Candidate],

@@ -58,6 +58,7 @@ class Retrieval:
     details: dict = field(default_factory=dict)  # strategy-specific (pageindex: answer, citations)
     routed: list[dict] = field(default_factory=list)  # lexical: documents the query named (route.py), best first
     period_documents: list[str] = field(default_factory=list)  # lexical: routed documents covering the named period
+    warnings: list[str] = field(default_factory=list)  # LLM strategies: the gateway's coded warnings ("code: text")
 
 
 class Progress(Protocol):

@@ -193,6 +193,10 @@ class DelegatingStore(Translating):
         return self._search.load_pages(self._conn(), pages)
 
     @translated
+    def page_words(self, pages: Sequence[t.PageKey]) -> dict[t.PageKey, list[list[float]]]:
+        return self._docs.page_words(self._conn(), pages)
+
+    @translated
     def page_range(self, document_id: str, start: int, end: int) -> dict[int, str]:
         return self._docs.page_range(self._conn(), document_id, start, end)
 

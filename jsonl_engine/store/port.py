@@ -137,6 +137,11 @@ class Store(Protocol):
         """The texts of these pages (missing pages left out)."""
         ...
 
+    def page_words(self, pages: Sequence[PageKey]) -> dict[PageKey, list[list[float]]]:
+        """The words of these pages as OCR read them, each [start, end, line, left, bottom, right, top]
+        (`ParsedDocument.page_words`); pages not read by OCR (`DocumentInfo.ocr_pages`) left out."""
+        ...
+
     def page_range(self, document_id: str, start: int, end: int) -> dict[int, str]:
         """page number -> text for the document's pages from `start` to `end`."""
         ...

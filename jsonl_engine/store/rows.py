@@ -34,6 +34,12 @@ def section_rows(parsed: ParsedDocument, document_id: str) -> Iterator[tuple]:
                int(position not in has_children), s.text, orjson.dumps(s.page_map).decode(), s.summary)
 
 
+def word_rows(parsed: ParsedDocument, document_id: str) -> Iterator[tuple[str, int, str]]:
+    """One (document_id, page number, words JSON) per page read by OCR."""
+    for number, words in sorted(parsed.page_words.items()):
+        yield document_id, number, orjson.dumps(words).decode()
+
+
 def json_pairs(raw: str | None) -> list[tuple[int, int]]:
     """A stored page map ("[[offset, page], ...]"); [] when absent or malformed."""
     try:

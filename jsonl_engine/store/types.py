@@ -57,6 +57,9 @@ class ParsedSection:
 
 # The fields of a card a user may set (`meta` at ingest, kb.update); their values win over derived ones.
 CARD_FIELDS = ("title", "kind", "entities", "period_end", "fiscal_year", "fiscal_quarter", "report_date", "filed")
+# Derived only: how sure the kind is, the document's own identifiers, date and place, the typographic title of its
+# first page and the title before a sibling made it longer (what the library-wide distinguishing starts from).
+DERIVED_FIELDS = ("kind_confidence", "identifiers", "date", "place", "headline", "name")
 
 
 @dataclass(slots=True)
@@ -75,19 +78,29 @@ class Card:
     report_date: str | None = None
     filed: str | None = None
     source_title: str = ""
+    kind_confidence: float | None = None
+    identifiers: list[str] = field(default_factory=list)
+    date: str | None = None  # the document's own date ("YYYY-MM-DD", or "YYYY-MM" when it names only the month)
+    place: str | None = None
+    headline: str = ""  # the largest text of the first page, kept so the card can be derived again
+    name: str = ""  # the title alone, before any distinguishing part a sibling of the same name called for
 
     def to_dict(self) -> dict:
-        return {name: getattr(self, name) for name in (*CARD_FIELDS, "source_title")}
+        return {name: getattr(self, name) for name in (*CARD_FIELDS, "source_title", *DERIVED_FIELDS)}
 
     @classmethod
     def from_dict(cls, data: dict) -> Card:
-        return cls(**{k: v for k, v in data.items() if k in (*CARD_FIELDS, "source_title")})
+        return cls(**{k: v for k, v in data.items() if k in (*CARD_FIELDS, "source_title", *DERIVED_FIELDS)})
 
     def merged(self, meta: dict) -> Card:
         """This card with the user's values (`meta`, CARD_FIELDS only) in place of the derived ones."""
         data = self.to_dict()
         data.update({k: v for k, v in meta.items() if k in CARD_FIELDS})
         return Card.from_dict(data)
+
+    @property
+    def issuer(self) -> str | None:
+        return self.entities[0] if self.entities else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -101,7 +114,7 @@ def stored_card(card_json: str | None, meta_json: str | None) -> Card | None:
     if card_json is None:
         return None
     card = _stored_card(card_json, meta_json)
-    return replace(card, entities=list(card.entities))
+    return replace(card, entities=list(card.entities), identifiers=list(card.identifiers))
 
 
 def card_title(card: Card | None, meta: dict, fallback: str) -> str:
@@ -145,7 +158,11 @@ class ParsedDocument:
     pages: list[str]
     sections: list[ParsedSection]
     warnings: list[str] = field(default_factory=list)
-    card: Card | None = None  # derived at ingest (ingest/cards.py); `title` is then the card's title
+    card: Card | None = None  # derived at ingest (identity/card.py); `title` is then the card's title
+    headline: str = ""  # the first page's largest text (identity/typography.py), for the card
+    # Pages read by OCR (a scan): page number -> its words, each (start, end, line, left, bottom, right, top):
+    # offsets into the page's text, the OCR line's index, the word's box in PDF page points (ingest/ocr.py).
+    page_words: dict[int, list[tuple]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- what the store returns
@@ -164,6 +181,7 @@ class DocumentInfo:
     warnings: list[str] = field(default_factory=list)
     card: Card | None = None  # the card with the user's values applied (None: not derived yet)
     meta: dict = field(default_factory=dict)  # the values a user set (CARD_FIELDS), which win over derived ones
+    ocr_pages: list[int] = field(default_factory=list)  # the pages whose text was read by OCR, ascending
 
 
 @dataclass(slots=True)

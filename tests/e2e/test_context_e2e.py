@@ -41,8 +41,9 @@ def daemon(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_result_shape_and_ranking(daemon: Client) -> None:
     data = daemon.call("kb.context", {"query": "diesel fuel costs", "limit": 3})
     assert set(data) == {"query", "strategy", "items", "budget", "reason", "hops_taken", "usage", "confidence",
-                         "routed"}
+                         "routed", "warnings"}
     assert data["query"] == "diesel fuel costs" and data["strategy"] == "lexical" and data["reason"] is None
+    assert data["warnings"] == []
     assert data["budget"] == {"max_chars": None, "used_chars": sum(len(i["text"]) for i in data["items"]),
                               "truncated": False, "omitted": 0}
     assert 1 <= len(data["items"]) <= 3

@@ -15,7 +15,7 @@ from tests.conftest import kb_integrity
 from tests.support.daemon import Daemon
 
 RESULT_KEYS = {"document_id", "title", "path", "media_type", "pages", "sections", "status", "skipped", "reason",
-               "warnings", "error", "summary_usage"}
+               "warnings", "error", "summary_usage", "ocr_pages"}
 
 
 def results(events: list[dict]) -> list[dict]:

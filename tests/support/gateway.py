@@ -14,6 +14,7 @@ a JSON completion, or an SSE stream when the request asked for `stream`.
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import threading
@@ -341,13 +342,58 @@ def litellm_error(status: int, message: str, *, param: str | None = None, code: 
                                                 "code": code or str(status)}})
 
 
-def llama_cpp_context_error(requested: int, n_ctx: int) -> Reply:
-    """llama-cpp-python's server on a prompt longer than its context (HTTP 400)."""
+def llama_cpp_context_error(requested: int, n_ctx: int, completion: int = 16) -> Reply:
+    """llama-cpp-python's server on a prompt longer than its context (HTTP 400, non-streamed requests)."""
     return Reply(status=400, json={"error": {
         "message": f"This model's maximum context length is {n_ctx} tokens. However, you requested {requested} "
-                   f"tokens ({requested - 16} in the messages, 16 in the completion). Please reduce the length "
-                   "of the messages or completion.",
+                   f"tokens ({requested - completion} in the messages, {completion} in the completion). Please "
+                   "reduce the length of the messages or completion.",
         "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+
+
+def char_tokens(text: str) -> int:
+    """A tokenizer with a tiny vocabulary (the random-weights test models): one token per character."""
+    return len(text)
+
+
+def digit_tokens(text: str) -> int:
+    """A tokenizer of the llama family on figures: every digit and punctuation mark a token of its own, runs
+    of letters ~3 characters per token, a space joined to the word after it."""
+    tokens = 0
+    for run in re.findall(r"[A-Za-z]+|\S", text):
+        tokens += -(-len(run) // 3) if run[0].isalpha() else 1
+    return tokens
+
+
+class TokenCountingServer:
+    """A responder answering as llama-cpp-python with a context of `n_ctx` tokens counted by `tokenize`
+    (plus CHAT_TEMPLATE_TOKENS per message): an over-long non-streamed prompt gets its HTTP 400 naming the
+    tokens it counted, an over-long streamed one HTTP 200 and an empty stream; a prompt that fits gets
+    `reply` (adaptive). `counts` records the tokens of every prompt it saw."""
+
+    CHAT_TEMPLATE_TOKENS = 6
+
+    def __init__(self, n_ctx: int, tokenize: Callable[[str], int], reply: str = "Net sales were $34.2 billion.") -> None:
+        self.n_ctx, self.tokenize, self.reply = n_ctx, tokenize, reply
+        self.counts: list[int] = []
+
+    def __call__(self, request: Request) -> Reply:
+        prompt = sum(self.tokenize(str(m.get("content") or "")) + self.CHAT_TEMPLATE_TOKENS
+                     for m in request.messages)
+        self.counts.append(prompt)
+        body = request.body or {}
+        completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        if prompt + completion <= self.n_ctx:
+            return text_reply(self.reply)
+        if body.get("stream"):
+            return empty_stream()
+        return llama_cpp_context_error(prompt + completion, self.n_ctx, completion)
+
+
+def litellm_no_db() -> Reply:
+    """LiteLLM's proxy without a database, on a key it does not know (the virtual-key lookup needs the db)."""
+    return Reply(status=400, json={"error": {"message": "No connected db.", "type": "no_db_connection",
+                                             "param": None, "code": "400"}})
 
 
 def empty_stream() -> Reply:

@@ -276,7 +276,7 @@ def result(passages: list[Passage], *, usage: Usage, hops: int, reason: str | No
     from jsonl_engine.retrieval.types import Retrieval
 
     return Retrieval(passages, reason=reason, usage=usage.to_dict(), hops_taken=hops, confidence=confidence,
-                     details=details or {})
+                     details=details or {}, warnings=list(usage.notes))
 
 
 async def picks_result(store: Store, tree: Tree, request: StrategyRequest, picks: Sequence[Pick], *, usage: Usage, hops: int,

@@ -15,7 +15,7 @@ import orjson
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.port import DuplicateContent
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
-from jsonl_engine.store.rows import now, section_rows
+from jsonl_engine.store.rows import now, section_rows, word_rows
 from jsonl_engine.store.types import (
     STATUSES,
     Card,
@@ -30,7 +30,8 @@ from jsonl_engine.store.types import (
     user_meta,
 )
 
-_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta"
+_DOC_COLUMNS = ("id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta,"
+                " ocr_pages")
 
 
 def clean(text: str) -> str:
@@ -43,7 +44,7 @@ def _doc(r: Sequence[Any]) -> DocumentInfo:
     card = stored_card(r[10], r[11])
     return DocumentInfo(document_id=r[0], title=r[1], path=r[2], media_type=r[3], sha256=r[4], pages=r[5],
                         sections=r[6], status=r[7], ingested_at=r[8], warnings=orjson.loads(r[9]), card=card,
-                        meta=meta)
+                        meta=meta, ocr_pages=orjson.loads(r[12]))
 
 
 def _card_json(card: Card | None) -> str | None:
@@ -112,13 +113,14 @@ def save_document(conn: Any, parsed: ParsedDocument, *, document_id: str, sha256
     info = DocumentInfo(document_id=document_id, title=clean(card_title(card, meta, parsed.title)), path=path,
                         media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
                         status=status, ingested_at=now(), sha256=sha256, warnings=list(parsed.warnings),
-                        card=None if card is None else card.merged(meta), meta=meta)
+                        card=None if card is None else card.merged(meta), meta=meta,
+                        ocr_pages=sorted(parsed.page_words))
     inserted = conn.execute(
-        f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT DO NOTHING RETURNING id",
         (document_id, info.title, path and clean(path), info.media_type, sha256, info.pages, info.sections, status,
          info.ingested_at, orjson.dumps(info.warnings).decode(), _card_json(card),
-         clean(orjson.dumps(meta).decode()))).fetchone()
+         clean(orjson.dumps(meta).decode()), orjson.dumps(info.ocr_pages).decode())).fetchone()
     if inserted is None:  # the same content committed by another writer (or still in: the caller re-checked)
         existing = find_by_sha(conn, sha256) or get_document(conn, document_id)
         raise DuplicateContent(existing)
@@ -134,6 +136,8 @@ def save_document(conn: Any, parsed: ParsedDocument, *, document_id: str, sha256
                          len(t_title) + len(t_anc) + len(t_text), " ".join(t_title) + FIELD_END,
                          " ".join(t_anc) + FIELD_END, " ".join(t_text)))
         cur.executemany(_SECTION_INSERT, rows)
+        cur.executemany("INSERT INTO page_words (document_id, number, words) VALUES (%s, %s, %s)",
+                        [(d, n, clean(w)) for d, n, w in word_rows(parsed, document_id)])
     return info
 
 
@@ -234,6 +238,16 @@ def get_page(conn: Any, document_id: str, number: int) -> PageRow:
         raise NotFound(f"document {document_id!r} has no page {number} (it has {doc.pages})",
                        {"document_id": document_id, "page": number})
     return PageRow(document_id, doc.title, number, row[0], doc.status)
+
+
+def page_words(conn: Any, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[list[float]]]:
+    """The OCR words of these pages (pages not read by OCR left out)."""
+    if not pages:
+        return {}
+    docs, nums = [d for d, _ in pages], [n for _, n in pages]
+    return {(d, n): orjson.loads(w) for d, n, w in conn.execute(
+        "SELECT w.document_id, w.number, w.words FROM page_words w "
+        "JOIN unnest(%s::text[], %s::int[]) AS k(d, n) ON w.document_id = k.d AND w.number = k.n", (docs, nums))}
 
 
 def page_range(conn: Any, document_id: str, start: int, end: int) -> dict[int, str]:

@@ -75,7 +75,7 @@ CREATE INDEX covers_tsv ON pages USING gin (tsv) WHERE number <= 2;
 """),
     (2, "document cards: derived fields (card, JSON; NULL until derived) and the user's values (meta, JSON)", """
 -- documents.title becomes the card's title (the user's, else the derived one). Documents written before this
--- version get their cards derived from their stored pages when the KB is opened (ingest/cards.fill_missing).
+-- version get their cards derived from their stored pages when the KB is opened (identity/card.fill_missing).
 ALTER TABLE documents ADD COLUMN card TEXT;
 ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX documents_title ON documents(title);
@@ -84,6 +84,17 @@ CREATE INDEX documents_title ON documents(title);
 -- {"page number": "income" | "balance" | "cash_flow"} (retrieval/cues.py judges them once); documents written
 -- before this version are judged from their stored pages when the KB is opened (retrieval/cues.fill_missing).
 ALTER TABLE documents ADD COLUMN statements TEXT;
+"""),
+    (4, "OCR: the words of the pages read by OCR, with their boxes, and each document's list of those pages", """
+-- words: [[start, end, line, left, bottom, right, top], ...] (ingest/ocr.py), offsets into the page's text and
+-- boxes in PDF points: a citation on a scanned page gets its boxes here, the file has no text layer there.
+CREATE TABLE page_words (
+    document_id TEXT COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    words       TEXT NOT NULL,
+    PRIMARY KEY (document_id, number)
+);
+ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
 """),
 ]
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from jsonl_engine.errors import InvalidParams, NotFound
-from jsonl_engine.store.rows import now, section_rows
+from jsonl_engine.store.rows import now, section_rows, word_rows
 from jsonl_engine.store.sqlite.driver import Connection, Row
 from jsonl_engine.store.types import (
     COVER_PAGES,
@@ -31,7 +31,8 @@ from jsonl_engine.store.types import (
 
 # ---------------------------------------------------------------- documents
 
-_DOC_COLUMNS = "id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta"
+_DOC_COLUMNS = ("id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta,"
+                " ocr_pages")
 
 
 def _doc(row: Row) -> DocumentInfo:
@@ -40,7 +41,7 @@ def _doc(row: Row) -> DocumentInfo:
     return DocumentInfo(document_id=row["id"], title=row["title"], path=row["path"], media_type=row["media_type"],
                         pages=row["pages"], sections=row["sections"], status=row["status"],
                         ingested_at=row["ingested_at"], sha256=row["sha256"], warnings=orjson.loads(row["warnings"]),
-                        card=card, meta=meta)
+                        card=card, meta=meta, ocr_pages=orjson.loads(row["ocr_pages"]))
 
 
 def list_documents(conn: Connection, statuses: Iterable[str] | None = None,
@@ -96,13 +97,17 @@ def save_document(conn: Connection, parsed: ParsedDocument, *, document_id: str,
     info = DocumentInfo(document_id=document_id, title=card_title(card, meta, parsed.title), path=path,
                         media_type=parsed.media_type, pages=len(parsed.pages), sections=len(parsed.sections),
                         status=status, ingested_at=now(), sha256=sha256, warnings=list(parsed.warnings),
-                        card=None if card is None else card.merged(meta), meta=meta)
-    conn.execute(f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        card=None if card is None else card.merged(meta), meta=meta,
+                        ocr_pages=sorted(parsed.page_words))
+    conn.execute(f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  (document_id, info.title, path, info.media_type, sha256, info.pages, info.sections, status,
                   info.ingested_at, orjson.dumps(info.warnings).decode(),
-                  None if card is None else orjson.dumps(card.to_dict()).decode(), orjson.dumps(meta).decode()))
+                  None if card is None else orjson.dumps(card.to_dict()).decode(), orjson.dumps(meta).decode(),
+                  orjson.dumps(info.ocr_pages).decode()))
     conn.executemany("INSERT INTO pages (document_id, number, text) VALUES (?, ?, ?)",
                      ((document_id, number, text) for number, text in enumerate(parsed.pages, start=1)))
+    conn.executemany("INSERT INTO page_words (document_id, number, words) VALUES (?, ?, ?)",
+                     word_rows(parsed, document_id))
     conn.executemany(
         "INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors, page_start,"
         " page_end, is_leaf, text, page_map, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -124,6 +129,7 @@ def _index_document(conn: Connection, document_id: str) -> None:
 def _delete_rows(conn: Connection, document_id: str) -> None:
     # Children before parents is irrelevant here: all of the document's sections go in one statement.
     conn.execute("DELETE FROM sections WHERE document_id = ?", (document_id,))
+    conn.execute("DELETE FROM page_words WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
 
@@ -227,6 +233,17 @@ def get_page(conn: Connection, document_id: str, number: int) -> PageRow:
         raise NotFound(f"document {document_id!r} has no page {number} (it has {doc.pages})",
                        {"document_id": document_id, "page": number})
     return PageRow(document_id, doc.title, number, row["text"], doc.status)
+
+
+def page_words(conn: Connection, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[list[float]]]:
+    """The OCR words of these pages (pages not read by OCR left out)."""
+    out: dict[tuple[str, int], list[list[float]]] = {}
+    for document_id, number in dict.fromkeys(pages):
+        row = conn.execute("SELECT words FROM page_words WHERE document_id = ? AND number = ?",
+                           (document_id, number)).fetchone()
+        if row is not None:
+            out[(document_id, number)] = orjson.loads(row[0])
+    return out
 
 
 def page_range(conn: Connection, document_id: str, start: int, end: int) -> dict[int, str]:

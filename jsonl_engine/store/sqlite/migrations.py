@@ -105,7 +105,7 @@ DROP TRIGGER covers_fts_insert;
 """),
     (3, "document cards: derived fields (card, JSON; NULL until derived) and the user's values (meta, JSON)", """
 -- documents.title becomes the card's title (the user's, else the derived one). Documents written before this
--- version get their cards derived from their stored pages when the KB is opened (ingest/cards.fill_missing).
+-- version get their cards derived from their stored pages when the KB is opened (identity/card.fill_missing).
 ALTER TABLE documents ADD COLUMN card TEXT;
 ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX documents_title ON documents(title);
@@ -121,6 +121,17 @@ ALTER TABLE documents ADD COLUMN statements TEXT;
 INSERT INTO pages_fts(pages_fts, rank) VALUES ('usermerge', 2);
 INSERT INTO sections_fts(sections_fts, rank) VALUES ('usermerge', 2);
 INSERT INTO covers_fts(covers_fts, rank) VALUES ('usermerge', 2);
+"""),
+    (6, "OCR: the words of the pages read by OCR, with their boxes, and each document's list of those pages", """
+-- words: [[start, end, line, left, bottom, right, top], ...] (ingest/ocr.py), offsets into the page's text and
+-- boxes in PDF points: a citation on a scanned page gets its boxes here, the file has no text layer there.
+CREATE TABLE page_words (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,
+    words       TEXT NOT NULL,
+    PRIMARY KEY (document_id, number)
+);
+ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
 """),
 ]
 

@@ -1,7 +1,8 @@
 """Routing: which documents a query is about, read from the document cards before any passage is scored.
 
 A query names an entity ("3M", "American Express", "Best Buy"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
-"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release").
+"2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release",
+"earnings call", "conference call", "call transcript": a transcript is routed by company and quarter like a 10-Q).
 Entities are matched against the cards' entity names word by word, each word weighted by how few entities of the
 library carry it (log(1 + E / entities holding it)), so "American" alone does not pick American Water Works for an
 "American Express" question. Among the documents of the named entity, the period decides: the filing for the named
@@ -21,9 +22,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
-from jsonl_engine.ingest.cards import DATE, parse_date
-from jsonl_engine.retrieval.query import STOPWORDS, normalise
+from jsonl_engine.identity.dates import DATE, parse_date, year_of
+from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
+from jsonl_engine.text import STOPWORDS, normalise
 
 MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
 FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
@@ -33,7 +35,7 @@ ROUTED = 4           # documents reported as routed (and searched first)
 COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
 _WORD = re.compile(r"[a-z0-9]+")
-_LEGAL = frozenset(["inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited", "nv", "sa", "ag", "se", "the", "group", "holdings", "holding"])
+_LEGAL = frozenset((*LEGAL_FORMS, "the"))
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
 _YEAR = re.compile(r"(?<![\d/-])((?:19|20)\d{2})(?![\d/-])")
@@ -46,11 +48,16 @@ _KIND_WORDS = (
     ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
+    ("earnings call transcript", re.compile(r"\b(?:earnings|conference|investor)\s+call\b|\bcall\s+transcripts?\b|"
+                                          r"\btranscripts?\b|\bon\s+(?:the|its|their)\s+(?:[\w'-]+\s+){0,4}call\b")),
+    ("clinical protocol", re.compile(r"\b(?:study|trial|clinical)\s+protocol\b")),
+    ("accident report", re.compile(r"\b(?:accident|incident)\s+report\b")),
 )
 _COMPARES = re.compile(r"\bbetween\b|\bcompar|\bvs\b|\bversus\b|\bfrom\b.*\bto\b|\bchange|\bgr[eo]w|\bincreas|"
                        r"\bdecreas|\bdeclin|\bimprov")
-_ANNUAL = ("10-K", "20-F", "40-F", "annual report")
-_QUARTERLY = ("10-Q", "earnings release")
+_ANNUAL = ANNUAL_KINDS
+_QUARTERLY = QUARTERLY_KINDS
+DECIDE_MARGIN = 0.15  # a routed document decides the question when its score leads the next by this much
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,7 @@ class Periods:
     latest: bool = False
     kinds: tuple[str, ...] = ()
     compares: bool = False  # the query compares periods ("between 2022 and 2021", "FY2021 vs FY2022")
+    span: str | None = None  # "quarter" or "year" when the query says which ("the most recent quarter")
 
     @property
     def target(self) -> int | None:
@@ -77,11 +85,6 @@ class Periods:
         return bool(self.years or self.quarter or self.dates or self.latest)
 
 
-def _year(text: str) -> int:
-    value = int(text)
-    return value + 2000 if value < 100 else value
-
-
 def parse_periods(query: str) -> Periods:
     """The fiscal years, quarter, dates, recency and document kinds named in `query`."""
     text = " ".join(query.split())
@@ -91,7 +94,7 @@ def parse_periods(query: str) -> Periods:
         if when is not None:
             dates.append(when)
     rest = DATE.sub(" ", text).lower()
-    fiscal = [_year(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
+    fiscal = [year_of(next(g for g in m.groups() if g)) for m in _FY.finditer(rest)]
     years = fiscal + [int(m.group(1)) for m in _YEAR.finditer(_FY.sub(" ", rest))]
     quarter = None
     if m := _QUARTER.search(rest):
@@ -102,7 +105,9 @@ def parse_periods(query: str) -> Periods:
         else:  # first half: the second quarter closes it
             quarter = 2 if (m[4] == "1" or m[5] == "first") else 4
     kinds = tuple(kind for kind, pattern in _KIND_WORDS if pattern.search(rest))
-    return Periods(years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
+    span = "quarter" if re.search(r"\bquarter(?:ly)?\b|\b10-?q\b", rest) else \
+        "year" if re.search(r"\b(?:annual|year|10-?k)\b", rest) else None
+    return Periods(span=span, years=tuple(sorted(set(years))), fiscal_years=tuple(sorted(set(fiscal))), quarter=quarter, dates=tuple(dates),
                    latest=bool(_LATEST.search(rest)), kinds=kinds,
                    compares=len(set(years)) > 1 and bool(_COMPARES.search(rest)))
 
@@ -124,6 +129,19 @@ class Route:
 
     def top(self, n: int = ROUTED) -> list[str]:
         return sorted(self.scores, key=lambda d: (-self.scores[d], d))[:n]
+
+    def decided(self) -> str | None:
+        """The one document the query names by entity and period, when exactly one fits the period fully and it
+        leads every other routed document by DECIDE_MARGIN; None for a comparison of periods."""
+        if not self.periods.named or self.periods.compares or not self.scores:
+            return None
+        ranked = self.top(2)
+        best = ranked[0]
+        if self.fits.get(best, 0.0) < 1.0 or sum(1 for f in self.fits.values() if f >= 1.0) != 1:
+            return None
+        if len(ranked) > 1 and self.scores[best] - self.scores[ranked[1]] < DECIDE_MARGIN:
+            return None
+        return best
 
     def covering(self) -> list[str]:
         """The routed documents that cover the period the query names (the best period fit, when it is at least
@@ -187,6 +205,44 @@ def _capitalised(query: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
 
 
+_JOINERS = frozenset(("of", "and", "the", "for", "&"))
+
+
+def _capital_runs(query: str) -> list[tuple[str, ...]]:
+    """The query's runs of capitalised words, lowercased, joined by "of", "and", "the" ("Freedom of Information
+    Act", "General Services Administration"): a name the query writes out."""
+    words = re.findall(r"[^\W_]+|&", unicodedata.normalize("NFKC", query).replace("\u2019", "'"))
+    runs, run = [], []
+    for word in words:
+        if word[:1].isupper() or (run and word.lower() in _JOINERS):
+            run.append(word.lower())
+        else:
+            runs.append(tuple(w for w in run if w not in _JOINERS))
+            run = []
+    runs.append(tuple(w for w in run if w not in _JOINERS))
+    return [r for r in runs if r]
+
+
+def _other_name(runs: list[tuple[str, ...]], token: str, own: set[str]) -> bool:
+    """Whether `token` (a capitalised word, not an all-capitals abbreviation such as "JPM") stands in a
+    written-out name of two or more words with a word the entity's name lacks: the query names something else
+    ("Act" in "Freedom of Information Act" is not Activision)."""
+    return any(token in run and len(run) >= 2 and any(w not in own for w in run) for run in runs)
+
+
+def _acronym(token: str, words: tuple[str, ...]) -> bool:
+    """"ntsb" ~ National Transportation Safety Board, "opm" ~ United States Office of Personnel Management, "dol"
+    ~ Department of Labor: the initials of the name's last two or more words, with or without its small words
+    (three letters at least: "JJ" says too little)."""
+    if len(token) < 3:
+        return False
+    for kept in (words, tuple(w for w in words if w not in _JOINERS)):
+        for start in range(len(kept) - 1):
+            if len(kept) - start >= 2 and token == "".join(w[0] for w in kept[start:]):
+                return True
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def _name_index(names: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, int], dict[str, float]]:
     """The library's entity names: their words, how many names hold each word, and its IDF (one library's
@@ -211,6 +267,8 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
     initials = _joined_initials(query)
+    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,6}\b", unicodedata.normalize("NFKC", query))}
+    runs = [tuple(w for w in run if w not in acronyms and w not in STOPWORDS) for run in _capital_runs(query)]
     matched: dict[str, float] = {}
     for name, ws in words.items():
         if not ws:
@@ -220,10 +278,13 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
         if "".join(ws) in asked and len(ws) > 1:
             got = whole
         share = got / whole if whole else 0.0
-        if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2:
+        own = set(ws) | _LEGAL
+        if share < FIRST_WORD and ws[0] in capital and holders[ws[0]] == 1 and len(ws[0]) >= 2 \
+                and not _other_name(runs, ws[0], own):
             share = FIRST_WORD
-        if share < FIRST_WORD and (any(_abbreviates(t, ws) for t in capital)
-                                   or any(_initialises(t, ws) for t in initials)):
+        if share < FIRST_WORD and (any(_abbreviates(t, ws) and not _other_name(runs, t, own) for t in capital)
+                                   or any(_initialises(t, ws) for t in initials)
+                                   or any(_acronym(t, ws) for t in acronyms)):
             share = FIRST_WORD
         if share >= MIN_ENTITY:
             matched[name] = share
@@ -250,17 +311,23 @@ def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[f
             return 0.1, ""
     if periods.quarter is not None:
         target = periods.target
-        if card.kind in _QUARTERLY and fq == periods.quarter:
-            if target is None or fy == target:
-                return 1.0, f"Q{fq} fiscal {fy}"
-            if fy is not None and abs(fy - target) == 1:
-                return 0.6, f"Q{fq} fiscal {fy}"
+        if card.kind in _QUARTERLY and fq == periods.quarter and (target is None or fy == target):
+            return 1.0, f"Q{fq} fiscal {fy}"
+        end = parse_date(card.period_end) if card.period_end else None
+        if card.kind in _QUARTERLY and end is not None and (end.month - 1) // 3 + 1 == periods.quarter \
+                and (target is None or end.year == target):
+            return 0.9, f"calendar Q{periods.quarter} {end.year} (ended {card.period_end})"
+        if card.kind in _QUARTERLY and fq == periods.quarter and fy is not None and target is not None \
+                and abs(fy - target) == 1:
+            return 0.6, f"Q{fq} fiscal {fy}"
         if card.kind in _ANNUAL and target is not None and fy == target:
             return 0.5, f"fiscal year {fy}"
         return 0.1, ""
     if periods.years:
         target = periods.target
-        whole_year = card.kind in _ANNUAL or card.kind is None or (card.kind == "earnings release" and fq == 4)
+        whole_year = card.kind not in (*_QUARTERLY, "8-K") or (card.kind == "earnings release" and fq == 4)
+        if fy is None and not ends and card.date is None:
+            return 0.4, ""  # a document with no period of its own: its year cannot be judged
         if fy == target:
             return (1.0 if whole_year else 0.7), f"fiscal year {fy}"
         if fy is not None and card.kind in _ANNUAL and 0 < fy - target <= 2:
@@ -277,6 +344,39 @@ def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[f
     return 0.1, ""
 
 
+def recency(card: Card) -> date | None:
+    """When a document's period closes: its period end, else its date of report, else its own date, else the end
+    of its fiscal quarter or year (approximately: for ordering only)."""
+    for value in (card.period_end, card.report_date, card.date):
+        if value:
+            when = parse_date(value) if len(value) == 10 else parse_date(value + "-28") if len(value) == 7 else None
+            if when is not None:
+                return when
+    if card.fiscal_year is not None:
+        return date(card.fiscal_year, 3 * card.fiscal_quarter, 28) if card.fiscal_quarter else date(card.fiscal_year, 12, 31)
+    return None
+
+
+def _latest_fits(cards: dict[str, Card], docs: list[str], periods: Periods) -> dict[str, tuple[float, str]]:
+    """"Latest", "most recent", "current": the newest period of the entity's documents of the kind asked (the
+    quarter's or the year's documents when the query says which), newest first; the newest 1.0, then 0.1 less
+    per step back (at least 0.5)."""
+    wanted = _QUARTERLY if periods.span == "quarter" else _ANNUAL if periods.span == "year" else None
+    if periods.kinds:
+        wanted = periods.kinds
+    dated = {d: recency(cards[d]) for d in docs if wanted is None or cards[d].kind in wanted}
+    order = sorted({w for w in dated.values() if w is not None}, reverse=True)
+    out = {}
+    for doc in docs:
+        when = dated.get(doc)
+        if when is None:
+            out[doc] = (0.5, "")
+            continue
+        step = order.index(when)
+        out[doc] = (max(0.5, 1.0 - 0.1 * step), "most recent" if step == 0 else f"{step} period(s) before the latest")
+    return out
+
+
 def route(store: Store, query: str, scope: Scope) -> Route:
     """The documents of `scope` the query names, by entity, period and kind (empty: the query names no entity)."""
     docs = store.documents(document_ids=sorted(scope.documents))
@@ -285,15 +385,27 @@ def route(store: Store, query: str, scope: Scope) -> Route:
     if not entities:
         return Route()
     periods = parse_periods(query)
-    latest: dict[str, int] = {}
-    for doc, (_, name) in entities.items():
+    # one issuer however a document writes its name ("Acme Robotics Corporation" on a call's title, "Acme Robotics"
+    # in the operator's welcome): the words of its name the query carries
+    asked = _query_words(query)
+    issuer = {doc: tuple(w for w in name_words(name) if w in asked) or name_words(name)
+              for doc, (_, name) in entities.items()}
+    latest: dict[tuple[str, ...], int] = {}
+    for doc in entities:
         fy = cards[doc].fiscal_year
         if fy is not None:
-            latest[name] = max(fy, latest.get(name, fy))
+            latest[issuer[doc]] = max(fy, latest.get(issuer[doc], fy))
     out = Route(periods=periods)
+    latest_fits: dict[str, tuple[float, str]] = {}
+    if periods.latest and not (periods.years or periods.quarter or periods.dates):
+        by_name: dict[tuple[str, ...], list[str]] = {}
+        for doc in entities:
+            by_name.setdefault(issuer[doc], []).append(doc)
+        for docs_of in by_name.values():
+            latest_fits.update(_latest_fits(cards, docs_of, periods))
     for doc, (share, name) in entities.items():
         card = cards[doc]
-        fit, why = period_fit(card, periods, latest.get(name))
+        fit, why = latest_fits.get(doc) or period_fit(card, periods, latest.get(issuer[doc]))
         score = share * (W_FLOOR + (1 - W_FLOOR) * fit)
         out.fits[doc] = fit
         reasons = [f"entity {name}"] + ([why] if why else [])
