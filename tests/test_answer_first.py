@@ -221,3 +221,29 @@ def test_a_protocols_primary_endpoint_comes_first_not_its_contents_line(tmp_path
     out = library_kind(tmp_path, "NCT06152900_Prot_SAP_000.pdf", "What is the primary endpoint?")
     assert out.claims[0].text.startswith("Primary Endpoint:\nPhotographic evaluation by an independent")
     assert not any(re.fullmatch(r"[\d.]+ .* \d{1,4}", c.text) for c in out.claims)
+
+
+TABLE_REPORT = ("# Acme Report 2022\n\n## Cash flows\n\nCash flows from investing activities were as follows.\n\n"
+                "(Millions) 2022 2021\nPurchases of property and equipment (812) (790)\nDividends paid (300) (280)\n")
+
+
+def test_kb_answer_over_the_wire_cites_the_cell_of_the_stated_figure(tmp_path, gateway):
+    """The daemon's kb.answer: the reader quotes a table row and states one of its figures; the citation
+    carries that cell, its column and the unit (a text document: offsets, no boxes)."""
+    from tests.support.answer_script import AnswerScript
+
+    row = "Purchases of property and equipment (812) (790)"
+    gateway.responder = AnswerScript(quote=lambda text: row if row in text else None,
+                                     answer=lambda ids: f"Acme's capital expenditure was $812 million in 2022 [{ids[0]}].")
+    with engine(tmp_path / "kb", env=gateway.env(), timeout=60) as d:
+        doc = d.call("kb.ingest", {"text": TABLE_REPORT, "title": "Acme Report 2022",
+                                   "media_type": "text/markdown"})["document_id"]
+        out = d.call("kb.answer", {"query": "What was Acme's capital expenditure in 2022?", "stream": False,
+                                   "max_sections": 1})
+        cited = out["citations"][0]
+        assert cited["verified"] and cited["quote"] == row
+        cell = cited["cell"]
+        assert (cell["text"], cell["column"], cell["unit"], cell["label"]) == \
+            ("(812)", "2022", "(Millions)", "Purchases of property and equipment")
+        page = d.call("kb.read", {"document_id": doc, "page": cell["page"]})["text"]
+        assert page[cell["start"]:cell["end"]] == "(812)" and cell["boxes"] is None
