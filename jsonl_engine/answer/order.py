@@ -11,6 +11,7 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         terms of the document's title, its issuer's name, do not count)
+  -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
@@ -31,6 +32,7 @@ from jsonl_engine.answer.tables import TableRow, year_of
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
+W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
 
@@ -72,7 +74,8 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False) ->
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
-          label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0) -> Judged:
+          label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
+          label_extra: int = 0) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -87,6 +90,9 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         if label_share:
             value += W_LABEL * label_share
             why.append(f"row label holds {label_share:.0%} of the question's terms")
+        if label_extra:
+            value -= W_EXTRA * min(label_extra, MAX_EXTRA)
+            why.append(f"{label_extra} other word(s) in its label")
         cells = asked_cells(table, ask.years, ask.quarter)
         if cells:
             value += W_PERIOD_CELL

@@ -464,6 +464,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id())."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.alts for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     for u in chosen:
         doc = u.passage.document_id
@@ -471,20 +472,21 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
-        label_share, labelled = 0.0, False
+        label_share, labelled, label_extra = 0.0, False, 0
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = keys(reading.row.label.text)
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             asked = content - named_by_title[u.passage.document_id]
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
+            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()))
+                                    words=len(body.split()), label_extra=label_extra)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
