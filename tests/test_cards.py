@@ -325,7 +325,7 @@ def test_statement_pages_filled_for_documents_stored_before(kb_location: Path | 
     store = open_store(kb_location)
     (a,) = (o.document_id for o in ingest_paths(store, [str(tmp_path / "a.pdf")]))
     with store.transaction() as tx:  # as an older engine left it
-        tx._conn.execute("UPDATE documents SET statements = NULL")
+        tx._conn.run("UPDATE documents SET statements = NULL")
     assert store.statement_pages([a]) == {a: None}
     assert cues.statement_pages(store, [a]) == {a: {6: cues.CASH_FLOW}}  # judged when not stored
     assert cues.fill_missing(store) == 1

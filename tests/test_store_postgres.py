@@ -168,6 +168,6 @@ def test_bm25_scores_equal_sqlite(pg_server, tmp_path: Path) -> None:
         answers.append(([(h.number, round(h.score, 9)) for h in pages],
                         [(h.section.section_id, round(h.score, 9)) for h in sections],
                         {k: round(v, 9) for k, v in store.search_covers(phrases, scope).items()},
-                        store.page_frequencies(phrases), store.document_frequencies(phrases)))
+                        store.frequencies("pages", phrases), store.frequencies("documents", phrases)))
         store.close()
     assert answers[0] == answers[1]

@@ -13,7 +13,6 @@ from jsonl_engine.context import CancelFlag
 from jsonl_engine.errors import Cancelled, Internal, NotFound
 from jsonl_engine.ingest import outcome, parse_text, sync
 from jsonl_engine.store import DuplicateContent, open_store
-from jsonl_engine.store.sqlite import documents
 from jsonl_engine.store.sqlite.migrations import MIGRATIONS
 from tests.conftest import kb_integrity as integrity
 from tests.support.sql import fts_hits, sql
@@ -241,9 +240,16 @@ def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
         for statement in _statements(script):
             conn.execute(statement)
         conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
+    from jsonl_engine.store.repository import Transaction
+    from jsonl_engine.store.sqlite.store import SqliteDialect, SqliteStore
+
+    class Rows:  # the repository's rows and index rows, written on this connection without opening a Store
+        dialect = SqliteDialect(None)  # type: ignore[arg-type]
+        _write_text = SqliteStore._write_text
+
     conn.execute("BEGIN IMMEDIATE")
-    documents.save_document(conn, parse_text("# Future\n\nokapi words\n", "t", "text/markdown"),
-                       document_id="f" * 16, sha256="f" * 64, path=None)
+    Transaction(Rows(), conn).insert(parse_text("# Future\n\nokapi words\n", "t", "text/markdown"),  # type: ignore[arg-type]
+                                     document_id="f" * 16, sha256="f" * 64, path=None)
     conn.execute("COMMIT")
     conn.close()
 

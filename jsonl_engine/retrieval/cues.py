@@ -102,9 +102,9 @@ def judge(store: Store, document_id: str) -> dict[int, str]:
     (found in the index) whose head names a statement and whose text is mostly figures; every other page holds
     none."""
     candidates = [p for p in store.pages_holding(HEAD_PHRASES, [document_id]) if p[0] == document_id]
-    heads = store.page_heads(candidates, HEAD_CHARS) if candidates else {}
+    heads = store.page_texts(candidates, HEAD_CHARS) if candidates else {}
     named = {p: kind for p in candidates if p in heads and (kind := _head_kind(heads[p])) is not None}
-    texts = store.page_heads(sorted(named), HEAD_TEXT) if named else {}
+    texts = store.page_texts(sorted(named), HEAD_TEXT) if named else {}
     return {p[1]: kind for p, kind in named.items() if p in texts and _mostly_figures(texts[p])}
 
 

@@ -39,12 +39,12 @@ def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     """
     if not q.names:
         return {}
-    total = store.document_count()
+    total = store.count("documents")
     candidates = list(q.names)
     for name in q.names:  # a run no filing spells that way ("Adjusted Non GAAP EBITDA"): try its words
-        if len(name) > 1 and not store.document_frequencies([name])[name]:
+        if len(name) > 1 and not store.frequencies("documents", [name])[name]:
             candidates += [(w,) for w in name if (w,) not in candidates]
-    df = store.document_frequencies(candidates)
+    df = store.frequencies("documents", candidates)
     names = {n: df[n] for n in candidates if 0 < df[n] <= max(2.0, NAME_MAX_DF * total)}
     if not names:
         return {}
@@ -75,8 +75,8 @@ def word_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     words = q.phrases[: q.n_words]
     if not words:
         return {}
-    limit = max(2.0, COVER_MAX_DF * store.cover_count())
-    df = store.cover_frequencies(words)
+    limit = max(2.0, COVER_MAX_DF * store.count("covers"))
+    df = store.frequencies("covers", words)
     rare = [p for p in words if 0 < df[p] <= limit]
     return store.search_covers(rare, scope) if rare else {}
 

@@ -134,9 +134,9 @@ def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
     the index)."""
     half = len(phrases) // 2
     if half < 2:
-        return store.page_frequencies(phrases)
-    beside = _beside(store, store.page_frequencies, phrases[:half])
-    counts = store.page_frequencies(phrases[half:])
+        return store.frequencies("pages", phrases)
+    beside = _beside(store, store.frequencies, "pages", phrases[:half])
+    counts = store.frequencies("pages", phrases[half:])
     return {**beside.result(), **counts}
 
 
@@ -233,7 +233,7 @@ def _select_phrases(store: Store, q: Query, issuer: frozenset[str] = frozenset()
     Multi-word phrases with stopwords ("statement of cash flows") stay out of the section statement: their
     position lists are the most expensive to evaluate, and the page statement already rewards them.
     """
-    limit = MAX_DF * store.page_count()
+    limit = MAX_DF * store.count("pages")
     df = _page_frequencies(store, q.phrases)
     present = [p for p in q.phrases if df[p] > 0]
     if issuer and any(not issuer.issuperset(p) for p in present):

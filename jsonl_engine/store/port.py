@@ -2,7 +2,8 @@
 
 Callers never see a connection, a query language or a backend exception: an implementation translates its
 own failures into EngineErrors (NotFound for a missing document/section/page, Internal otherwise). The SQLite
-implementation is `jsonl_engine.store.sqlite`; `jsonl_engine.store.open_store` picks one.
+implementation is `jsonl_engine.store.sqlite`, the PostgreSQL one `jsonl_engine.store.postgres`: each is the shared
+repository (store/repository.py) with its dialect and its SearchIndex; `jsonl_engine.store.open_store` picks one.
 
 Reads see the latest committed state, each on its own; inside `snapshot()` every read of the calling thread
 sees one consistent state. Writes are atomic: a document goes in (or is replaced, or removed) whole.
@@ -51,10 +52,6 @@ class Transaction(Protocol):
 
     def find_by_path(self, path: str) -> list[DocumentInfo]: ...
 
-    def find_by_title(self, title: str) -> list[DocumentInfo]:
-        """Documents with exactly this title (to tell a new document's title apart from its siblings')."""
-        ...
-
     def insert(self, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
                status: str = "approved", replace: Iterable[str] = (), meta: dict | None = None) -> DocumentInfo:
         """Insert a parsed document, its pages and sections, and index them; first delete the `replace` ids.
@@ -64,7 +61,49 @@ class Transaction(Protocol):
         ...
 
 
-class Store(Protocol):
+class SearchIndex(Protocol):
+    """A backend's text index: the searches (phrases are OR-ed; scores are higher-is-better, BM25 as FTS5's
+    bm25() computes it on every backend), counted in `kind`s: "pages", "covers" (the first COVER_PAGES pages of
+    each document), "sections", "documents" (documents with a page holding the phrase)."""
+
+    def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+        """phrase -> number of rows of `kind` holding it (cached per KB generation)."""
+        ...
+
+    def count(self, kind: str) -> int:
+        """The rows of `kind` ("pages", "covers" or "documents")."""
+        ...
+
+    def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
+                     within: Sequence[str] | None = None) -> list[PageHit]:
+        """The best pages of the scope (of the `within` documents, when given) by BM25, best first."""
+        ...
+
+    def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
+                        within: Sequence[str]) -> list[SectionHit]:
+        """The best sections of the `within` documents by field-weighted BM25, best first."""
+        ...
+
+    def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
+        """document id -> the best BM25 score of its cover pages, for the documents in scope that match."""
+        ...
+
+    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
+        """The pages of these documents holding any of the phrases, unranked, by document id and page number
+        (a cheap filter: no score, so no corpus-wide statistics)."""
+        ...
+
+    def tidy_indexes(self) -> None:
+        """Bring the search indexes into their fastest form after a batch of writes (SQLite merges FTS5 segments,
+        PostgreSQL flushes GIN pending lists). Search results do not change; an ingest calls it when it has
+        written documents."""
+        ...
+
+
+class Store(SearchIndex, Protocol):
+    """Documents, sections and pages (written once for every backend: store/repository.py) and the backend's
+    SearchIndex."""
+
     # ---- lifecycle and consistency
     def snapshot(self) -> AbstractContextManager[None]:
         """Reads of this thread inside the block see one consistent state."""
@@ -93,15 +132,9 @@ class Store(Protocol):
 
     def document(self, document_id: str) -> DocumentInfo: ...
 
-    def page_counts(self, document_ids: Sequence[str]) -> dict[str, int]: ...
-
     def find_by_sha256(self, sha256: str) -> DocumentInfo | None: ...
 
     def find_by_path(self, path: str) -> list[DocumentInfo]: ...
-
-    def find_by_title(self, title: str) -> list[DocumentInfo]:
-        """Documents with exactly this title."""
-        ...
 
     # ---- sections and pages
     def section(self, section_id: str) -> SectionRow: ...
@@ -133,8 +166,8 @@ class Store(Protocol):
 
     def page(self, document_id: str, number: int) -> PageRow: ...
 
-    def page_texts(self, pages: Sequence[PageKey]) -> dict[PageKey, str]:
-        """The texts of these pages (missing pages left out)."""
+    def page_texts(self, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
+        """The texts of these pages (their first `chars` characters, when given; missing pages left out)."""
         ...
 
     def page_words(self, pages: Sequence[PageKey]) -> dict[PageKey, list[list[float]]]:
@@ -146,10 +179,6 @@ class Store(Protocol):
         """page number -> text for the document's pages from `start` to `end`."""
         ...
 
-    def page_heads(self, pages: Sequence[PageKey], chars: int) -> dict[PageKey, str]:
-        """The first `chars` characters of these pages."""
-        ...
-
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         """document id -> the pages holding a primary financial statement (page number -> kind, as
         retrieval/cues.py judges them), None when not judged yet (`set_statement_pages`); absent ids left out."""
@@ -157,44 +186,6 @@ class Store(Protocol):
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
         """document id -> the texts of its cover pages (the first COVER_PAGES), in page order."""
-        ...
-
-    # ---- search (phrases are OR-ed; scores are higher-is-better)
-    def page_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        """phrase -> number of pages holding it."""
-        ...
-
-    def cover_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        """phrase -> number of cover pages holding it."""
-        ...
-
-    def document_frequencies(self, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        """phrase -> number of documents with a page holding it."""
-        ...
-
-    def page_count(self) -> int: ...
-
-    def cover_count(self) -> int: ...
-
-    def document_count(self) -> int: ...
-
-    def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
-                     within: Sequence[str] | None = None) -> list[PageHit]:
-        """The best pages of the scope (of the `within` documents, when given) by BM25, best first."""
-        ...
-
-    def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
-                        within: Sequence[str]) -> list[SectionHit]:
-        """The best sections of the `within` documents by field-weighted BM25, best first."""
-        ...
-
-    def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
-        """document id -> the best BM25 score of its cover pages, for the documents in scope that match."""
-        ...
-
-    def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
-        """The pages of these documents holding any of the phrases, unranked, by document id and page number
-        (a cheap filter: no score, so no corpus-wide statistics)."""
         ...
 
     # ---- writes
@@ -222,12 +213,6 @@ class Store(Protocol):
     def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
         """Store a document's statement pages (page number -> kind; every other page holds none); NotFound when
         absent. Done at ingest; documents written before are judged on open (retrieval/cues.fill_missing)."""
-        ...
-
-    def tidy_indexes(self) -> None:
-        """Bring the search indexes into their fastest form after a batch of writes (SQLite merges FTS5 segments,
-        PostgreSQL flushes GIN pending lists). Search results do not change; an ingest calls it when it has
-        written documents."""
         ...
 
     def set_meta(self, document_id: str, values: dict) -> DocumentInfo:

@@ -85,7 +85,7 @@ def test_server_errors_of_an_unusable_database_are_kb_unavailable_with_a_reason(
     try:
         with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.Error) as raised:
             conn.execute(f"DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '{sqlstate}'; END $$")
-        error = store._translate("write", raised.value)  # the store's one translation edge, on a real error
+        error = store.dialect.translate("write", raised.value)  # the backend's one error mapping, on a real error
         assert error.code == code and isinstance(error, KBUnavailable if reason else Internal)
         assert (error.data or {}).get("reason") == reason
         assert "raised" in error.message

@@ -1,5 +1,5 @@
-"""The full-text statements of the PostgreSQL store: scope resolution, BM25 over pages, sections and cover pages,
-row loading (the counterpart of sqlite/search.py).
+"""The full-text statements of the PostgreSQL text index: BM25 over pages, sections and cover pages, phrase
+counts (the counterpart of sqlite/search.py).
 
 Ranking is FTS5's bm25() computed in SQL, so both backends rank alike: for each phrase,
     idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * D / avgdl)),  k1 = 1.2, b = 0.75,
@@ -24,12 +24,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
-from jsonl_engine.errors import NotFound
 from jsonl_engine.store.postgres.text import CONFIG, words
-from jsonl_engine.store.rows import json_pairs
-from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
+from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
@@ -93,23 +89,6 @@ def scope_filter(scope: Scope, column: str) -> tuple[str, list[Any]]:
     return f"{column} = ANY(%s)", [sorted(scope.documents)]
 
 
-def resolve_scope(conn: Any, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
-    if document_ids is not None:
-        wanted = sorted(set(document_ids))
-        rows = conn.execute("SELECT id, title, status FROM documents WHERE id = ANY(%s)", (wanted,)).fetchall() \
-            if wanted else []
-        found = {r[0] for r in rows}
-        missing = [d for d in wanted if d not in found]
-        if missing:
-            raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
-        total = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    else:
-        rows = conn.execute("SELECT id, title, status FROM documents").fetchall()
-        total = len(rows)
-    docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
-    return Scope(documents=docs, complete=len(docs) == total)
-
-
 def stats(conn: Any) -> dict[str, tuple[int, float]]:
     """kind -> (rows, mean tokens per row) for pages, covers and sections."""
     r = conn.execute(
@@ -171,71 +150,6 @@ def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
     return [(r[0], r[1]) for r in conn.execute(sql, args)]
 
 
-def section_columns(a: str) -> str:
-    """The columns of a SectionRef, of the sections table aliased `a`."""
-    return (f"{a}.rowid, {a}.id, {a}.document_id, {a}.title, {a}.ancestors, {a}.page_start, {a}.page_end, "
-            f"length({a}.text) AS text_len, CASE WHEN {a}.is_leaf THEN NULL ELSE {a}.page_map END AS own_map")
-
-
-def _ref(r: Sequence[Any]) -> SectionRef:
-    try:
-        path = [str(t) for t in orjson.loads(r[4] or "[]")]
-    except (ValueError, TypeError):
-        path = []
-    return SectionRef(section_id=r[1], document_id=r[2], title=r[3], path=path, page_start=r[5], page_end=r[6],
-                      text_len=r[7] or 0, own_map=None if r[8] is None else json_pairs(r[8]))
-
-
-def load_sections(conn: Any, rowids: Sequence[int]) -> dict[int, SectionRef]:
-    if not rowids:
-        return {}
-    return {r[0]: _ref(r) for r in conn.execute(f"SELECT {section_columns('s')} FROM sections s WHERE s.rowid = ANY(%s)",
-                                                (list(rowids),))}
-
-
-def sections_on_pages(conn: Any, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
-    """Sections starting at most `back` pages before each page and covering it: page by page, in page order,
-    each section once (one statement for all pages)."""
-    if not pages:
-        return []
-    rows: list[SectionRef] = []
-    seen: set[int] = set()
-    for r in conn.execute(
-            f"SELECT {section_columns('s')} FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY AS k(d, n, i) "
-            "JOIN sections s ON s.document_id = k.d AND s.page_start BETWEEN k.n - %s AND k.n AND s.page_end >= k.n "
-            "ORDER BY k.i, s.page_start, s.rowid", ([d for d, _ in pages], [n for _, n in pages], back)):
-        if r[0] not in seen:
-            seen.add(r[0])
-            rows.append(_ref(r))
-    return rows
-
-
-def section_texts(conn: Any, section_ids: Sequence[str]) -> dict[str, tuple[str, list[tuple[int, int]]]]:
-    ids = list(dict.fromkeys(section_ids))
-    return {sid: (text, json_pairs(page_map)) for sid, text, page_map in conn.execute(
-        "SELECT id, text, page_map FROM sections WHERE id = ANY(%s)", (ids,))} if ids else {}
-
-
-def load_pages(conn: Any, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
-    if not pages:
-        return {}
-    column = "text" if chars is None else f"substr(text, 1, {int(chars)})"
-    docs, nums = [d for d, _ in pages], [n for _, n in pages]
-    return {(d, n): t for d, n, t in conn.execute(
-        f"SELECT p.document_id, p.number, {column} FROM pages p "
-        "JOIN unnest(%s::text[], %s::int[]) AS k(d, n) ON p.document_id = k.d AND p.number = k.n", (docs, nums))}
-
-
-def cover_texts(conn: Any, document_ids: Sequence[str]) -> dict[str, list[str]]:
-    parts: dict[str, list[str]] = {d: [] for d in document_ids}
-    if not document_ids:
-        return parts
-    for doc, text in conn.execute(f"SELECT document_id, text FROM pages WHERE number <= {COVER_PAGES} "
-                                  "AND document_id = ANY(%s) ORDER BY document_id, number", (list(document_ids),)):
-        parts[doc].append(text)
-    return parts
-
-
 GIN_INDEXES = ("pages_tsv", "sections_tsv", "covers_tsv")
 
 
@@ -250,21 +164,3 @@ def generation(conn: Any) -> tuple:
     """Changes whenever a document is added or removed: the count and the newest sequence number (never reused)."""
     row = conn.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents").fetchone()
     return (int(row[0]), int(row[1]))
-
-
-def page_counts(conn: Any, document_ids: Sequence[str]) -> dict[str, int]:
-    if not document_ids:
-        return {}
-    return dict(conn.execute("SELECT id, pages FROM documents WHERE id = ANY(%s)", (list(document_ids),)).fetchall())
-
-
-def tree_rows(conn: Any, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
-    if not document_ids:
-        return []
-    rows = conn.execute(
-        "SELECT id, document_id, parent_id, depth, title, page_start, page_end, is_leaf, summary,"
-        f" length(text) AS text_len, CASE WHEN summary = '' THEN substr(text, 1, {int(head_chars)}) END AS head"
-        " FROM sections WHERE document_id = ANY(%s) ORDER BY document_id, position", (list(document_ids),)).fetchall()
-    return [TreeRow(section_id=r[0], document_id=r[1], parent_id=r[2], depth=int(r[3]), title=r[4],
-                    page_start=int(r[5]), page_end=int(r[6]), is_leaf=bool(r[7]), summary=r[8],
-                    text_len=int(r[9]), head=r[10]) for r in rows]

@@ -1,29 +1,36 @@
-"""PostgresStore: the Store interface over one PostgreSQL database (psycopg 3). The only code that knows its
-SQL, tsvector/tsquery syntax and psycopg exceptions; those become EngineErrors here, with the connection
-string redacted. The verbs that only call documents.py / search.py on a connection live in
-store/delegating.py."""
+"""PostgresStore: the shared document repository (store/repository.py) over one PostgreSQL database (psycopg 3),
+with PostgreSQL's dialect (placeholders, arrays, NUL, the duplicate-content insert; psycopg's errors become
+EngineErrors in `PostgresDialect.translate`, the one place, the connection string redacted) and its text index:
+token counts and weighted tsvectors written with the rows, searched by the SearchIndex verbs below (BM25 in SQL,
+statements in search.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
-from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
+from jsonl_engine.store.dialect import Dialect, Sql
 from jsonl_engine.store.location import describe
-from jsonl_engine.store.postgres import documents as docs
 from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
+from jsonl_engine.store.postgres.text import CONFIG, tokens, words
+from jsonl_engine.store.repository import Repository
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 
-class _PostgresErrors:
-    """psycopg errors become EngineErrors naming the operation (never the password)."""
+class PostgresDialect(Dialect):
+    """PostgreSQL's differences: `%s` placeholders, `= ANY(array)` for lists, no NUL in text, the content hash's
+    UNIQUE conflict skipped (`ON CONFLICT DO NOTHING RETURNING`), executemany on a cursor; and its errors become
+    EngineErrors naming the operation (never the password), here only."""
 
-    _errors = (psycopg.Error,)
-    _url: str
+    errors = (psycopg.Error,)
 
-    def _translate(self, what: str, exc: BaseException) -> EngineError:
+    def __init__(self, url: str, db: Connections) -> None:
+        self._url, self._db = url, db
+
+    def translate(self, what: str, exc: BaseException) -> EngineError:
         text = failure(self._url, exc)
         reason = _unusable(exc)
         if reason is None:
@@ -31,6 +38,29 @@ class _PostgresErrors:
         problem = "is unreachable" if reason == "unreachable" else f"cannot be used ({reason})"
         return KBUnavailable(f"the KB database {problem} ({what}): {text}",
                              {"kb": describe(self._url), "reason": reason})
+
+    def lost(self, exc: BaseException) -> bool:
+        return self._db.lost(exc)
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 (one dialect per store, statements are a fixed set)
+    def statement(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def text(self, value: str) -> str:
+        """PostgreSQL text cannot hold NUL: U+FFFD instead (same length, so offsets and page maps hold)."""
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+    def executemany(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with conn.cursor() as cur:
+            cur.executemany(self.statement(sql), list(rows))
+
+    def insert_new(self, conn: Any, table: str, columns: str, row: Sequence[Any]) -> bool:
+        marks = ",".join("?" * len(row))
+        return self.execute(conn, f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT DO NOTHING "
+                            "RETURNING 1", row).fetchone() is not None
 
 
 def _unusable(exc: BaseException) -> str | None:
@@ -49,30 +79,44 @@ def _unusable(exc: BaseException) -> str | None:
     return None
 
 
-class PostgresTransaction(_PostgresErrors, DelegatingTransaction):
-    """The writes of one transaction on a writer connection."""
+_PAGE_INSERT = (f"INSERT INTO pages (document_id, number, text, ntok, tsv) "
+                f"VALUES (?, ?, ?, ?, to_tsvector('{CONFIG}', ?))")
+_SECTION_INSERT = (
+    "INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors, page_start,"
+    " page_end, is_leaf, text, page_map, summary, ntok, tsv) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+    f" setweight(to_tsvector('{CONFIG}', ?), 'A') || setweight(to_tsvector('{CONFIG}', ?), 'B')"
+    f" || setweight(to_tsvector('{CONFIG}', ?), 'C'))")
+# A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
+# concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
+FIELD_END = " zzjsonlfieldend"
 
-    _docs = docs
 
-    def __init__(self, conn: Any, url: str) -> None:
-        super().__init__(conn)
-        self._url = url
+class PostgresStore(Repository):
+    """The repository over one PostgreSQL database, with its tsvector text index (port.SearchIndex)."""
 
-
-class PostgresStore(_PostgresErrors, DelegatingStore):
     backend = "postgresql"
-    _docs = docs
-    _search = search
 
     def __init__(self, url: str) -> None:
-        super().__init__()
-        self._url = url
-        self._db = Connections(url)
+        db = Connections(url)
+        super().__init__(PostgresDialect(url, db))
+        self._db = db
         self.url = url
         self.location = self._db.shown  # the URL without its password
 
-    def _begin(self, conn: Any) -> PostgresTransaction:
-        return PostgresTransaction(conn, self._url)
+    # ---- the index's rows
+
+    def _index_generation(self, sql: Sql) -> tuple:
+        return search.generation(sql.conn)
+
+    def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
+        """The rows with their token counts and weighted tsvectors (title A, ancestors B, text C)."""
+        sql.many(_PAGE_INSERT, [(d, n, text, len(tokens(text)), words(text)) for d, n, text in pages])
+        rows = []
+        for r in sections:
+            t_title, t_anc, t_text = tokens(r[6]), tokens(r[7]), tokens(r[11])
+            rows.append((*r[:10], bool(r[10]), *r[11:], len(t_title) + len(t_anc) + len(t_text),
+                         " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text)))
+        sql.many(_SECTION_INSERT, rows)
 
     # ---- search
 
@@ -80,7 +124,7 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
         conn = self._conn()
         return self._memo.get_many("tsquery", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
 
-    def _frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+    def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
         tsqs = self._tsqueries(phrases)
 
@@ -97,20 +141,14 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
     def _score(self, kind: str, phrases: Sequence[Phrase], rank_weights: list[float] = search.UNWEIGHTED,
                scale: float = 1.0) -> search.Score:
         rows, avgdl = self._stats(kind)
-        df = self._frequencies(kind, phrases)
+        df = self.frequencies(kind, phrases)
         tsqs = self._tsqueries(phrases)
         return search.Score([tsqs[p] for p in phrases], [search.idf(rows, df[p]) for p in phrases], avgdl,
                             rank_weights, scale)
 
-    @translated
-    def page_count(self) -> int:
-        return self._stats("pages")[0]
+    def count(self, kind: str) -> int:
+        return self._generation()[0] if kind == "documents" else self._stats(kind)[0]
 
-    @translated
-    def cover_count(self) -> int:
-        return self._stats("covers")[0]
-
-    @translated
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
                      within: Sequence[str] | None = None) -> list[PageHit]:
         if not phrases:
@@ -118,7 +156,6 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
         rows = search.search_pages(self._conn(), self._score("pages", phrases), scope, limit, within)
         return [PageHit(d, n, s) for d, n, s in rows]
 
-    @translated
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
         if not phrases or not within:
@@ -127,10 +164,9 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
         conn = self._conn()
         hits = search.search_sections(conn, self._score("sections", phrases, rank_weights, scale), scope, limit,
                                       within)
-        refs = search.load_sections(conn, [r for r, _ in hits])
+        refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
-    @translated
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         if not phrases:
             return {}
@@ -140,7 +176,6 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
             best[doc] = max(score, best.get(doc, score))
         return best
 
-    @translated
     def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
         if not phrases or not document_ids:
             return []
@@ -149,7 +184,6 @@ class PostgresStore(_PostgresErrors, DelegatingStore):
 
     # ---- upkeep
 
-    @translated
     def tidy_indexes(self) -> None:
         with self._db.write() as conn:
             search.flush_pending(conn)

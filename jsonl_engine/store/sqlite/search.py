@@ -1,4 +1,4 @@
-"""The FTS5 statements: scope resolution, BM25 over pages, sections and cover pages, row loading.
+"""The FTS5 statements of the SQLite text index: BM25 over pages, sections and cover pages, phrase counts.
 
 Phrases arrive as token tuples (`Phrase`) and are rendered here into FTS5 MATCH syntax: each phrase quoted,
 all OR-ed (tokens are runs of letters and digits only, so they never carry FTS syntax).
@@ -16,13 +16,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-import orjson
-
-from jsonl_engine.errors import NotFound
-from jsonl_engine.store.rows import json_pairs
 from jsonl_engine.store.sqlite import bm25
-from jsonl_engine.store.sqlite.driver import Connection, Row
-from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionRef, SectionWeights, TreeRow
+from jsonl_engine.store.sqlite.driver import Connection
+from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
 
 MERGE_GAP = 1000  # rowids between two windows searched as one
 
@@ -74,25 +70,6 @@ def scope_filter(scope: Scope, column: str) -> tuple[str, list[str]]:
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
-
-
-def resolve_scope(conn: Connection, document_ids: Sequence[str] | None,
-                  statuses: Sequence[str]) -> Scope:
-    """Documents in scope with one of `statuses`; unknown ids in `document_ids` raise NotFound."""
-    if document_ids is not None:
-        wanted = sorted(set(document_ids))
-        rows = conn.execute(f"SELECT id, title, status FROM documents WHERE id IN ({_marks(len(wanted))})",
-                            wanted).fetchall() if wanted else []
-        found = {r[0] for r in rows}
-        missing = [d for d in wanted if d not in found]
-        if missing:
-            raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
-        total = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    else:
-        rows = conn.execute("SELECT id, title, status FROM documents").fetchall()
-        total = len(rows)
-    docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
-    return Scope(documents=docs, complete=len(docs) == total)
 
 
 def windows(conn: Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
@@ -219,82 +196,6 @@ def search_covers(conn: Connection, match: str, scope: Scope, stats: Stats | Non
     return best
 
 
-# Internal nodes may hold text of their own (a preamble); their page range is the subtree's, so their own
-# page map comes along to place them.
-SECTION_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, length(text) AS text_len, "
-                   "CASE WHEN is_leaf THEN NULL ELSE page_map END AS own_map")
-
-
-def _ref(row: Row) -> SectionRef:
-    try:
-        path = [str(t) for t in orjson.loads(row["ancestors"] or "[]")]
-    except (ValueError, TypeError):
-        path = []
-    own = row["own_map"]
-    return SectionRef(section_id=row["id"], document_id=row["document_id"], title=row["title"], path=path,
-                      page_start=row["page_start"], page_end=row["page_end"], text_len=row["text_len"] or 0,
-                      own_map=None if own is None else json_pairs(own))
-
-
-def load_sections(conn: Connection, rowids: Sequence[int]) -> dict[int, SectionRef]:
-    if not rowids:
-        return {}
-    return {row["rowid"]: _ref(row) for row in conn.execute(
-        f"SELECT {SECTION_COLUMNS} FROM sections WHERE rowid IN ({_marks(len(rowids))})", list(rowids))}
-
-
-def sections_on_pages(conn: Connection, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
-    """Sections that start on, or at most `back` pages before, each given page and reach it."""
-    rows: list[SectionRef] = []
-    seen: set[int] = set()
-    for doc, page in pages:
-        for row in conn.execute(f"SELECT {SECTION_COLUMNS} FROM sections WHERE document_id = ? "
-                                "AND page_start BETWEEN ? AND ? AND page_end >= ?",
-                                (doc, page - back, page, page)):
-            if row["rowid"] not in seen:
-                seen.add(row["rowid"])
-                rows.append(_ref(row))
-    return rows
-
-
-def section_texts(conn: Connection, section_ids: Sequence[str]
-                  ) -> dict[str, tuple[str, list[tuple[int, int]]]]:
-    """id -> (text, page_map) for these sections."""
-    out: dict[str, tuple[str, list[tuple[int, int]]]] = {}
-    ids = list(dict.fromkeys(section_ids))
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        for sid, text, page_map in conn.execute(
-                f"SELECT id, text, page_map FROM sections WHERE id IN ({_marks(len(chunk))})", chunk):
-            out[sid] = (text, json_pairs(page_map))
-    return out
-
-
-def load_pages(conn: Connection, pages: Sequence[PageKey], chars: int | None = None) -> dict[PageKey, str]:
-    """The texts (the first `chars` characters, when given) of these pages."""
-    by_doc: dict[str, list[int]] = {}
-    for doc, num in pages:
-        by_doc.setdefault(doc, []).append(num)
-    column = "text" if chars is None else f"substr(text, 1, {int(chars)})"
-    out: dict[PageKey, str] = {}
-    for doc, nums in by_doc.items():
-        for num, text in conn.execute(f"SELECT number, {column} FROM pages WHERE document_id = ? AND number IN "
-                                      f"({_marks(len(nums))})", [doc, *nums]):
-            out[(doc, num)] = text
-    return out
-
-
-def cover_texts(conn: Connection, document_ids: Sequence[str]) -> dict[str, list[str]]:
-    parts: dict[str, list[str]] = {d: [] for d in document_ids}
-    if not document_ids:
-        return parts
-    for doc, text in conn.execute(f"SELECT document_id, text FROM pages WHERE number <= {COVER_PAGES} "
-                                  f"AND document_id IN ({_marks(len(document_ids))}) ORDER BY document_id, number",
-                                  list(document_ids)):
-        parts[doc].append(text)
-    return parts
-
-
 def generation(conn: Connection) -> tuple:
     """Changes whenever a document is added or removed: the count, the newest rowids, and the ids of the
     newest documents (SQLite reuses the top rowid after the newest row is deleted)."""
@@ -347,23 +248,3 @@ def merge_segments(write: Callable[[], AbstractContextManager[Connection]]) -> N
 
 def count(conn: Connection, kind: str) -> int:
     return conn.execute(COUNT_SQL[kind]).fetchone()[0]
-
-
-def page_counts(conn: Connection, document_ids: Sequence[str]) -> dict[str, int]:
-    if not document_ids:
-        return {}
-    return {r[0]: r[1] for r in conn.execute(
-        f"SELECT id, pages FROM documents WHERE id IN ({_marks(len(document_ids))})", list(document_ids))}
-
-
-def tree_rows(conn: Connection, document_ids: Sequence[str], head_chars: int) -> list[TreeRow]:
-    if not document_ids:
-        return []
-    rows = conn.execute(
-        "SELECT id, document_id, parent_id, depth, title, page_start, page_end, is_leaf, summary,"
-        f" length(text) AS text_len, CASE WHEN summary = '' THEN substr(text, 1, {int(head_chars)}) END AS head"
-        f" FROM sections WHERE document_id IN ({_marks(len(document_ids))}) ORDER BY document_id, position",
-        list(document_ids)).fetchall()
-    return [TreeRow(section_id=r[0], document_id=r[1], parent_id=r[2], depth=int(r[3]), title=r[4],
-                    page_start=int(r[5]), page_end=int(r[6]), is_leaf=bool(r[7]), summary=r[8],
-                    text_len=int(r[9]), head=r[10]) for r in rows]

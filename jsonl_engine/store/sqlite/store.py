@@ -1,6 +1,6 @@
-"""SqliteStore: the Store interface over one SQLite file (WAL, FTS5). The only code that knows SQL, FTS5 syntax,
-rowids and the SQLite library's exceptions (driver.py); those are translated into EngineErrors here. The verbs
-that only call documents.py / search.py on a connection live in store/delegating.py.
+"""SqliteStore: the shared document repository (store/repository.py) over one SQLite file (WAL, FTS5), with
+SQLite's dialect (its errors become EngineErrors in `SqliteDialect.translate`, the one place) and its text
+index: FTS5 tables written with the rows, searched by the SearchIndex verbs below (statements in search.py).
 
 With APSW, a search of a few documents scores with `bm25.FUNCTION` from cached statistics (each phrase's row count
 per KB generation, as `page_frequencies` caches them, and the FTS table's totals per generation), read in one
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jsonl_engine.errors import EngineError, Internal
-from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
+from jsonl_engine.store.dialect import Dialect, Sql
+from jsonl_engine.store.repository import Repository
 from jsonl_engine.store.sqlite import bm25, driver, search
-from jsonl_engine.store.sqlite import documents as docs
 from jsonl_engine.store.sqlite.db import Connections, unusable
-from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
+from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 # The function scores a statement over at most MAX_SHARE of its table's rows when (rows in its rowid windows) x
 # (phrases) <= COST_RATIO x (the phrases' rows in the whole table): Python's cost per row and phrase in the windows
@@ -30,15 +30,17 @@ COST_RATIO = 4.0
 MAX_SHARE = 0.5
 
 
-class _SqliteErrors:
-    """The SQLite library's errors become EngineErrors naming the operation: an unusable file (damaged, truncated,
-    an I/O error, a full disk) kb_unavailable with its reason, and its connections are opened again at their next
-    use; anything else is a bug, internal."""
+class SqliteDialect(Dialect):
+    """SQLite's SQL is the repository's own; what is SQLite's here is its errors: an unusable file (damaged,
+    truncated, an I/O error, a full disk) is kb_unavailable with its reason, and its connections are opened again
+    at their next use; anything else is a bug, internal."""
 
-    _errors = (driver.Error,)
-    _db: Connections
+    errors = (driver.Error,)
 
-    def _translate(self, what: str, exc: BaseException) -> EngineError:
+    def __init__(self, db: Connections) -> None:
+        self._db = db
+
+    def translate(self, what: str, exc: BaseException) -> EngineError:
         error = unusable(self._db.path, exc)
         if error is None:
             return Internal(f"the KB store failed ({what}): {exc}")
@@ -46,35 +48,40 @@ class _SqliteErrors:
         return error
 
 
-class SqliteTransaction(_SqliteErrors, DelegatingTransaction):
-    """The writes of one transaction on the writer connection."""
-
-    _docs = docs
-
-    def __init__(self, conn: driver.Connection, db: Connections) -> None:
-        super().__init__(conn)
-        self._db = db
-
-
-class SqliteStore(_SqliteErrors, DelegatingStore):
-    _docs = docs
-    _search = search
+class SqliteStore(Repository):
+    """The repository over one SQLite file, with its FTS5 text index (port.SearchIndex)."""
 
     def __init__(self, kb_dir: Path) -> None:
-        super().__init__()
-        self._db = Connections(kb_dir)
+        db = Connections(kb_dir)
+        super().__init__(SqliteDialect(db))
+        self._db = db
         self.kb_dir = self._db.kb_dir
         self.path = self._db.path
         # Score with the cached statistics when cheaper (APSW connections have the function); False: bm25() always.
         self.cached_bm25 = driver.APSW
         self.cost_ratio, self.max_share = COST_RATIO, MAX_SHARE
 
-    def _begin(self, conn: driver.Connection) -> SqliteTransaction:
-        return SqliteTransaction(conn, self._db)
+    # ---- the index's rows
+
+    def _index_generation(self, sql: Sql) -> tuple:
+        return search.generation(sql.conn)
+
+    def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
+        """The rows, then their FTS rows (schema v2: no insert triggers; one statement per index)."""
+        sql.many("INSERT INTO pages (document_id, number, text) VALUES (?, ?, ?)", pages)
+        sql.many("INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors,"
+                 " page_start, page_end, is_leaf, text, page_map, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                 " ?, ?)", sections)
+        sql.run("INSERT INTO sections_fts (rowid, title, ancestors, text) "
+                "SELECT rowid, title, ancestors, text FROM sections WHERE document_id = ?", (document_id,))
+        sql.run("INSERT INTO pages_fts (rowid, text) SELECT rowid, text FROM pages WHERE document_id = ?",
+                (document_id,))
+        sql.run("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
+                f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
 
     # ---- search
 
-    def _frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+    def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
         return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: search.frequency(conn, kind, p))
                 for p in phrases}
@@ -91,23 +98,18 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         scanned = rows if wins is None else min(rows, sum(hi - lo + 1 for lo, hi in wins))
         if scanned > self.max_share * rows:
             return None
-        counts = self._frequencies(kind, phrases)
+        counts = self.frequencies(kind, phrases)
         if scanned * len(phrases) > self.cost_ratio * sum(counts[p] for p in phrases):
             return None
         return search.Stats(avgdl=tokens / rows if rows else 1.0,
                             idfs=tuple(bm25.idf(rows, counts[p]) for p in phrases))
 
-    @translated
-    def page_count(self) -> int:
+    def count(self, kind: str) -> int:
+        if kind == "documents":
+            return self._generation()[0]
         conn = self._conn()
-        return self._memo.get("count", (self._generation(), "pages"), lambda: search.count(conn, "pages"))
+        return self._memo.get("count", (self._generation(), kind), lambda: search.count(conn, kind))
 
-    @translated
-    def cover_count(self) -> int:
-        conn = self._conn()
-        return self._memo.get("count", (self._generation(), "covers"), lambda: search.count(conn, "covers"))
-
-    @translated
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
                      within: Sequence[str] | None = None) -> list[PageHit]:
         with self.snapshot():
@@ -121,7 +123,6 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
 
-    @translated
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
         with self.snapshot():
@@ -129,15 +130,13 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
             wins = search.windows(conn, "sections", within)
             hits = search.search_sections_in(conn, expr, scope, limit, weights, wins,
                                              self._stats("sections", phrases, wins)) if wins else []
-            refs = search.load_sections(conn, [r for r, _ in hits])
+            refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
-    @translated
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         with self.snapshot():
             return search.search_covers(self._conn(), search.match(phrases), scope, self._stats("covers", phrases))
 
-    @translated
     def pages_holding(self, phrases: Sequence[Phrase], document_ids: Sequence[str]) -> list[PageKey]:
         if not phrases or not document_ids:
             return []
@@ -145,6 +144,5 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
 
     # ---- upkeep
 
-    @translated
     def tidy_indexes(self) -> None:
         search.merge_segments(self._db.write)
