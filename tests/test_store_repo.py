@@ -275,3 +275,48 @@ def test_a_kb_from_a_newer_engine_is_refused_untouched(tmp_path):
     finally:
         conn.close()
     assert refused.value.code == "internal"  # (and `refused` stayed referenced through the checks above)
+
+
+def _verbs(protocol: type) -> set[str]:
+    return {name for cls in protocol.__mro__ if cls.__module__ == "jsonl_engine.store.port"
+            for name, value in vars(cls).items() if callable(value) and not name.startswith("_")}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_every_verb_of_the_port_is_implemented_once_at_the_error_edge(backend: str) -> None:
+    """Each backend is the shared repository plus its text index: every verb of the port (Store, its SearchIndex,
+    Transaction) runs inside the one edge that maps the driver's errors, the few that translate themselves aside."""
+    from jsonl_engine.store.port import Store
+    from jsonl_engine.store.port import Transaction as TransactionPort
+    from jsonl_engine.store.repository import NOT_AT_THE_EDGE, Repository, Transaction
+
+    if backend == "sqlite":
+        from jsonl_engine.store.sqlite import SqliteStore as backend_class
+    else:
+        pytest.importorskip("psycopg")
+        from jsonl_engine.store.postgres import PostgresStore as backend_class
+    assert issubclass(backend_class, Repository)
+    for cls, protocol in ((backend_class, Store), (Transaction, TransactionPort)):
+        verbs = _verbs(protocol)
+        assert len(verbs) >= 3
+        missing = sorted(v for v in verbs if not callable(getattr(cls, v, None)))
+        assert not missing, (cls, missing)
+        outside = sorted(v for v in verbs - NOT_AT_THE_EDGE if not getattr(getattr(cls, v), "at_the_edge", False))
+        assert not outside, (cls, outside)
+
+
+def test_a_driver_error_inside_a_shared_verb_becomes_an_engine_error(kb_location) -> None:
+    """A statement of the shared repository failing in the driver (a table gone) surfaces as the backend's
+    EngineError, never as the driver's exception."""
+    from jsonl_engine.errors import EngineError
+
+    store = open_store(kb_location)
+    try:
+        with store.transaction() as tx:
+            tx._conn.run("DROP TABLE page_words")
+        with pytest.raises(EngineError) as raised:
+            store.page_words([("d" * 16, 1)])
+        assert raised.value.code in ("kb_unavailable", "internal")
+        assert "page_words" in raised.value.message or (raised.value.data or {}).get("reason") == "corrupt"
+    finally:
+        store.close()

@@ -3,7 +3,7 @@ SQLite's dialect (its errors become EngineErrors in `SqliteDialect.translate`, t
 index: FTS5 tables written with the rows, searched by the SearchIndex verbs below (statements in search.py).
 
 With APSW, a search of a few documents scores with `bm25.FUNCTION` from cached statistics (each phrase's row count
-per KB generation, as `page_frequencies` caches them, and the FTS table's totals per generation), read in one
+per KB generation, as `frequencies` caches them, and the FTS table's totals per generation), read in one
 snapshot with the statement: bm25()'s results to the bit, without its pass over the whole index per statement. The
 function costs Python per matching row, so statements over many rows (corpus-wide, cover pages) keep bm25()."""
 
