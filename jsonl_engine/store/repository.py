@@ -17,14 +17,14 @@ import functools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
 from jsonl_engine.errors import InvalidParams, NotFound
 from jsonl_engine.store.dialect import Dialect, Sql
 from jsonl_engine.store.memo import Memo
-from jsonl_engine.store.port import DuplicateContent
+from jsonl_engine.store.port import DuplicateContent, K, T
 from jsonl_engine.store.rows import json_pairs, now, section_rows, word_rows
 from jsonl_engine.store.types import (
     COVER_PAGES,
@@ -45,8 +45,6 @@ from jsonl_engine.store.types import (
     user_meta,
 )
 
-T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
 NOT_AT_THE_EDGE = frozenset({"snapshot", "transaction", "close", "memo", "memo_many"})  # they translate themselves
 
 _DOC_COLUMNS = ("id, title, path, media_type, sha256, pages, sections, status, ingested_at, warnings, card, meta,"
