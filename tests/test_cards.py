@@ -178,7 +178,7 @@ def test_user_meta_wins_and_survives_rederivation(kb_location: Path | str) -> No
         cleared = d.result("kb.update", {"document_id": doc_id, "meta": {"title": None}})
         assert cleared["title"].startswith("Acme Widgets Holdings") and "title" not in cleared["meta"]
     store = open_store(kb)
-    store.set_card(doc_id, derive(["FORM 10-Q\nFor the quarterly period ended March 31, 2020"], "x"))
+    store.update_document(doc_id, card=derive(["FORM 10-Q\nFor the quarterly period ended March 31, 2020"], "x"))
     doc = store.document(doc_id)
     assert doc.card.entities == ["Acme"] and doc.card.fiscal_year == 2018 and doc.card.kind == "10-Q"
 
@@ -332,5 +332,5 @@ def test_statement_pages_filled_for_documents_stored_before(kb_location: Path | 
     assert store.statement_pages([a]) == {a: {6: cues.CASH_FLOW}}
     assert cues.fill_missing(store) == 0
     with pytest.raises(NotFound):
-        store.set_statement_pages("absent", {})
+        store.update_document("absent", statement_pages={})
     store.close()

@@ -97,8 +97,8 @@ def test_replacement_is_atomic(store, tmp_path):
 def test_review_status_and_filtering(store):
     out = sync.ingest_text(store, "plain words", "Memo", status="draft")
     assert out.status == "draft"
-    info, previous = store.review(out.document_id, "contested")
-    assert (previous, info.status) == ("draft", "contested")
+    before, info = store.update_document(out.document_id, status="contested")
+    assert (before.status, info.status) == ("draft", "contested")
     assert [d.status for d in store.documents(["contested"])] == ["contested"]
     assert store.documents(["approved"]) == []
     assert store.documents([]) == []

@@ -109,11 +109,11 @@ def test_review_gate(tmp_path):
         check(store, query, allowed)
         assert allowed.claims[0].text.startswith("Zephyr Airships operated 14 airships")
         assert allowed.confidence == "medium"  # a draft source was cited
-        store.review(doc, "approved")
+        store.update_document(doc, status="approved")
         approved = synthesize(store, query)
         assert [c.id for c in approved.claims] == [c.id for c in allowed.claims]
         assert approved.confidence == "high"
-        store.review(doc, "contested")
+        store.update_document(doc, status="contested")
         assert synthesize(store, query).claims == []
         assert synthesize(store, query, statuses=["approved", "contested"]).confidence == "low"
     finally:

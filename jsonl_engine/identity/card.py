@@ -470,7 +470,7 @@ def fill_missing(store: Store) -> int:
         pages = list(store.page_range(doc.document_id, 1, QUARTER_PAGES).values())
         stem = doc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if doc.path else None
         card = derive(pages, doc.title, stem)
-        store.set_card(doc.document_id, card)
+        store.update_document(doc.document_id, card=card)
     titles.retitle(store, {d.card.name for d in store.documents(document_ids=[m.document_id for m in missing])
                            if d.card is not None})
     return len(missing)

@@ -75,6 +75,6 @@ def retitle(store: Store, names: set[str]) -> None:
                     card = info.card
                     card.title = titles[info.document_id]
                     card.name = base_name(info)
-                    store.set_card(info.document_id, card)
+                    store.update_document(info.document_id, card=card)
     except EngineError as exc:  # the documents are in; their titles are refreshed by the next ingest or open
         log.warning("library titles not refreshed: %s", exc.message)

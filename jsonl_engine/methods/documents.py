@@ -113,7 +113,7 @@ def update(params: UpdateParams, ctx: RequestContext) -> DocumentItem:
     """Set or correct a document's card fields (title, kind, entities, periods); the user's values win over the
     derived ones and survive re-derivation. An explicit null removes the user's value for that field."""
     values = params.meta.model_dump(exclude_unset=True)
-    return _item(ctx.app.store.set_meta(params.document_id, values))
+    return _item(ctx.app.store.update_document(params.document_id, meta=values)[1])
 
 
 @method("kb.outline", params=OutlineParams, result=OutlineResult)
@@ -154,5 +154,5 @@ def remove(params: RemoveParams, ctx: RequestContext) -> RemoveResult:
 @method("kb.review", params=ReviewParams, result=ReviewResult)
 def review(params: ReviewParams, ctx: RequestContext) -> ReviewResult:
     """Set a document's review status: approved, draft, contested or archived."""
-    info, previous = ctx.app.store.review(params.document_id, params.status)
-    return ReviewResult(document_id=info.document_id, status=info.status, previous_status=previous)
+    before, info = ctx.app.store.update_document(params.document_id, status=params.status)
+    return ReviewResult(document_id=info.document_id, status=info.status, previous_status=before.status)

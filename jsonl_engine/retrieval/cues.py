@@ -110,7 +110,7 @@ def judge(store: Store, document_id: str) -> dict[int, str]:
 
 def save(store: Store, document_id: str) -> None:
     """Judge a document's statement pages once and store them (at ingest)."""
-    store.set_statement_pages(document_id, judge(store, document_id))
+    store.update_document(document_id, statement_pages=judge(store, document_id))
 
 
 def fill_missing(store: Store) -> int:

@@ -181,7 +181,7 @@ class Store(SearchIndex, Protocol):
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         """document id -> the pages holding a primary financial statement (page number -> kind, as
-        retrieval/cues.py judges them), None when not judged yet (`set_statement_pages`); absent ids left out."""
+        retrieval/cues.py judges them), None when not judged yet (`update_document`); absent ids left out."""
         ...
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -197,25 +197,19 @@ class Store(SearchIndex, Protocol):
         """Delete a document with its sections, pages and index entries; NotFound when absent."""
         ...
 
-    def review(self, document_id: str, status: str) -> tuple[DocumentInfo, str]:
-        """Set the review status; returns (updated document, previous status)."""
-        ...
-
     def set_summaries(self, summaries: dict[str, str]) -> int:
         """Store section summaries (empty ones skipped), atomically; returns how many were written."""
         ...
 
-    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
-        """Store a document's derived card (the user's values still win; the title follows); NotFound when absent.
-        Documents written before cards existed come back from `documents()` with `card` None until this is done."""
-        ...
-
-    def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
-        """Store a document's statement pages (page number -> kind; every other page holds none); NotFound when
-        absent. Done at ingest; documents written before are judged on open (retrieval/cues.fill_missing)."""
-        ...
-
-    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
-        """Merge the user's card values (CARD_FIELDS; a None value removes that user value) and recompute the
-        title; InvalidParams for another field, NotFound when the document is absent."""
+    def update_document(self, document_id: str, *, status: str | None = None, card: Card | None = None,
+                        meta: dict | None = None, statement_pages: dict[int, str] | None = None
+                        ) -> tuple[DocumentInfo, DocumentInfo]:
+        """Set what is given, atomically; returns the document (before, after). NotFound when absent.
+        - `status`: the review status (InvalidParams for another, checked first);
+        - `card`: the derived card (the user's values still win; the title follows); documents written before cards
+          existed come back from `documents()` with `card` None until this is done;
+        - `meta`: the user's card values (CARD_FIELDS) merged in, a None value removing one; the title follows;
+          InvalidParams for another field;
+        - `statement_pages`: page number -> kind (every other page holds none); done at ingest, documents written
+          before are judged on open (retrieval/cues.fill_missing)."""
         ...

@@ -440,37 +440,33 @@ class Repository(_AtTheEdge):
             tx._delete(document_id)
             return info
 
-    def review(self, document_id: str, status: str) -> tuple[DocumentInfo, str]:
-        _checked(status)
-        with self.transaction() as tx:
-            info = tx.document(document_id)
-            previous = info.status
-            tx._set(document_id, status=status)
-            info.status = status
-            return info, previous
-
     def set_summaries(self, summaries: dict[str, str]) -> int:
         rows = [(self.dialect.text(s), sid) for sid, s in summaries.items() if s]
         with self.transaction() as tx:
             tx._conn.many("UPDATE sections SET summary = ? WHERE id = ?", rows)
         return len(rows)
 
-    def set_card(self, document_id: str, card: Card) -> DocumentInfo:
+    def update_document(self, document_id: str, *, status: str | None = None, card: Card | None = None,
+                        meta: dict | None = None, statement_pages: dict[int, str] | None = None
+                        ) -> tuple[DocumentInfo, DocumentInfo]:
+        if status is not None:
+            _checked(status)
+        text = self.dialect.text
         with self.transaction() as tx:
-            info = tx.document(document_id)
-            tx._set(document_id, card=tx._card_json(card),
-                   title=self.dialect.text(card_title(card, info.meta, info.title)))
-            return tx.document(document_id)
-
-    def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
-        with self.transaction() as tx:
-            tx.document(document_id)  # NotFound when absent
-            tx._set(document_id, statements=orjson.dumps({str(n): k for n, k in sorted(kinds.items())}).decode())
-
-    def set_meta(self, document_id: str, values: dict) -> DocumentInfo:
-        with self.transaction() as tx:
-            info = tx.document(document_id)
-            row = tx._conn.one("SELECT card FROM documents WHERE id = ?", (document_id,))
-            meta, title = retitled(info, row[0], values)  # type: ignore[index]
-            tx._set(document_id, meta=self.dialect.text(orjson.dumps(meta).decode()), title=self.dialect.text(title))
-            return tx.document(document_id)
+            before = tx.document(document_id)  # NotFound when absent
+            columns: dict[str, Any] = {}
+            if status is not None:
+                columns["status"] = status
+            if statement_pages is not None:
+                columns["statements"] = orjson.dumps({str(n): k for n, k in sorted(statement_pages.items())}).decode()
+            if card is not None:
+                columns["card"] = tx._card_json(card)
+                columns["title"] = text(card_title(card, before.meta, before.title))
+            if meta is not None:
+                card_json = columns["card"] if card is not None else \
+                    tx._conn.one("SELECT card FROM documents WHERE id = ?", (document_id,))[0]  # type: ignore[index]
+                new_meta, title = retitled(before, card_json, meta)
+                columns.update(meta=text(orjson.dumps(new_meta).decode()), title=text(title))
+            if columns:
+                tx._set(document_id, **columns)
+            return before, tx.document(document_id)

@@ -123,7 +123,7 @@ def card_title(card: Card | None, meta: dict, fallback: str) -> str:
 
 
 def retitled(info: DocumentInfo, card_json: str | None, values: dict) -> tuple[dict, str]:
-    """What `set_meta` stores: the document's user values with `values` merged in (None removes one; an unknown
+    """What `update_document(meta=...)` stores: the document's user values with `values` merged in (None removes one; an unknown
     field is InvalidParams), and the title that follows from them and its stored card (JSON)."""
     meta = updated_meta(info.meta, values)
     card = None if card_json is None else Card.from_dict(orjson.loads(card_json))
