@@ -107,14 +107,14 @@ def test_cached_bm25_equals_fts5_bm25_in_every_statement_form(dev_kb):
             return store._stats(kind, phrases) if store.cached_bm25 else None
 
         for scope in (everything, two):
-            same(store, lambda s=scope: search.search_pages(conn, expr, s, 200, stats=stats("pages")))
-            same(store, lambda s=scope: sorted(search.search_pages_in(conn, expr, s, 30, pwins, stats("pages")),
+            same(store, lambda s=scope: search.search(conn, "pages", expr, s, 200, stats=stats("pages")))
+            same(store, lambda s=scope: sorted(search.search_in(conn, "pages", expr, s, 30, pwins, stats("pages")),
                                                key=lambda r: (-r[2], r[0], r[1])))  # the store sorts them so
             for weights in (SECTION_WEIGHTS, ODD_WEIGHTS):
-                same(store, lambda s=scope, w=weights: search.search_sections(conn, expr, s, 200, w,
-                                                                              stats=stats("sections")))
-                same(store, lambda s=scope, w=weights: search.search_sections_in(conn, expr, s, 30, w, swins,
-                                                                                 stats("sections")))
+                same(store, lambda s=scope, w=weights: search.search(conn, "sections", expr, s, 200,
+                                                                     stats=stats("sections"), weights=w))
+                same(store, lambda s=scope, w=weights: search.search_in(conn, "sections", expr, s, 30, swins,
+                                                                        stats("sections"), w))
             same(store, lambda s=scope: search.search_covers(conn, expr, s, stats("covers")))
 
 

@@ -89,22 +89,28 @@ def windows(conn: Connection, table: str, document_ids: Sequence[str]) -> list[W
     return merged
 
 
-def search_pages(conn: Connection, match: str, scope: Scope, limit: int,
-                 window: Window | None = None, stats: Stats | None = None) -> list[tuple[str, int, float]]:
-    """Top pages by BM25: (document_id, page number, score)."""
-    rng, bounds = ("", []) if window is None else (" AND rowid BETWEEN ? AND ?", list(window))
-    score, sargs = _score("pages_fts", stats)
-    if scope.complete:  # rank in the FTS table alone, then look up only the pages kept
-        sql = (f"SELECT p.document_id, p.number, f.s FROM (SELECT rowid, {score} AS s FROM pages_fts "
-               f"WHERE pages_fts MATCH ?{rng} ORDER BY s DESC, rowid LIMIT ?) AS f "
-               "JOIN pages p ON p.rowid = f.rowid ORDER BY f.s DESC, p.rowid")
-        return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
-    where, ids = scope_filter(scope, "p.document_id")
-    sql = (f"SELECT p.document_id, p.number, {score} AS s FROM pages_fts "
-           "JOIN pages p ON p.rowid = pages_fts.rowid "
-           f"WHERE pages_fts MATCH ?{rng.replace('rowid', 'pages_fts.rowid')} AND {where} "
-           "ORDER BY s DESC, p.rowid LIMIT ?")
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
+# What a search returns of a row, by table: its alias, its key columns (in the statement over the FTS table alone;
+# in the per-window statement), and the key's names there.
+_KEYS = {"pages": ("p", "p.document_id, p.number", "p.document_id AS d, p.number AS n, ", "d, n"),
+         "sections": ("s", "s.rowid", "", "r")}
+
+
+def search(conn: Connection, kind: str, match: str, scope: Scope, limit: int, window: Window | None = None,
+           stats: Stats | None = None, weights: SectionWeights | None = None) -> list[tuple]:
+    """Top rows of `kind` by BM25 (sections: column-weighted by `weights`), best first: pages as (document_id,
+    page number, score), sections as (section rowid, score). Sections without text are dropped later (an internal
+    node may match on its title alone)."""
+    fts, (a, keys, _, _) = FTS_TABLE[kind], _KEYS[kind]
+    rng, bounds = ("", []) if window is None else (f" AND {fts}.rowid BETWEEN ? AND ?", list(window))
+    score, sargs = _score(fts, stats, weights)
+    if scope.complete:  # rank in the FTS table alone, then look up only the rows kept
+        sql = (f"SELECT {keys}, f.s FROM (SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ?{rng} "
+               f"ORDER BY s DESC, rowid LIMIT ?) AS f JOIN {kind} {a} ON {a}.rowid = f.rowid ORDER BY f.s DESC, {a}.rowid")
+        return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
+    where, ids = scope_filter(scope, f"{a}.document_id")
+    sql = (f"SELECT {keys}, {score} AS s FROM {fts} JOIN {kind} {a} ON {a}.rowid = {fts}.rowid "
+           f"WHERE {fts} MATCH ?{rng} AND {where} ORDER BY s DESC, {a}.rowid LIMIT ?")
+    return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
 
 
 def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:
@@ -117,59 +123,25 @@ def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int
     return f"{column} BETWEEN ? AND ? AND ({tests})", f"CASE {case} END", args
 
 
-def search_pages_in(conn: Connection, match: str, scope: Scope, limit: int,
-                    wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[str, int, float]]:
-    """`search_pages` of each window (its best `limit` pages; unordered across windows). With bm25(), all in one
-    statement: FTS5 computes bm25's corpus-wide phrase counts once per statement, and only for rows inside a
-    window; but FTS5 matches every row between the first window and the last, a span as large as the library
-    when the documents are far apart. With `stats` no statement counts anything: one statement per window, each
-    matching only its own rows."""
+def search_in(conn: Connection, kind: str, match: str, scope: Scope, limit: int, wins: Sequence[Window],
+              stats: Stats | None = None, weights: SectionWeights | None = None) -> list[tuple]:
+    """`search` of each window (its best `limit` rows), in window order. With bm25(), all in one statement: FTS5
+    computes bm25's corpus-wide phrase counts once per statement, and only for rows inside a window; but FTS5
+    matches every row between the first window and the last, a span as large as the library when the documents
+    are far apart. With `stats` no statement counts anything: one statement per window, each matching only its
+    own rows."""
     if len(wins) == 1 or stats is not None:
-        return [row for win in wins for row in search_pages(conn, match, scope, limit, win, stats)]
-    inside, case, args = _in_windows("pages_fts.rowid", wins)
-    where, ids = scope_filter(scope, "p.document_id")
-    score, sargs = _score("pages_fts", stats)
-    sql = (f"WITH f AS (SELECT p.rowid AS r, p.document_id AS d, p.number AS n, {score} AS s, {case} AS w "
-           f"FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid WHERE pages_fts MATCH ? AND {inside} "
-           f"AND {where}), g AS (SELECT d, n, s, r, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k "
-           "FROM f) SELECT d, n, s FROM g WHERE k <= ? ORDER BY s DESC, r")
+        return [row for win in wins for row in search(conn, kind, match, scope, limit, win, stats, weights)]
+    fts, (a, _, keys, names) = FTS_TABLE[kind], _KEYS[kind]
+    inside, case, args = _in_windows(f"{fts}.rowid", wins)
+    where, ids = scope_filter(scope, f"{a}.document_id")
+    score, sargs = _score(fts, stats, weights)
+    sql = (f"WITH f AS (SELECT {a}.rowid AS r, {keys}{score} AS s, {case} AS w FROM {fts} "
+           f"JOIN {kind} {a} ON {a}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {inside} AND {where}), "
+           "g AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k FROM f) "
+           f"SELECT {names}, s FROM g WHERE k <= ? ORDER BY w, s DESC, r")
     span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
-
-
-def search_sections_in(conn: Connection, match: str, scope: Scope, limit: int, weights: SectionWeights,
-                       wins: Sequence[Window], stats: Stats | None = None) -> list[tuple[int, float]]:
-    """`search_sections` of each window, in window order (in one statement or one per window, as
-    `search_pages_in`)."""
-    if len(wins) == 1 or stats is not None:
-        return [row for win in wins for row in search_sections(conn, match, scope, limit, weights, win, stats)]
-    inside, case, args = _in_windows("sections_fts.rowid", wins)
-    where, ids = scope_filter(scope, "s.document_id")
-    score, sargs = _score("sections_fts", stats, weights)
-    sql = (f"WITH f AS (SELECT s.rowid AS r, {score} AS sc, {case} AS w FROM sections_fts "
-           f"JOIN sections s ON s.rowid = sections_fts.rowid WHERE sections_fts MATCH ? AND {inside} AND {where}), "
-           "g AS (SELECT r, sc, w, ROW_NUMBER() OVER (PARTITION BY w ORDER BY sc DESC, r) AS k FROM f) "
-           "SELECT r, sc FROM g WHERE k <= ? ORDER BY w, sc DESC, r")
-    span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
-    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
-
-
-def search_sections(conn: Connection, match: str, scope: Scope, limit: int,
-                    weights: SectionWeights, window: Window | None = None,
-                    stats: Stats | None = None) -> list[tuple[int, float]]:
-    """Top sections by column-weighted BM25: (section rowid, score). Sections without text are dropped
-    later (an internal node may match on its title alone)."""
-    rng, bounds = ("", []) if window is None else (" AND sections_fts.rowid BETWEEN ? AND ?", list(window))
-    score, sargs = _score("sections_fts", stats, weights)
-    if scope.complete:
-        sql = (f"SELECT rowid, {score} AS sc FROM sections_fts WHERE sections_fts MATCH ?{rng} "
-               "ORDER BY sc DESC, rowid LIMIT ?")
-        return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
-    where, ids = scope_filter(scope, "s.document_id")
-    sql = (f"SELECT s.rowid, {score} AS sc FROM sections_fts "
-           "JOIN sections s ON s.rowid = sections_fts.rowid "
-           f"WHERE sections_fts MATCH ?{rng} AND {where} ORDER BY sc DESC, s.rowid LIMIT ?")
-    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
+    return [tuple(r) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
 
 
 def pages_holding(conn: Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:

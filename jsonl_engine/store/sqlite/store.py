@@ -115,11 +115,11 @@ class SqliteStore(Repository):
         with self.snapshot():
             conn, expr = self._conn(), search.match(phrases)
             if within is None:
-                rows = search.search_pages(conn, expr, scope, limit, stats=self._stats("pages", phrases))
+                rows = search.search(conn, "pages", expr, scope, limit, stats=self._stats("pages", phrases))
             else:
                 wins = search.windows(conn, "pages", within)
-                rows = search.search_pages_in(conn, expr, scope, limit, wins, self._stats("pages", phrases, wins)) \
-                    if wins else []
+                rows = search.search_in(conn, "pages", expr, scope, limit, wins,
+                                        self._stats("pages", phrases, wins)) if wins else []
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
 
@@ -128,8 +128,8 @@ class SqliteStore(Repository):
         with self.snapshot():
             conn, expr = self._conn(), search.match(phrases)
             wins = search.windows(conn, "sections", within)
-            hits = search.search_sections_in(conn, expr, scope, limit, weights, wins,
-                                             self._stats("sections", phrases, wins)) if wins else []
+            hits = search.search_in(conn, "sections", expr, scope, limit, wins, self._stats("sections", phrases, wins),
+                                    weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
