@@ -153,7 +153,7 @@ def test_reopening_keeps_data_and_schema_version(tmp_path):
 
 
 def test_a_version_1_kb_migrates_and_keeps_its_index(tmp_path):
-    """v1 indexed FTS rows from insert triggers; v2 drops them and indexes in save_document. A v1 KB opened now
+    """v1 indexed FTS rows from insert triggers; v2 drops them and indexes in SqliteStore._write_text. A v1 KB opened now
     keeps its documents searchable, and what is ingested after the migration is indexed exactly once."""
     from jsonl_engine.store.sqlite.migrations import _statements
 

@@ -98,7 +98,7 @@ END;
 """),
     (2, "index a document's FTS rows in bulk at insert, not row by row from triggers", """
 -- Writing the 30 dev filings took 1.9-2.0 s of CPU with a trigger-fired FTS insert per row, 0.93 s with one
--- INSERT ... SELECT per document and index (documents.save_document does that now). Delete and update stay on triggers.
+-- INSERT ... SELECT per document and index (SqliteStore._write_text does that now). Delete and update stay on triggers.
 DROP TRIGGER sections_fts_insert;
 DROP TRIGGER pages_fts_insert;
 DROP TRIGGER covers_fts_insert;
