@@ -9,7 +9,7 @@ import pytest
 
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
-from jsonl_engine.retrieval import search as search_mod
+from jsonl_engine.retrieval.stages import candidates as search_mod
 from jsonl_engine.store import Store, open_store
 from tests.support.sql import sqlite_connect
 
