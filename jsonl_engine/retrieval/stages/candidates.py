@@ -111,8 +111,7 @@ def _search_pages(store: Store, ask: Ask, routing: Routing, phrases: list[Phrase
     """The best pages: of the named issuer's documents only when the question names it (cheaper, as good)."""
     if routing.named:
         return store.search_pages(phrases, ask.scope, PAGE_CANDIDATES, within=routing.ranked[:NAMED_DOCS])
-    return store.search_pages(phrases, ask.scope, PAGE_CANDIDATES,
-                              within=ask.documents if len(ask.documents) == 1 else None)
+    return store.search_pages(phrases, ask.scope, PAGE_CANDIDATES, within=None if ask.several else ask.documents)
 
 
 def _focus(store: Store, ask: Ask, routing: Routing, pages: list[PageHit]
