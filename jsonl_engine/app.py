@@ -14,6 +14,7 @@ from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
+from jsonl_engine.errors import UnsupportedMedia
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 T = TypeVar("T")
+
+POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
 
 
 class Control:
@@ -50,9 +53,15 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         pass
 
 
-def _worker_init(daemon_pid: int) -> None:
+OVER_MEMORY_EXIT = 75  # a pool worker's exit status when it stopped itself past its memory cap
+MEMORY_POLL_S = 0.02  # how often a worker checks its resident memory (pdfium may grow it by ~350 MB/s)
+
+
+def _worker_init(daemon_pid: int, memory_cap: int) -> None:
     """Pool workers are children of the forkserver, not of the daemon: also watch the daemon itself, so a
-    SIGKILLed daemon leaves no worker (nor, through them, the forkserver) behind."""
+    SIGKILLed daemon leaves no worker (nor, through them, the forkserver) behind. And watch the worker's own
+    resident memory: past `memory_cap` bytes it exits at once (OVER_MEMORY_EXIT) rather than exhaust the
+    machine (pdfium decompresses a content stream whole, and lays out every glyph of it)."""
     die_with_parent()
 
     def watch() -> None:
@@ -65,7 +74,18 @@ def _worker_init(daemon_pid: int) -> None:
             except PermissionError:
                 pass
 
+    def watch_memory() -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/self/statm", "rb", buffering=0) as statm:
+            while True:
+                statm.seek(0)
+                if int(statm.read().split()[1]) * page > memory_cap:
+                    os._exit(OVER_MEMORY_EXIT)
+                time.sleep(MEMORY_POLL_S)
+
     threading.Thread(target=watch, name="jsonl-engine-daemon-watch", daemon=True).start()
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch_memory, name="jsonl-engine-memory-watch", daemon=True).start()
 
 
 class App:
@@ -99,8 +119,11 @@ class App:
             if self._pool is None or _broken(self._pool):
                 if self._pool is not None:
                     _stop(self._pool)
-                self._pool = _new_pool(self.settings.workers)
+                self._pool = _new_pool(self.settings.workers, self._memory_cap())
             return self._pool
+
+    def _memory_cap(self) -> int:
+        return self.settings.worker_memory_mb << 20
 
     async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker process. When a worker dies (pdfium crashing on a hostile file, the OOM killer),
@@ -117,11 +140,25 @@ class App:
         return await self._run_alone(fn, *args)
 
     async def _run_alone(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled)."""
+        """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled). A process
+        that stopped itself past the memory cap is unsupported_media (too_large): the file needs more memory to
+        extract than a worker may take."""
         async with self._alone:
-            pool = _new_pool(1)
+            pool = _new_pool(1, self._memory_cap())
             try:
-                return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+                future = asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+                procs = list((getattr(pool, "_processes", None) or {}).values())  # started by the submit
+                try:
+                    return await future
+                except BrokenExecutor as exc:
+                    for proc in procs:
+                        await asyncio.to_thread(proc.join, 5.0)
+                    if any(proc.exitcode == OVER_MEMORY_EXIT for proc in procs):
+                        limit = self.settings.worker_memory_mb
+                        raise UnsupportedMedia(f"extracting the file takes more than the worker memory cap "
+                                               f"({limit} MiB, worker_memory_mb)", reason="too_large",
+                                               data={"limit_mb": limit}) from exc
+                    raise
             finally:
                 _stop(pool)
 
@@ -135,31 +172,40 @@ class App:
 
     def close(self) -> None:
         if self._pool is not None:
-            _stop(self._pool)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            _stop(pool, wait=True)
         if self._store is not None:
             self._store.close()
             self._store = None
 
 
-def _new_pool(workers: int) -> ProcessPoolExecutor:
+def _new_pool(workers: int, memory_cap: int) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), memory_cap))
 
 
 def _broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", False))  # set by the pool's manager thread once a worker has died
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Shut a pool down now, killing its workers: a worker still running a call would run it to the end."""
-    # shutdown() drops `_processes`: take the workers first, or they outlive us (idle workers keep the
-    # forkserver alive, and their death signal is tied to the forkserver, not to us)
+def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:
+    """Shut a pool down now, killing its workers: a worker still running a call would run it to the end.
+
+    `wait`: also wait (a moment: the workers are dead) for the pool's manager thread, the last holder of the
+    pool's queues, so that they go now and their five named semaphores are unlinked and unregistered from
+    multiprocessing's resource tracker. The daemon leaves by `os._exit`, which skips the finalizers that would
+    do it later: the tracker then printed "There appear to be 5 leaked semaphore objects" at every exit after
+    the pool had been used (every ingest), on the stderr of the user's terminal."""
+    # shutdown() drops `_processes` and the manager thread: take them first, or the workers outlive us (idle
+    # workers keep the forkserver alive, and their death signal is tied to the forkserver, not to us)
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
             proc.kill()
+    if wait and manager is not None:
+        manager.join(POOL_JOIN_S)

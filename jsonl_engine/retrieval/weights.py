@@ -82,9 +82,11 @@ PAGES_TO_SECTIONS = 30
 SPAN_BACK = 3
 # A section starting at most this many pages before such a page counts as on it. Trades: long sections reach
 # the candidates against reading further back. Chosen: not measured (f2244bd).
-MIN_PREAMBLE = 200
+MIN_PREAMBLE = 120
 # An internal section is a passage only when its own text (before its children) is longer than this. Trades:
-# real preambles against heading lines posing as passages. Chosen: not measured (4fafd67).
+# real preambles (a title and one short sentence, "Probable Cause and Findings" and its finding, is content)
+# against heading lines posing as passages. Chosen: 200 in 4fafd67, 120 since 8f7bbe1 for an accident report's
+# findings (tests/test_answer_first.py); not measured on a bench.
 W_SECTION = 0.25
 # Fusion: the section's own column-weighted BM25, scaled by the best. Trades: precise titled sections against
 # tables split into sections too small for BM25. Chosen: 0.45 -> 0.25 in f2244bd; not measured.
