@@ -8,7 +8,7 @@ the first commits of the project, whose messages name no retrieval figure). To c
 `bench/kinds.py` (a mixed library), and put the figures in the commit message and on the constant's line;
 `bench/compare_outputs.py` will then differ from its baseline, as it should.
 
-The reference, all of these together (main at 0d676ba; the stages leave every output identical):
+The reference, all of these together (main at 0d676ba, and a7bc90b with MIN_PREAMBLE 120: the same figures):
 `bench/retrieval.py` on the 65 dev questions gives hit@5 0.892, MRR@10 0.710 scoped to the question's document
 (page-BM25 baseline 0.446, 0.303) and hit@5 0.892, MRR@10 0.708 across the 30 documents (baseline 0.246,
 0.205).
