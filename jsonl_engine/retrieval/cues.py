@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from jsonl_engine.retrieval.query import ngrams
+from jsonl_engine.retrieval.weights import HEAD_CHARS, HEAD_TEXT, MIN_NUMERIC
 from jsonl_engine.store import Store
 
 INCOME, BALANCE, CASH_FLOW = "income", "balance", "cash_flow"
@@ -61,9 +62,6 @@ HEAD_PHRASES: tuple[tuple[str, ...], ...] = (
     ("consolidated", "income"), ("consolidated", "operations"), ("consolidated", "earnings"),
     ("income", "statement"), ("income", "statements"), ("of", "profit"), ("of", "loss"),
 )
-HEAD_CHARS = 400
-HEAD_TEXT = 3000  # characters of a page read to judge it
-MIN_NUMERIC = 0.25  # share of tokens that are figures on a statement page (a contents page lists few)
 _TOKEN = re.compile(r"\(?\$?-?[\d][\d,.]*\)?|[^\W\d_]+")
 _SPACE = re.compile(r"\s+")
 
