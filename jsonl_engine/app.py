@@ -1,4 +1,7 @@
-"""The composition root: settings plus the shared resources handlers use, created lazily on first use."""
+"""The composition root: the method table (built-in handlers listed below, plus plugins'), settings, and the
+shared resources handlers use, created lazily on first use. The parsers (`ingest/parsers.py`) and retrieval
+strategies (`retrieval/strategies.py`) are tables too, rows naming their functions; nothing registers itself on
+import."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
+from jsonl_engine.registry import Method, method_of, method_table, methods_in
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +25,26 @@ if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 T = TypeVar("T")
+
+
+def builtin_methods() -> list[Method]:
+    """Every built-in method: one row per handler (a new method is a handler in `methods/` and a row here)."""
+    from jsonl_engine.methods import answer, context, documents, render, synthesize, system
+
+    return [method_of(handler) for handler in (
+        system.capabilities, system.cancel, system.shutdown,
+        documents.ingest, documents.documents, documents.update, documents.outline, documents.read,
+        documents.remove, documents.review,
+        context.context, synthesize.synthesize, answer.answer, render.render,
+    )]
+
+
+def load_methods(plugins: list[str] = ()) -> dict[str, Method]:
+    """The method table: the built-in methods, then each plugin module's `@method` handlers (a plugin is a module
+    the user names, `--plugin` or `plugins`; a name given twice is DuplicateMethod)."""
+    from importlib import import_module
+
+    return method_table([*builtin_methods(), *(m for module in plugins for m in methods_in(import_module(module)))])
 
 
 class Control:
@@ -69,8 +93,9 @@ def _worker_init(daemon_pid: int) -> None:
 
 
 class App:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, methods: dict[str, Method] | None = None) -> None:
         self.settings = settings
+        self.methods = methods if methods is not None else {}  # the method table (`load_methods`)
         self.control = Control()
         self._store: Store | None = None
         self._pool: ProcessPoolExecutor | None = None

@@ -44,9 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _schemas(args: argparse.Namespace) -> int:
     from jsonl_engine import schemagen
-    from jsonl_engine.registry import load_methods
 
-    load_methods()
     root = Path(args.root)
     if args.write:
         for rel in schemagen.write(root):
@@ -68,9 +66,8 @@ def _serve(args: argparse.Namespace) -> int:
     protocol_fd = claim_stdout()
     logging.basicConfig(stream=sys.stderr, level=str(args.log_level).upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from jsonl_engine.app import App
+    from jsonl_engine.app import App, load_methods
     from jsonl_engine.config import ConfigError, load_settings
-    from jsonl_engine.registry import load_methods
     from jsonl_engine.wire.server import run
 
     try:
@@ -84,6 +81,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"jsonl-engine: cannot load plugin: {exc}", file=sys.stderr)
         return 2
-    code = run(App(settings), handlers, protocol_fd)
+    code = run(App(settings, handlers), handlers, protocol_fd)
     sys.stderr.flush()
     os._exit(code)  # handler threads may still run cancelled work; the KB is transactional

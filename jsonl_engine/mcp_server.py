@@ -36,7 +36,7 @@ from jsonl_engine.models.documents import (
     ReadResult,
 )
 from jsonl_engine.models.synthesize import SynthesizeResult
-from jsonl_engine.registry import load_methods
+from jsonl_engine.app import load_methods
 
 CONTEXT_MAX_CHARS = 6000  # the context tool's default budget: about 1,500 tokens of passages per call
 FORMAT = {"type": "string", "enum": ["text", "json"], "default": "text",
