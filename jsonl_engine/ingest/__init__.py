@@ -29,13 +29,13 @@ def require_media_type(path: str | Path) -> str:
 def parse_file(path: str) -> ParsedDocument:
     """Parse one file by its extension; raises UnsupportedMedia (encrypted|corrupt|not_pdf|no_text|unknown_type|
     not_regular|too_large)."""
-    return BY_MEDIA_TYPE[require_media_type(path)].file_parser()(path)
+    return BY_MEDIA_TYPE[require_media_type(path)].parse_file(path)
 
 
 def parse_text(text: str, title: str, media_type: str = PLAIN) -> ParsedDocument:
     """Inline text: `title` names the document."""
     parser = BY_MEDIA_TYPE.get(media_type)
-    parse = parser.text_parser() if parser is not None else None
+    parse = parser.parse_text if parser is not None else None
     if parse is None:
         raise UnsupportedMedia(f"unsupported media type {media_type!r} for inline text", reason="unknown_type")
     return parse(text, title)
