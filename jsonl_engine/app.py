@@ -108,13 +108,13 @@ class App:
         if self._store is None:
             with self._lock:
                 if self._store is None:
+                    from jsonl_engine.identity import statements
                     from jsonl_engine.identity.card import fill_missing
-                    from jsonl_engine.retrieval import cues
                     from jsonl_engine.store import open_store
 
                     store = open_store(self.settings.kb_location)
                     fill_missing(store)  # documents stored before cards existed (schema < 3)
-                    cues.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
+                    statements.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
                     self._store = store
         return self._store
 

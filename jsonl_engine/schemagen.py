@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
-from jsonl_engine.config import Settings
 from jsonl_engine.app import load_methods
+from jsonl_engine.config import Settings
 
 _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 

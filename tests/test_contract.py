@@ -8,8 +8,8 @@ import sys
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from jsonl_engine.models import Params
 from jsonl_engine.app import load_methods
+from jsonl_engine.models import Params
 from jsonl_engine.registry import DuplicateMethod, invalid_params_from, method, method_table
 from tests.support.daemon import ROOT
 

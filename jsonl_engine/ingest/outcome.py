@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.identity import card as cards
-from jsonl_engine.identity import titles
-from jsonl_engine.retrieval import cues
+from jsonl_engine.identity import statements, titles
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
 log = logging.getLogger(__name__)
@@ -123,7 +122,7 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
         assert skip is not None
         return skip
     try:
-        cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
+        statements.save(store, info.document_id)  # its statement pages, judged once (queries read them)
     except EngineError as exc:  # the document is in: queries judge its pages until the next open fills them
         log.warning("statement pages of %s not stored: %s", info.document_id, exc.message)
     titles.retitle(store, {parsed.card.name or parsed.card.title})  # siblings of the same name: tell them apart

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from jsonl_engine.identity import route as route_mod
 from jsonl_engine.identity import transcript
+from jsonl_engine.identity.statements import statement_pages as page_statements
 from jsonl_engine.retrieval import cues, dedupe, rank, snippet
 from jsonl_engine.retrieval import prior as prior_mod
 from jsonl_engine.retrieval.query import Query, has_stopword, parse, tokenize
@@ -221,7 +222,7 @@ def _statement_boost(store: Store, q: Query, pages: Sequence[tuple[str, int, flo
     if not wanted:
         return {}
     focus = focus[:SECTION_DOCS]
-    statements = cues.statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
+    statements = page_statements(store, sorted({d for d, _, _ in pages} | set(focus)))
     keys = {(d, n) for d, n, _ in pages} | {(d, n) for d in focus for n in statements[d]}
     return {(d, n): rank.W_STATEMENT for d, n in keys if statements[d].get(n) in wanted}
 

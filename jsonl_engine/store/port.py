@@ -152,7 +152,7 @@ class Store(Protocol):
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         """document id -> the pages holding a primary financial statement (page number -> kind, as
-        retrieval/cues.py judges them), None when not judged yet (`set_statement_pages`); absent ids left out."""
+        identity/statements.py judges them), None when not judged yet (`set_statement_pages`); absent ids left out."""
         ...
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -221,7 +221,7 @@ class Store(Protocol):
 
     def set_statement_pages(self, document_id: str, kinds: dict[int, str]) -> None:
         """Store a document's statement pages (page number -> kind; every other page holds none); NotFound when
-        absent. Done at ingest; documents written before are judged on open (retrieval/cues.fill_missing)."""
+        absent. Done at ingest; documents written before are judged on open (identity/statements.fill_missing)."""
         ...
 
     def tidy_indexes(self) -> None:
