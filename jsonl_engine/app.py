@@ -112,7 +112,7 @@ class App:
                     from jsonl_engine.identity.card import fill_missing
                     from jsonl_engine.store import open_store
 
-                    store = open_store(self.settings.kb_location)
+                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite)
                     fill_missing(store)  # documents stored before cards existed (schema < 3)
                     statements.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
                     self._store = store

@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--config", metavar="FILE", help="TOML configuration file")
         p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                        help="import MODULE to register extra methods (repeatable)")
-        p.add_argument("--log-level", default=os.environ.get("JSONL_ENGINE_LOG_LEVEL", "WARNING"))
+        p.add_argument("--log-level", default=None, help="stderr log level (default $JSONL_ENGINE_LOG_LEVEL or WARNING)")
     schemas = sub.add_parser("schemas", help="write or check schemas/ and capabilities.json")
     group = schemas.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true")
@@ -64,14 +64,14 @@ def _serve(args: argparse.Namespace) -> int:
     from jsonl_engine.wire.framing import claim_stdout
 
     protocol_fd = claim_stdout()
-    logging.basicConfig(stream=sys.stderr, level=str(args.log_level).upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from jsonl_engine.app import App, load_methods
     from jsonl_engine.config import ConfigError, load_settings
     from jsonl_engine.wire.server import run
 
     try:
-        settings = load_settings(args.config, kb_dir=args.kb)
+        settings = load_settings(args.config, kb_dir=args.kb, log_level=args.log_level)
+        logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         if args.plugin:
             settings = settings.model_copy(update={"plugins": [*settings.plugins, *args.plugin]})
         handlers = load_methods(settings.plugins)

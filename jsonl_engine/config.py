@@ -6,7 +6,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
@@ -48,6 +48,7 @@ class KBSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
+    sqlite: Literal["auto", "apsw", "sqlite3"] = "auto"  # the SQLite library: APSW when installed, or the stdlib's
 
 
 class OcrSettings(BaseModel):
@@ -76,6 +77,7 @@ class Settings(BaseModel):
     readers: dict[str, ReaderSettings] = Field(default_factory=dict)
     default_reader: str | None = None
     ocr: OcrSettings = Field(default_factory=OcrSettings)
+    log_level: str = Field("WARNING", pattern=r"(?i)^(debug|info|warning|error|critical)$")  # stderr
 
     @property
     def kb_location(self) -> Path | str:
@@ -90,10 +92,12 @@ class ConfigError(Exception):
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     simple = {"KB": "kb_dir", "MAX_LINE_BYTES": "max_line_bytes", "MAX_IN_FLIGHT": "max_in_flight",
-              "WORKERS": "workers", "DEFAULT_READER": "default_reader"}
+              "WORKERS": "workers", "DEFAULT_READER": "default_reader", "LOG_LEVEL": "log_level"}
     for suffix, key in simple.items():
         if (value := env.get(ENV_PREFIX + suffix)) not in (None, ""):
             out[key] = value
+    if sqlite := env.get(ENV_PREFIX + "SQLITE", "").strip().lower():
+        out["kb"] = {"sqlite": sqlite}
     if plugins := env.get(ENV_PREFIX + "PLUGINS"):
         out["plugins"] = [p.strip() for p in plugins.split(",") if p.strip()]
     llm: dict[str, Any] = {}
@@ -145,7 +149,7 @@ def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None) -> None:
 
 
 def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path | None = None,
-                  env: Mapping[str, str] | None = None) -> Settings:
+                  log_level: str | None = None, env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     data: dict[str, Any] = {}
     config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
@@ -158,6 +162,8 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
     data = _merge(data, _env_overrides(env))
     if kb_dir is not None:
         data["kb_dir"] = kb_dir
+    if log_level is not None:
+        data["log_level"] = log_level
     _place_kb(data, cli=kb_dir, env=env.get(ENV_PREFIX + "KB") or None)
     llm = data.get("llm")
     fallback_key = env.get("OPENAI_API_KEY")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from jsonl_engine.store.location import backend_of, describe, is_url, redact
 from jsonl_engine.store.port import DuplicateContent, Store, Transaction
-from jsonl_engine.store.sqlite import SqliteStore
 from jsonl_engine.store.types import (
     CARD_FIELDS,
     COVER_PAGES,
@@ -35,11 +34,15 @@ __all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "Du
            "Transaction", "TreeRow", "open_store"]
 
 
-def open_store(kb: Path | str) -> Store:
+def open_store(kb: Path | str, *, sqlite: str = "auto") -> Store:
     """The KB at `kb` (a directory, or a postgresql:// URL), created (and migrated) when needed. The one place
-    a backend is chosen."""
+    a backend is chosen (each imported only then); `sqlite`: the SQLite library, "auto" (APSW when installed) or
+    "sqlite3" (`driver.choose`)."""
     if is_url(kb):  # without psycopg this import raises KBUnavailable naming the extra to install
         from jsonl_engine.store.postgres import PostgresStore
 
         return PostgresStore(str(kb).strip())
+    from jsonl_engine.store.sqlite import SqliteStore, driver
+
+    driver.choose(sqlite)
     return SqliteStore(Path(kb))

@@ -33,7 +33,7 @@ MAX_SHARE = 0.5
 class _SqliteErrors:
     """The SQLite library's errors become Internal errors naming the operation."""
 
-    _errors = (driver.Error,)
+    _errors = driver.ERRORS
 
     def _translate(self, what: str, exc: BaseException) -> Internal:
         return Internal(f"the KB store failed ({what}): {exc}")
