@@ -3,27 +3,18 @@ Which parser reads which file type is the registry in parsers.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.ingest.model import MARKDOWN, PDF, PLAIN, ParsedDocument, ParsedSection
-from jsonl_engine.ingest.parsers import BY_MEDIA_TYPE, MEDIA_TYPES, SUPPORTED
+from jsonl_engine.ingest.parsers import (
+    BY_MEDIA_TYPE,
+    MEDIA_TYPES,
+    SUPPORTED,
+    media_type_for,
+    require_media_type,
+)
 
 __all__ = ["MARKDOWN", "MEDIA_TYPES", "PDF", "PLAIN", "SUPPORTED", "ParsedDocument", "ParsedSection",
            "media_type_for", "parse_file", "parse_text", "require_media_type"]
-
-
-def media_type_for(path: str | Path) -> str | None:
-    return MEDIA_TYPES.get(Path(path).suffix.lower())
-
-
-def require_media_type(path: str | Path) -> str:
-    """The file's media type by its extension, or UnsupportedMedia(unknown_type): check before reading it."""
-    media_type = media_type_for(path)
-    if media_type is None:
-        raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: {SUPPORTED})",
-                               reason="unknown_type")
-    return media_type
 
 
 def parse_file(path: str) -> ParsedDocument:

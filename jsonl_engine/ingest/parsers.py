@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.ingest.model import MARKDOWN, PDF, PLAIN
 from jsonl_engine.store import ParsedDocument
 
@@ -64,3 +66,15 @@ MEDIA_TYPES: dict[str, str] = {ext: p.media_type for p in PARSERS for ext in p.e
 SUPPORTED = ", ".join(sorted(MEDIA_TYPES))  # for messages: ".markdown, .md, .pdf, .text, .txt"
 EXTENSIONS = ", ".join(MEDIA_TYPES)  # in registry order, for descriptions: ".pdf, .md, .markdown, .txt, .text"
 
+
+def media_type_for(path: str | Path) -> str | None:
+    return MEDIA_TYPES.get(Path(path).suffix.lower())
+
+
+def require_media_type(path: str | Path) -> str:
+    """The file's media type by its extension, or UnsupportedMedia(unknown_type): check before reading it."""
+    media_type = media_type_for(path)
+    if media_type is None:
+        raise UnsupportedMedia(f"{Path(path).name}: unsupported file type (supported: {SUPPORTED})",
+                               reason="unknown_type")
+    return media_type

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.errors import Cancelled, EngineError, Internal, UnsupportedMedia
-from jsonl_engine.ingest import PDF, SUPPORTED, media_type_for, parse_file, parse_text
+from jsonl_engine.ingest import PDF, SUPPORTED, media_type_for, parse_file, parse_text, require_media_type
 from jsonl_engine.ingest import outcome as policy
-from jsonl_engine.ingest.files import check_file, open_regular, unreachable
+from jsonl_engine.ingest.files import open_regular, require_regular, require_text_size, unreachable
 from jsonl_engine.ingest.model import ParsedDocument
 from jsonl_engine.ingest.outcome import IngestOutcome
 
@@ -69,6 +69,17 @@ def _walk(entry: str, path: str) -> Iterator[tuple[str, IngestOutcome | None]]:
     if not found:
         yield entry, IngestOutcome(path=os.path.realpath(path), skipped=True,
                                    reason=f"no supported files ({SUPPORTED}) in directory")
+
+
+def check_file(path: str) -> str:
+    """The media type of a file the ingest accepts, from stat and its name alone (nothing is opened): raises
+    OSError for a path that cannot be stat'ed, UnsupportedMedia (not_regular, unknown_type, too_large) otherwise."""
+    st = os.stat(path)  # follows symlinks: a link to /dev/zero is a character device
+    require_regular(path, st)
+    media_type = require_media_type(path)
+    if media_type != PDF:
+        require_text_size(path, st.st_size)
+    return media_type
 
 
 def check_and_hash(path: str) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Synchronous, in-process ingest (tests, benches, tools): the daemon's flow (`pipeline.IngestJob`) with each
 step run inline on the calling thread, one file after another, PDFs parsed whole, nothing reported but the
-outcomes. Same order as the daemon: reject what cannot be ingested (`files.check_file`), hash, skip content
+outcomes. Same order as the daemon: reject what cannot be ingested (`pipeline.check_file`), hash, skip content
 already in, parse, then write in one transaction (`outcome.write_parsed`).
 """
 
