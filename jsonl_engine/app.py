@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
+
 
 def builtin_methods() -> list[Method]:
     """Every built-in method: one row per handler (a new method is a handler in `methods/` and a row here)."""
@@ -160,8 +162,8 @@ class App:
 
     def close(self) -> None:
         if self._pool is not None:
-            _stop(self._pool)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            _stop(pool, wait=True)
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -179,12 +181,21 @@ def _broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", False))  # set by the pool's manager thread once a worker has died
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Shut a pool down now, killing its workers: a worker still running a call would run it to the end."""
-    # shutdown() drops `_processes`: take the workers first, or they outlive us (idle workers keep the
-    # forkserver alive, and their death signal is tied to the forkserver, not to us)
+def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:
+    """Shut a pool down now, killing its workers: a worker still running a call would run it to the end.
+
+    `wait`: also wait (a moment: the workers are dead) for the pool's manager thread, the last holder of the
+    pool's queues, so that they go now and their five named semaphores are unlinked and unregistered from
+    multiprocessing's resource tracker. The daemon leaves by `os._exit`, which skips the finalizers that would
+    do it later: the tracker then printed "There appear to be 5 leaked semaphore objects" at every exit after
+    the pool had been used (every ingest), on the stderr of the user's terminal."""
+    # shutdown() drops `_processes` and the manager thread: take them first, or the workers outlive us (idle
+    # workers keep the forkserver alive, and their death signal is tied to the forkserver, not to us)
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
             proc.kill()
+    if wait and manager is not None:
+        manager.join(POOL_JOIN_S)

@@ -1,40 +1,151 @@
 """Command line: `jsonl-engine [serve] [--kb DIR] [--config FILE]`, `jsonl-engine schemas --write|--check`, and the
-one-shot commands of cli_oneshot.py (ingest, ask, docs, outline, read, call, mcp)."""
+one-shot commands of cli_oneshot.py (ingest, ask, docs, outline, read, render, call, mcp).
+
+The global options (`--kb`, `--config`, `--log-level`, `--plugin`) are accepted before or after the command
+(`jsonl-engine --kb DIR docs` and `jsonl-engine docs --kb DIR` are the same); given on both sides with different
+values they are refused, never silently dropped.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from jsonl_engine import __version__, cli_oneshot
 
+GLOBALS = ("kb", "config", "log_level")
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+AFTER = "_after"  # suffix of the dest of a global option given after the command
+
+TOP_EPILOG = """\
+ARGUMENTS
+  PATH      a file or a folder (folders are searched recursively)
+  question  what to ask, in quotes: "What was revenue in 2022?"
+  LEVEL     the daemon's log level on stderr: DEBUG, INFO, WARNING, ERROR
+
+ENVIRONMENT
+  JSONL_ENGINE_KB         the KB without --kb (default ./.jsonl-engine)
+  JSONL_ENGINE_CONFIG     the TOML file without --config
+  JSONL_ENGINE_LOG_LEVEL  LEVEL without --log-level (default WARNING)
+  NO_COLOR, TERM=dumb     plain output: no colours, bars or other escape codes
+
+EXIT CODES
+  0  ok        1  an error (on stderr)       2  bad usage
+  3  ingest: some files could not be read (the rest went in; listed on stderr)
+  130  interrupted (Ctrl-C)
+
+EXAMPLES
+  $ jsonl-engine ingest --sample
+  $ jsonl-engine ask "How tall is the Tern Point lighthouse?"
+  $ jsonl-engine --kb ~/kb ingest ~/Documents/reports
+  $ jsonl-engine docs --kb ~/kb
+  $ echo '{"id":1,"method":"kb.documents"}' | jsonl-engine --kb ~/kb
+
+LEARN MORE
+  `jsonl-engine COMMAND --help` for a command; README.md and PROTOCOL.md for
+  the daemon's protocol (the default command, for programs and editors).
+"""
+
+SERVE_EPILOG = """\
+The daemon reads one JSON request per line on stdin and writes events on
+stdout (PROTOCOL.md); EOF on stdin finishes the requests read, then exits 0.
+
+EXAMPLES
+  $ echo '{"id":1,"method":"capabilities"}' | jsonl-engine
+  $ jsonl-engine serve --kb ~/kb --log-level INFO
+"""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help at the terminal's width, never wider than 80 columns; descriptions and epilogs as
+    written (they are written to fit 80 columns)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=min(80, shutil.get_terminal_size((80, 24)).columns), max_help_position=28)
+
+
+def add_globals(parser: argparse.ArgumentParser, after: bool) -> None:
+    """The global options, on the top-level parser (`after` False) or a command's (True: stored under their own
+    names so that a value given before the command is neither lost nor silently overridden)."""
+    default = argparse.SUPPRESS if after else None
+    suffix = AFTER if after else ""
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument("--kb", metavar="DIR", dest="kb" + suffix, default=default,
+                       help="the KB: a directory, or a postgresql:// URL (default $JSONL_ENGINE_KB or "
+                            "./.jsonl-engine)")
+    group.add_argument("--config", metavar="FILE", dest="config" + suffix, default=default,
+                       help="TOML configuration file (default $JSONL_ENGINE_CONFIG)")
+    group.add_argument("--log-level", metavar="LEVEL", dest="log_level" + suffix, type=_level, default=default,
+                       help="the daemon's log level on stderr (default $JSONL_ENGINE_LOG_LEVEL or WARNING)")
+    group.add_argument("--plugin", action="append", metavar="MODULE", dest="plugin" + suffix,
+                       default=default, help="import MODULE to register extra methods (repeatable)")
+
+
+def _level(value: str) -> str:
+    if value.upper() not in LEVELS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a log level ({', '.join(LEVELS)})")
+    return value.upper()
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jsonl-engine", description=(
-        "Document knowledge base served as a JSON-lines daemon: requests on stdin, events on stdout."))
+    parser = argparse.ArgumentParser(
+        prog="jsonl-engine", formatter_class=HelpFormatter, epilog=TOP_EPILOG,
+        description="A document knowledge base that answers with checkable citations.\n\n"
+                    "With no command: the daemon (JSON requests on stdin, events on stdout).\n"
+                    "The commands below start it, send their requests, print and exit.")
     parser.add_argument("--version", action="version", version=f"jsonl-engine {__version__}")
-    sub = parser.add_subparsers(dest="command")
-    serve = sub.add_parser("serve", help="run the daemon (the default)")
-    for p in (parser, serve):
-        p.add_argument("--kb", metavar="DIR", help="KB directory (default $JSONL_ENGINE_KB or ./.jsonl-engine)")
-        p.add_argument("--config", metavar="FILE", help="TOML configuration file")
-        p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                       help="import MODULE to register extra methods (repeatable)")
-        p.add_argument("--log-level", default=None, help="stderr log level (default $JSONL_ENGINE_LOG_LEVEL or WARNING)")
-    schemas = sub.add_parser("schemas", help="write or check schemas/ and capabilities.json")
+    add_globals(parser, after=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    serve = sub.add_parser("serve", help="run the daemon (the default)", formatter_class=HelpFormatter,
+                           description="Run the daemon on the KB.", epilog=SERVE_EPILOG)
+    add_globals(serve, after=True)
+    schemas = sub.add_parser("schemas", help="write or check schemas/ and capabilities.json",
+                             formatter_class=HelpFormatter, description="Write or check schemas/ and "
+                             "capabilities.json (development).",
+                             epilog="EXAMPLES\n  $ jsonl-engine schemas --check\n  $ jsonl-engine schemas --write\n")
     group = schemas.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")
     schemas.add_argument("--root", default=".", help="project root holding schemas/ (default .)")
-    cli_oneshot.add_commands(sub)
+    cli_oneshot.add_commands(sub, HelpFormatter, add_globals)
     return parser
 
 
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse, then merge each global option given after the command into its name (an error when it was also
+    given before the command with another value)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for name in GLOBALS:
+        if hasattr(args, name + AFTER):
+            after = getattr(args, name + AFTER)
+            delattr(args, name + AFTER)
+            before = getattr(args, name, None)
+            if before is not None and before != after:
+                parser.error(f"--{name.replace('_', '-')} given twice, before and after the command "
+                             f"({before} and {after}): give it once")
+            setattr(args, name, after)
+    args.plugin = [*(args.plugin or []), *(getattr(args, "plugin" + AFTER, None) or [])]
+    if hasattr(args, "plugin" + AFTER):
+        delattr(args, "plugin" + AFTER)
+    if args.kb == "":
+        parser.error("--kb is empty: give a directory (or a postgresql:// URL)")
+    from jsonl_engine.config import env_setting
+
+    if args.log_level is None and (env := env_setting("LOG_LEVEL")):  # else the file's, else WARNING
+        try:
+            args.log_level = _level(env)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"JSONL_ENGINE_LOG_LEVEL: {exc}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "schemas":
         return _schemas(args)
     if args.command in cli_oneshot.COMMANDS:
@@ -64,6 +175,9 @@ def _serve(args: argparse.Namespace) -> int:
     from jsonl_engine.wire.framing import claim_stdout
 
     protocol_fd = claim_stdout()
+    if sys.stdin is not None and sys.stdin.isatty():  # a person, not a program: say what this is
+        print("jsonl-engine: the daemon, reading JSON requests on stdin (one per line; Ctrl-D ends it). "
+              "For the commands (ingest, ask, docs...): jsonl-engine --help", file=sys.stderr, flush=True)
     from jsonl_engine.app import App, load_methods
     from jsonl_engine.config import ConfigError, load_settings
     from jsonl_engine.wire.server import run

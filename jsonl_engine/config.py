@@ -89,6 +89,12 @@ class ConfigError(Exception):
     """The configuration file or environment is invalid; the CLI reports it and exits 2."""
 
 
+def env_setting(suffix: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The JSONL_ENGINE_<suffix> variable ("" as None): what the CLI says of a setting's origin, or validates
+    before starting a daemon. This module is the one that reads the environment."""
+    return (os.environ if env is None else env).get(ENV_PREFIX + suffix) or None
+
+
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     simple = {"KB": "kb_dir", "MAX_LINE_BYTES": "max_line_bytes", "MAX_IN_FLIGHT": "max_in_flight",

@@ -25,7 +25,8 @@ from datetime import date
 from jsonl_engine.identity.dates import DATE, parse_date, year_of
 from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
-from jsonl_engine.text import STOPWORDS, normalise
+from jsonl_engine.text import STOPWORDS
+from jsonl_engine.text import words as text_words
 
 MIN_ENTITY = 0.6     # share of an entity's (IDF-weighted) name words the query must carry
 FIRST_WORD = 0.8     # the share given to a name matched by its own first word or an abbreviation
@@ -34,7 +35,6 @@ KIND_MISS = 0.6      # factor for a document whose kind is not the one named
 ROUTED = 4           # documents reported as routed (and searched first)
 COVERS = 0.5         # a period fit from which a document counts as covering the named period (kb.synthesize)
 
-_WORD = re.compile(r"[a-z0-9]+")
 _LEGAL = frozenset((*LEGAL_FORMS, "the"))
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _FY = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b|\bfiscal\s+(?:year\s+)?(\d{4})\b|\b(\d{4})\s+fiscal\s+(?:year|period)\b")
@@ -114,7 +114,7 @@ def parse_periods(query: str) -> Periods:
 
 def name_words(name: str) -> tuple[str, ...]:
     """An entity name's distinctive words (legal forms and "the" left out)."""
-    words = [w for w in _WORD.findall(normalise(name).lower()) if w not in _LEGAL]
+    words = [w for w in text_words(name) if w not in _LEGAL]
     return tuple(words)
 
 
@@ -155,7 +155,7 @@ class Route:
 
 
 def _query_words(query: str) -> set[str]:
-    words = _WORD.findall(normalise(query).lower())
+    words = text_words(query)
     out = set(words)
     out.update(a + b for a, b in zip(words, words[1:], strict=False))  # "wal mart" ~ "walmart"
     out.update(w[:-1] for w in words if w.endswith("s") and len(w) > 3)  # "Boeing's" -> "boeing s" handled

@@ -22,10 +22,10 @@ CRASH_MARK = "crashme"
 _parse_small_pdf = pdf.parse_small_pdf
 
 
-def parse_or_crash(path: str, max_pages: int | None) -> ParsedDocument | PdfInfo:
+def parse_or_crash(path: str, max_pages: int | None, *rest: object) -> ParsedDocument | PdfInfo:
     if CRASH_MARK in os.path.basename(path):
         os.kill(os.getpid(), signal.SIGSEGV)
-    return _parse_small_pdf(path, max_pages)
+    return _parse_small_pdf(path, max_pages, *rest)
 
 
 pdf.parse_small_pdf = parse_or_crash
