@@ -658,8 +658,7 @@ def plan_main() -> None:
     import orjson
 
     from jsonl_engine.ingest import PDF
-    from jsonl_engine.ingest.files import check_file
-    from jsonl_engine.ingest.sync import expand_paths
+    from jsonl_engine.ingest.pipeline import check_file, expand_paths
 
     out = []
     for path, early in expand_paths(orjson.loads(sys.stdin.buffer.read())):
