@@ -234,3 +234,35 @@ def test_each_rule_fails_on_a_planted_violation(tmp_path) -> None:
                 assert found, f"{rule}: the planted violation in {rel} is not reported"
             elif (rule, other) != ("cycles", "layers"):  # the planted cycle also imports upwards
                 assert found == [], (rule, other, found)
+
+
+def where_a_change_goes(text: str, root: Path) -> list[str]:
+    """The files and folders the "Where a change goes" table of ARCHITECTURE.md names (`store/port.py`, `rank.py`
+    after `retrieval/search.py` in one cell) that are not in the repository (`<name>`: a placeholder)."""
+    table = text.split("## Where a change goes", 1)[1].split("\n## ", 1)[0]
+    package = root / "jsonl_engine"
+    missing = []
+    for row in (line for line in table.splitlines() if line.startswith("| ") and "---" not in line):
+        for cell in row.strip("|").split(" | ")[1:]:
+            folder = package
+            for name in re.findall(r"`([^`\s]+(?:\.py|\.md|/))`", cell):
+                if "<" in name:
+                    continue
+                if "/" in name.rstrip("/"):
+                    base = root if name.startswith(("tests/", "bench/", "schemas/")) else package
+                    found = (base / name).resolve()
+                    folder = found if name.endswith("/") else found.parent
+                else:  # beside the last path named, else a top-level module or folder
+                    found = next((c for c in (folder / name, package / name, root / name) if c.exists()), folder / name)
+                if not found.exists() or not found.resolve().is_relative_to(root):
+                    missing.append(name)
+    return missing
+
+
+def test_where_a_change_goes_names_files_that_exist(tmp_path) -> None:
+    root = PACKAGE.parent
+    text = (root / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert "../" not in text.split("```", 1)[0]  # the protocol is the repository's PROTOCOL.md
+    assert where_a_change_goes(text, root) == []
+    planted = text.replace("`ingest/outcome.py`", "`ingest/policy.py`").replace("`PROTOCOL.md`", "`../shared/PROTOCOL.md`")
+    assert where_a_change_goes(planted, root) == ["ingest/policy.py", "../shared/PROTOCOL.md"]
