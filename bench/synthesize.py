@@ -6,22 +6,109 @@ request latency p50/p95. Same-run baselines: a "lead" answer (the first units of
 same passages and max_chars, no scoring), the retrieval ceiling (an evidence page among the passages
 considered), and kb.context's latency at the same depth.
 
+The answer-first figures (issue 24), for this code and, with `--baseline-root DIR` (a checkout of another
+version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in the same run:
+- figure questions: those whose gold answer holds a number printed on an evidence page (the page's text in the
+  dataset; a page's figure of 10,000 or more also counts in thousands: "5,466,312" for "$5466 million"); the
+  share whose first claim holds it, whose answer (any claim, or the answer text) holds it;
+- claims per answer (median, mean); computed answers on metrics-generated questions: right (within 1% or equal at
+  the gold's decimals), wrong (a computed value that is not), absent;
+- evidence page cited; answer lines without a citation (the "Not in the documents searched" notice excepted);
+  quotes verbatim at their offsets (each claim's text against kb.read of its section; each table part against
+  kb.read of its page).
+
     .venv/bin/python bench/synthesize.py [--kb bench/out/dev-kb] [--rebuild] [--depth 5] [--max-chars 4000] [-v]
+                                         [--baseline-root DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import re
 import statistics
 import sys
 import time
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from _common import DEV, ROOT, gold_pages, load_questions, pct
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_CITE = re.compile(r"\[c[0-9a-f]{12}\]\s*$")
+NOTICE = "Not in the documents searched"
+
+
+def numbers(text: str) -> set[Decimal]:
+    """Numbers in `text`, sign and separators dropped, trailing zeros normalised ("$1,577.00" -> 1577)."""
+    out = set()
+    for m in _NUMBER.finditer(text):
+        with contextlib.suppress(InvalidOperation):
+            out.add(Decimal(m.group(0).replace(",", "")).normalize())
+    return out
+
+
+def scaled(text: str) -> set[Decimal]:
+    """`numbers`, and each of 10,000 or more also in thousands (a table in thousands, an answer in millions)."""
+    found = numbers(text)
+    return found | {(n / 1000).quantize(Decimal(1)).normalize() for n in found if n >= 10000}
+
+
+def gold_figures(q: dict) -> set[Decimal]:
+    """The numbers of the gold answer printed on an evidence page (years left out): a figure question's figure."""
+    page = set().union(*(scaled(e.get("evidence_text_full_page") or e["evidence_text"]) for e in q["evidence"]))
+    return {n for n in numbers(q["answer"]) if n in page and not (n == n.to_integral() and 1900 <= n <= 2100)}
+
+
+def computed_verdict(q: dict, r: dict) -> str:
+    """right / wrong / absent: the computed value against the gold answer's first number."""
+    comp = (r.get("_meta") or {}).get("computed")
+    if not comp or comp.get("value") is None:
+        return "absent"
+    gold = sorted(numbers(q["answer"]), key=lambda n: q["answer"].find(str(n)))
+    if not gold:
+        return "absent"
+    want = next(iter(numbers(q["answer"].split()[0]) or gold))
+    got = Decimal(str(comp["value"]))
+    places = -want.as_tuple().exponent if want.as_tuple().exponent < 0 else 0
+    if abs(got - want) <= abs(want) * Decimal("0.01") or round(got, places) == want:
+        return "right"
+    return "wrong"
+
+
+def verbatim(d, r: dict, cache: dict) -> tuple[int, int]:
+    """(quotes checked, quotes verbatim at their offsets) of one answer."""
+    checked = ok = 0
+    for c in r["claims"]:
+        sid = c["section_id"]
+        if sid not in cache:
+            cache[sid] = d.call("kb.read", {"section_id": sid})["text"]
+        checked += 1
+        ok += cache[sid][c["quote_start"]:c["quote_end"]] == c["text"]
+        table = c.get("table")
+        if not table:
+            continue
+        for part in [table["label"], table["unit"], *table["headers"], *table["cells"]]:
+            if part is None:
+                continue
+            key = (c["document_id"], part["page"])
+            if part["page"] is None:
+                text = cache[sid]
+            else:
+                if key not in cache:
+                    cache[key] = d.call("kb.read", {"document_id": c["document_id"], "page": part["page"]})["text"]
+                text = cache[key]
+            checked += 1
+            ok += text[part["start"]:part["end"]] == part["text"]
+    return checked, ok
+
+
+def uncited(answer: str) -> int:
+    """Answer lines that do not end with a citation (the not-in-the-KB notice cites nothing by design)."""
+    return sum(1 for line in answer.split("\n") if line.strip() and not line.startswith(NOTICE)
+               and not _CITE.search(line) and not re.search(r"\[c[0-9a-f]{12}\]", line))
 
 
 def build_kb(kb: Path, pdfs: Path) -> None:
@@ -97,6 +184,60 @@ def lead_baseline(kb: Path, questions: list[dict], doc_ids: dict[str, str], dept
     return pages, first, texts, spans
 
 
+def run_questions(d, questions: list[dict], doc_ids: dict[str, str], args,
+                  has_context: bool) -> tuple[list[dict], list[float], list[float], list[tuple[int, int]]]:
+    """Every question through kb.synthesize (document-scoped); latencies; verbatim checks per answer."""
+    latency, ctx_latency, results, checks, cache = [], [], [], [], {}
+    for q in questions:
+        params = {"query": q["question"], "document_ids": [doc_ids[q["doc_name"]]], "depth": args.depth,
+                  "max_chars": args.max_chars}
+        t0 = time.perf_counter()
+        results.append(d.call("kb.synthesize", params))
+        latency.append((time.perf_counter() - t0) * 1000)
+        checks.append(verbatim(d, results[-1], cache))
+        if has_context:
+            t0 = time.perf_counter()
+            d.call("kb.context", {"query": q["question"], "document_ids": params["document_ids"],
+                                  "limit": args.depth})
+            ctx_latency.append((time.perf_counter() - t0) * 1000)
+    return results, latency, ctx_latency, checks
+
+
+def answer_first(questions: list[dict],
+                 versions: list[tuple[str, list[dict], list[tuple[int, int]], list[float]]]) -> None:
+    """The answer-first figures of each version (module docstring)."""
+    figure_qs = [i for i, q in enumerate(questions) if gold_figures(q)]
+    metric_qs = [i for i, q in enumerate(questions) if q["question_type"] == "metrics-generated"]
+    print(f"\nanswer first: {len(figure_qs)} figure questions, {len(metric_qs)} computed (metrics-generated)")
+    print(f"{'':34}" + "".join(f"{name[:26]:>28}" for name, _, _, _ in versions))
+    rows: dict[str, list[str]] = {}
+    for _name, results, checks, latency in versions:
+        first = sum(bool(gold_figures(questions[i]) & scaled(results[i]["claims"][0]["text"] if results[i]["claims"]
+                                                             else "")) for i in figure_qs)
+        anywhere = sum(bool(gold_figures(questions[i]) & scaled(results[i]["answer"] + " ".join(
+            c["text"] for c in results[i]["claims"]))) for i in figure_qs)
+        counts = [len(r["claims"]) for r in results]
+        verdicts = [computed_verdict(questions[i], results[i]) for i in metric_qs]
+        wrong_any = sum(computed_verdict(q, r) == "wrong" for q, r in zip(questions, results, strict=True))
+        cited = sum(bool({c["page"] for c in r["claims"]} & gold_pages(q)) for q, r in zip(questions, results,
+                                                                                          strict=True))
+        n_first = max(1, len(figure_qs))
+        add = rows.setdefault
+        add("figure in the first claim", []).append(f"{first}/{len(figure_qs)} {first / n_first:.0%}")
+        add("figure in the answer", []).append(f"{anywhere}/{len(figure_qs)} {anywhere / n_first:.0%}")
+        add("claims per answer: median, mean", []).append(
+            f"{statistics.median(counts):.0f}, {statistics.mean(counts):.1f}")
+        add("computed right/wrong/absent", []).append(
+            f"{verdicts.count('right')}/{verdicts.count('wrong')}/{verdicts.count('absent')}")
+        add("wrong computed, all questions", []).append(str(wrong_any))
+        add("evidence page cited", []).append(f"{cited}/{len(questions)} {cited / len(questions):.0%}")
+        add("uncited answer lines", []).append(str(sum(uncited(r["answer"]) for r in results)))
+        add("quotes verbatim at offsets", []).append(f"{sum(ok for _, ok in checks)} of {sum(n for n, _ in checks)}")
+        add("kb.synthesize ms p50, p95", []).append(f"{pct(latency, 0.5):.0f}, {pct(latency, 0.95):.0f}")
+    for label, values in rows.items():
+        print(f"{label:34}" + "".join(f"{v:>28}" for v in values))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kb", type=Path, default=ROOT / "bench" / "out" / "dev-kb")
@@ -105,6 +246,8 @@ def main() -> None:
     parser.add_argument("--max-chars", type=int, default=4000)
     parser.add_argument("--rebuild", action="store_true", help="rebuild the KB (after ingest changes)")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--baseline-root", type=Path, default=None,
+                        help="a checkout of another version (e.g. main) whose daemon is measured in the same run")
     args = parser.parse_args()
 
     from tests.support.client import engine
@@ -123,18 +266,17 @@ def main() -> None:
         doc_ids = {Path(doc["path"] or doc["title"]).stem: doc["document_id"] for doc in docs["documents"]}
         questions = [q for q in questions if q["doc_name"] in doc_ids]
         has_context = any(m["name"] == "kb.context" for m in d.call("capabilities")["methods"])
-        latency, ctx_latency, results = [], [], []
-        for q in questions:
-            params = {"query": q["question"], "document_ids": [doc_ids[q["doc_name"]]], "depth": args.depth,
-                      "max_chars": args.max_chars}
-            t0 = time.perf_counter()
-            results.append(d.call("kb.synthesize", params))
-            latency.append((time.perf_counter() - t0) * 1000)
-            if has_context:
-                t0 = time.perf_counter()
-                d.call("kb.context", {"query": q["question"], "document_ids": params["document_ids"],
-                                      "limit": args.depth})
-                ctx_latency.append((time.perf_counter() - t0) * 1000)
+        results, latency, ctx_latency, checks = run_questions(d, questions, doc_ids, args, has_context)
+    versions = [("this", results, checks, latency)]
+    if args.baseline_root:
+        from jsonl_engine.client import Client
+        from tests.support.client import daemon_env
+
+        root = str(args.baseline_root.resolve())
+        with Client(args.kb, env=daemon_env({"PYTHONPATH": root}), cwd=root, timeout=300) as d:
+            base, base_latency, _, base_checks = run_questions(d, questions, doc_ids, args, False)
+        versions.append((f"baseline {args.baseline_root}", base, base_checks, base_latency))
+    answer_first(questions, versions)
 
     base_pages, base_first, base_texts, spans = lead_baseline(args.kb, questions, doc_ids, args.depth, args.max_chars)
     page_hit = text_hit = base_page_hit = base_text_hit = ceiling = early = base_early = 0

@@ -17,6 +17,7 @@ from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
+from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.registry import Method, method_of, method_table, methods_in
 
 if TYPE_CHECKING:
@@ -76,9 +77,15 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         pass
 
 
-def _worker_init(daemon_pid: int) -> None:
+OVER_MEMORY_EXIT = 75  # a pool worker's exit status when it stopped itself past its memory cap
+MEMORY_POLL_S = 0.02  # how often a worker checks its resident memory (pdfium may grow it by ~350 MB/s)
+
+
+def _worker_init(daemon_pid: int, memory_cap: int) -> None:
     """Pool workers are children of the forkserver, not of the daemon: also watch the daemon itself, so a
-    SIGKILLed daemon leaves no worker (nor, through them, the forkserver) behind."""
+    SIGKILLed daemon leaves no worker (nor, through them, the forkserver) behind. And watch the worker's own
+    resident memory: past `memory_cap` bytes it exits at once (OVER_MEMORY_EXIT) rather than exhaust the
+    machine (pdfium decompresses a content stream whole, and lays out every glyph of it)."""
     die_with_parent()
 
     def watch() -> None:
@@ -91,7 +98,18 @@ def _worker_init(daemon_pid: int) -> None:
             except PermissionError:
                 pass
 
+    def watch_memory() -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/self/statm", "rb", buffering=0) as statm:
+            while True:
+                statm.seek(0)
+                if int(statm.read().split()[1]) * page > memory_cap:
+                    os._exit(OVER_MEMORY_EXIT)
+                time.sleep(MEMORY_POLL_S)
+
     threading.Thread(target=watch, name="jsonl-engine-daemon-watch", daemon=True).start()
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch_memory, name="jsonl-engine-memory-watch", daemon=True).start()
 
 
 class App:
@@ -126,8 +144,11 @@ class App:
             if self._pool is None or _broken(self._pool):
                 if self._pool is not None:
                     _stop(self._pool)
-                self._pool = _new_pool(self.settings.workers)
+                self._pool = _new_pool(self.settings.workers, self._memory_cap())
             return self._pool
+
+    def _memory_cap(self) -> int:
+        return self.settings.worker_memory_mb << 20
 
     async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker process. When a worker dies (pdfium crashing on a hostile file, the OOM killer),
@@ -144,11 +165,25 @@ class App:
         return await self._run_alone(fn, *args)
 
     async def _run_alone(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled)."""
+        """`fn(*args)` in a process of its own, stopped afterwards (also when the caller is cancelled). A process
+        that stopped itself past the memory cap is unsupported_media (too_large): the file needs more memory to
+        extract than a worker may take."""
         async with self._alone:
-            pool = _new_pool(1)
+            pool = _new_pool(1, self._memory_cap())
             try:
-                return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+                future = asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+                procs = list((getattr(pool, "_processes", None) or {}).values())  # started by the submit
+                try:
+                    return await future
+                except BrokenExecutor as exc:
+                    for proc in procs:
+                        await asyncio.to_thread(proc.join, 5.0)
+                    if any(proc.exitcode == OVER_MEMORY_EXIT for proc in procs):
+                        limit = self.settings.worker_memory_mb
+                        raise UnsupportedMedia(f"extracting the file takes more than the worker memory cap "
+                                               f"({limit} MiB, worker_memory_mb)", reason="too_large",
+                                               data={"limit_mb": limit}) from exc
+                    raise
             finally:
                 _stop(pool)
 
@@ -169,12 +204,12 @@ class App:
             self._store = None
 
 
-def _new_pool(workers: int) -> ProcessPoolExecutor:
+def _new_pool(workers: int, memory_cap: int) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), memory_cap))
 
 
 def _broken(pool: ProcessPoolExecutor) -> bool:

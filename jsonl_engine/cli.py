@@ -8,6 +8,8 @@ values they are refused, never silently dropped.
 
 from __future__ import annotations
 
+from jsonl_engine.wire import parent  # isort: skip - first: records the parent before anything else runs
+
 import argparse
 import logging
 import os
@@ -172,6 +174,7 @@ def _schemas(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    parent.arm()  # a parent dying during start-up ends the daemon (it used to be watched only once serving)
     from jsonl_engine.wire.framing import claim_stdout
 
     protocol_fd = claim_stdout()

@@ -124,6 +124,8 @@ def add_commands(sub: Any, formatter: type, add_globals: Callable[[argparse.Argu
     p.add_argument("--reader", help="named LLM reader (implies --llm)")
     p.add_argument("--llm", action="store_true", help="use kb.answer (the LLM) even if not configured by default")
     p.add_argument("--max-chars", type=int, default=2000, help="kb.synthesize's answer budget (default 2000)")
+    p.add_argument("--max-claims", type=int, default=None, help="kb.synthesize's claims, most direct first "
+                   "(default 5; the answer says how many more there are)")
     p.add_argument("--render", metavar="DIR", help="write a PNG of each cited PDF page, the quote highlighted, "
                    "into DIR and print its path under the citation (needs the [render] extra)")
     p.add_argument("--scale", type=float, default=2.0, help="--render's pixels per PDF point (default 2)")
@@ -872,6 +874,8 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
     else:
         method = "kb.synthesize"
         params = {"query": args.question, "max_chars": args.max_chars}
+        if args.max_claims is not None:
+            params["max_claims"] = args.max_claims
     if args.doc:
         params["document_ids"] = args.doc
     if args.render:
@@ -906,9 +910,14 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
     else:
         renumber.known = {c["marker"] for c in cites}
         answer = renumber.feed(result.get("answer") or "") + renumber.finish()
-        _say(_wrap(answer) if answer else "(no answer: nothing in the KB matched)")
+        nothing = ("(no answer: the first line does not fit in --max-chars; raise it)"
+                   if method == "kb.synthesize" and result["_meta"].get("truncated")
+                   else "(no answer: nothing in the KB matched)")
+        _say(_wrap(answer) if answer else nothing)
     if method == "kb.synthesize" and result.get("gaps"):
         _say(_wrap(f"not found: {', '.join(result['gaps'])}"))
+    if method == "kb.synthesize" and result["_meta"].get("more"):
+        _say(f"({result['_meta']['more']} more claims: --max-claims)")
     if method == "kb.answer" and result.get("error"):
         _fail("ask", f"the answer is incomplete: {result['error'].get('message')}")
     listed = numbered(renumber, cites)

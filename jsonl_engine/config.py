@@ -72,6 +72,10 @@ class Settings(BaseModel):
     max_line_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     max_in_flight: int = Field(4096, ge=1)
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
+    # A pool worker whose resident memory passes this is stopped: the file it was extracting is unsupported_media
+    # (too_large). A hostile PDF of 0.6 MB (a compressed content stream of 250 MB) took 3.9 GiB in one worker; a
+    # 419-page 10-K parsed whole in one process peaks at 40 MB.
+    worker_memory_mb: int = Field(512, ge=64)
     plugins: list[str] = Field(default_factory=list)
     llm: ReaderSettings | None = None
     readers: dict[str, ReaderSettings] = Field(default_factory=dict)
@@ -98,7 +102,8 @@ def env_setting(suffix: str, env: Mapping[str, str] | None = None) -> str | None
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     simple = {"KB": "kb_dir", "MAX_LINE_BYTES": "max_line_bytes", "MAX_IN_FLIGHT": "max_in_flight",
-              "WORKERS": "workers", "DEFAULT_READER": "default_reader", "LOG_LEVEL": "log_level"}
+              "WORKERS": "workers", "WORKER_MEMORY_MB": "worker_memory_mb", "DEFAULT_READER": "default_reader",
+              "LOG_LEVEL": "log_level"}
     for suffix, key in simple.items():
         if (value := env.get(ENV_PREFIX + suffix)) not in (None, ""):
             out[key] = value

@@ -68,8 +68,9 @@ class NotFound(EngineError):
 
 class UnsupportedMedia(EngineError):
     """A file the engine cannot ingest; `reason` is one of encrypted, corrupt, not_pdf, no_text, needs_ocr (a scanned
-    PDF and no Tesseract to read it), unknown_type, not_regular (a FIFO, socket or device, never opened), too_large
-    (a text file over the ingest's size cap, `ingest.files.MAX_TEXT_BYTES`), crashed (the extractor's process died on this file, also when run alone)."""
+    PDF and no Tesseract to read it), unknown_type, not_regular (a FIFO, socket or device, never opened), too_large (a
+    text file over the ingest's size cap, `ingest.files.MAX_TEXT_BYTES`, or a file whose extraction passed the worker
+    memory cap, `worker_memory_mb`), crashed (the extractor's process died on this file, also when run alone)."""
 
     code = "unsupported_media"
 
@@ -79,8 +80,9 @@ class UnsupportedMedia(EngineError):
 
 
 class KBUnavailable(EngineError):
-    """The KB cannot be opened: its directory cannot be made or written, or its file is not a usable SQLite
-    database. `data` has the `path` (and the SQLite error name when SQLite reported it)."""
+    """The KB cannot be opened or used: its directory cannot be made or written, its file is not a usable SQLite
+    database (damaged, truncated, unreadable, on a full disk), or the PostgreSQL server cannot be reached or used.
+    `data` has the `path` (or `kb`), the `reason` when the store knows it, and the SQLite error name."""
 
     code = "kb_unavailable"
 

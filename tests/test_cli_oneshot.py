@@ -67,6 +67,11 @@ def test_ingest_ask_docs_outline_read(tmp_path: Path, folder: Path) -> None:
         '[1] Quillon Ferries 2030 Report, p. 1: "Fuel costs at Quillon were $12.5 million', '    in 2030."']
     as_json = orjson.loads(run("ask", "What were Quillon fuel costs in 2030?", "--json", kb=kb).stdout)
     assert as_json["claims"][0]["text"] == "Fuel costs at Quillon were $12.5 million in 2030."
+    one = run("ask", "Quillon ferries, passengers and fuel in 2030", "--max-claims", "1", kb=kb).stdout.splitlines()
+    assert one[0].endswith(" [1]") and not any(line.startswith("[2]") for line in one)
+    assert any(re.fullmatch(r"\(\d+ more claims: --max-claims\)", line) for line in one), one
+    tiny = run("ask", "What were Quillon fuel costs in 2030?", "--max-chars", "5", kb=kb).stdout.splitlines()
+    assert tiny[0] == "(no answer: the first line does not fit in --max-chars; raise it)"
 
     docs = orjson.loads(run("docs", "--json", kb=kb).stdout)["documents"]
     quillon = next(d["document_id"] for d in docs if d["title"] == "Quillon Ferries 2030 Report")

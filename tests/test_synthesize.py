@@ -9,8 +9,8 @@ import pytest
 from jsonl_engine.answer.citations import claim_id, make_claim, page_at
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.synthesize import Synthesis, _keys_of_lines, compose, keys, stem
-from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import Passage, answer_terms
+from tests.support.answer_lines import check_lines
 
 CITED = re.compile(r" \[(c[0-9a-f]{12})\]")
 
@@ -42,19 +42,12 @@ def run(query: str, passages: list[Passage], max_chars: int = 4000) -> Synthesis
 
 
 def check_citations(out: Synthesis, passages: list[Passage]) -> None:
-    """Every sentence is verbatim claim text followed by its [id]; every claim sits at its offsets and page."""
+    """Every line is verbatim claim text (or its table line) followed by its [id]; every claim sits at its offsets
+    and page; every table part at its offsets in the section text."""
     by_section = {p.section_id: p for p in passages}
-    claims = {c.id: c for c in out.claims}
-    assert len(claims) == len(out.claims)
-    pieces = CITED.split(out.answer)
-    texts, ids = pieces[0::2], pieces[1::2]
-    assert texts[-1] == "", "text after the last citation"
-    assert ids == [c.id for c in out.claims]
-    for text, cid in zip(texts, ids, strict=False):
-        claim = claims[cid]
-        assert text.strip() == collapse_ws(claim.text)
+    check_lines(out, lambda sid: by_section[sid].text, lambda doc, page: pytest.fail("read on a page"))
+    for claim in out.claims:
         p = by_section[claim.section_id]
-        assert p.text[claim.quote_start:claim.quote_end] == claim.text
         assert claim.page == page_at(p.page_map, claim.quote_start, p.page_start)
         assert claim.document_id == p.document_id and claim.document_title == p.document_title
 
@@ -97,7 +90,12 @@ def test_row_context_from_column_titles_and_lead_in():
     check_citations(out, ps)
     texts = [c.text for c in out.claims]
     assert "2024 1,097 862" in texts and "2023 1,648 883" not in texts
-    assert texts[texts.index("2024 1,097 862") - 1] == "Year Pension Benefits Health Care and Life"
+    assert texts[0] == "2024 1,097 862"  # the row of the asked year answers: it leads
+    row = out.tables[out.claims[0].id].row  # its column titles and unit come with it (no header claim)
+    assert [h.text for h in row.headers] == ["Year Pension Benefits Health Care and Life"]
+    assert row.unit.text == "(dollars in millions)" and row.label.text == "2024"
+    assert [c.text for c in row.cells] == ["1,097", "862"]
+    assert "a row for the asked period 2024" in out.first_claim["why"]
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "one", "a.\r\nb.\r\n", "x" * 3000, "1. 2. 3.", "$ 1 $ 2"])
@@ -150,11 +148,13 @@ def test_answer_cites_every_sentence_and_prefers_the_figure():
     assert "1,749" in first.text
     assert out.gaps == []
     assert out.confidence == "high"
-    # a table row comes with its header row, both cited, header first
-    texts = [c.text for c in out.claims]
-    row = texts.index("Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)")
-    assert texts[row - 1] == "(Millions) 2022 2021 2020"
-    assert out.claims[row].page == 41
+    # the table row leads, read as a table: the asked year's column and the unit, from the header above it
+    assert first.text == "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)"
+    assert out.answer.split("\n")[0] == ("Purchases of property, plant and equipment (PP&E), 2022: (1,749) (Millions) "
+                                         f"[{first.id}]")
+    assert first.page == 41
+    assert out.first_claim["id"] == first.id and "column 2022 is the asked period" in out.first_claim["why"]
+    assert "(Millions) 2022 2021 2020" not in [c.text for c in out.claims]  # the header is in the row's table
 
 
 def test_deterministic_and_ids_stable():
@@ -165,30 +165,40 @@ def test_deterministic_and_ids_stable():
     assert {c.id for c in a.claims} & {c.id for c in run("capex purchases of property", ps).claims}
 
 
-def test_sections_are_grouped_strongest_first():
+def test_claims_most_direct_first_and_short_by_default():
     other = "Dividends\nWe paid dividends of $3.4 billion in 2022. Dividends per share rose 3%."
-    ps = [passage(), passage(other, sid="d1:0.9", section="Dividends", page_map=[(0, 50)])]
-    out = run("capital expenditures and dividends paid in 2022", ps)
+    ps = [passage(other, sid="d1:0.9", section="Dividends", page_map=[(0, 50)]), passage()]
+    out = run("What were the capital expenditures in 2022?", ps)
     check_citations(out, ps)
-    sections = [c.section_id for c in out.claims]
-    assert sections == sorted(sections, key=sections.index)  # each section's claims are contiguous
-    assert {"d1:0.3", "d1:0.9"} <= set(sections)
+    # the passage ranked first is about dividends: the row answering the question still leads
+    assert out.claims[0].text.startswith("Purchases of property, plant and equipment")
+    many = compose("capital expenditures and dividends paid in 2022", answer_terms("capital expenditures and "
+                   "dividends paid in 2022"), ps, max_chars=4000, max_claims=50)
+    few = compose("capital expenditures and dividends paid in 2022", answer_terms("capital expenditures and "
+                  "dividends paid in 2022"), ps, max_chars=4000, max_claims=2)
+    assert len(many.claims) > 2 and many.more == 0
+    assert few.claims == many.claims[:2] and few.more == len(many.claims) - 2
 
 
-def test_max_chars_drops_trailing_sentences_never_cuts():
+def test_max_chars_drops_trailing_lines_and_cuts_only_a_first_line_that_does_not_fit():
     ps = [passage()]
     full = run("capital expenditures dividends 2022", ps)
     assert len(full.claims) >= 3
+    first_line = full.answer.split("\n")[0]
     for limit in range(1, len(full.answer) + 5, 7):
         out = run("capital expenditures dividends 2022", ps, max_chars=limit)
         assert len(out.answer) <= limit
-        assert full.answer.startswith(out.answer)
         check_citations(out, ps)
+        assert out.gaps == full.gaps  # gaps are computed over every passage considered
+        if limit < len(first_line):  # the first claim whole, its line cut at a word and marked: never "no answer"
+            if out.claims:
+                assert out.claims == full.claims[:1] and out.truncated and out.answer.endswith(f"… [{out.claims[0].id}]")
+            else:
+                assert limit < len(f"… [{full.claims[0].id}]") + 2
+            continue
+        assert full.answer.startswith(out.answer)
         assert out.claims == full.claims[:len(out.claims)]
         assert out.truncated == (len(out.claims) < len(full.claims))
-        assert out.gaps == full.gaps  # gaps are computed over every passage considered
-        if out.claims:  # never a table header without its row
-            assert out.claims[-1].text != "(Millions) 2022 2021 2020"
 
 
 def test_gaps_name_uncovered_terms():
@@ -246,7 +256,8 @@ def test_row_matched_through_a_synonym_phrase():
     ps = [passage(text, page_map=[(0, 9)])]
     out = run("What was the capex in 2022?", ps)
     check_citations(out, ps)
-    assert [c.text for c in out.claims] == ["(Millions) 2022 2021", "Purchases of property, plant and equipment (812) (790)"]
+    assert [c.text for c in out.claims] == ["Purchases of property, plant and equipment (812) (790)"]
+    assert out.answer.startswith("Purchases of property, plant and equipment, 2022: (812) (Millions) [")
     assert out.gaps == []
 
 
@@ -258,3 +269,28 @@ def test_wire_model_names_meta_with_underscore():
     meta = SynthMeta(synthesis_confidence="none", passages=0, salient_terms=[], truncated=False)
     dumped = SynthesizeResult(answer="", claims=[], gaps=[], meta=meta).model_dump(mode="json", by_alias=True)
     assert list(dumped) == ["answer", "claims", "gaps", "_meta"]
+
+
+def test_a_short_answer_takes_at_most_two_claims_of_one_section_while_others_have_some():
+    many = ("Capital\nCapital expenditures were $1,749 million in 2022. Capital expenditures were $1,603 million in "
+            "2021. Capital expenditures were $1,501 million in 2020. Capital expenditures rose in 2022.")
+    other = "Outlook\nCapital expenditures are expected to be about $1,800 million in 2023."
+    ps = [passage(many, sid="d1:0.1", page_map=[(0, 40)]), passage(other, sid="d1:0.2", page_map=[(0, 41)])]
+    out = compose("capital expenditures", answer_terms("capital expenditures"), ps, max_chars=4000, max_claims=3)
+    check_citations(out, ps)
+    assert [c.section_id for c in out.claims].count("d1:0.1") == 2 and "d1:0.2" in [c.section_id for c in out.claims]
+    alone = compose("capital expenditures", answer_terms("capital expenditures"), ps[:1], max_chars=4000,
+                    max_claims=3)
+    assert len(alone.claims) == 3  # no other section: the same one fills the answer
+
+
+def test_a_label_line_over_its_value_is_one_statement_and_contents_lines_are_not_rows_to_quote():
+    text = ("Contents\n3.2.1 Primary Endpoint 13\nPrimary outcome measure: ........ 17\n\nPrimary Endpoint:\n"
+            "Change in HbA1c from baseline to week 26.\nSecondary endpoints are listed below.\n")
+    kinds = [(s.kind, text[s.start:s.end]) for s in segment(text)]
+    assert ("sentence", "Primary Endpoint:\nChange in HbA1c from baseline to week 26.") in kinds
+    ps = [passage(text, page_map=[(0, 3)])]
+    out = run("What is the primary endpoint?", ps)
+    check_citations(out, ps)
+    assert out.claims[0].text == "Primary Endpoint:\nChange in HbA1c from baseline to week 26."
+    assert all("13" not in c.text and "17" not in c.text for c in out.claims)

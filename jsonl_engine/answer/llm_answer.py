@@ -43,6 +43,8 @@ ANSWER_SYSTEM = (
     "then its document, section and pages, the evidence quoted from it (when some was found) and its text.\n"
     "Rules:\n"
     "- Answer concisely and directly; keep figures, units and periods exactly as the sources give them.\n"
+    "- Put the answer first: your first sentence states it (a figure with its period and unit, a name, yes or "
+    "no), the explanation after it.\n"
     "- After each sentence or claim that uses a source, cite that source by writing its id in square "
     "brackets exactly as shown, e.g. [<id>]; cite several sources as [<id>][<id>].\n"
     "- Cite only ids of the sources below; never make up an id.\n"

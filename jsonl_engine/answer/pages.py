@@ -9,15 +9,18 @@ keeps the result per document. Every offset handed out is checked: the page text
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.ingest import pdfgeom
 from jsonl_engine.ingest.model import PDF
 
 if TYPE_CHECKING:
+    from jsonl_engine.retrieval import Passage
     from jsonl_engine.store import DocumentInfo, Store
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,57 @@ def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
             for qp in loc.pages:
                 qp.boxes = qp.rotation = qp.width = qp.height = None
     return out
+
+
+def row_on_page(store: Store, passage: Passage, start: int, end: int,
+                read: Callable[[str, int, int], T]) -> tuple[int, T] | None:
+    """`read(page_text, page_start, page_end)` of the span [start, end) of a passage's section text, read on the
+    one page holding it (so what the page prints above it, outside the section, is in reach); None when the
+    span is not on one page or cannot be placed."""
+    first = section_starts(store, passage.document_id).get(passage.section_id)
+    if first is None:
+        return None
+    pieces = page_pieces(passage.text, passage.page_map, passage.page_start, first, start, end)
+    if len(pieces) != 1:
+        return None
+    page, a, b, s, e = pieces[0]
+    text = store.page_texts([(passage.document_id, page)]).get((passage.document_id, page), "")
+    if text[a:b] != passage.text[s:e] or (s, e) != (start, end):
+        return None
+    return page, read(text, a, b)
+
+
+def page_spans_boxes(store: Store, document_id: str, page: int,
+                     spans: Sequence[tuple[int, int]]) -> list[list[list[float]] | None]:
+    """Boxes of spans of one page's text (PDFs; None per span when the page's geometry is not available)."""
+    doc = store.document(document_id)
+    if doc.media_type != PDF or not spans:
+        return [None] * len(spans)
+    text = store.page_texts([(document_id, page)]).get((document_id, page), "")
+    words = ocr_words(store, {document_id: doc}, [(document_id, page)]).get((document_id, page))
+    geometry, boxes, _status = pdfgeom.page_boxes(doc.path, doc.sha256, page, text, list(spans), words)
+    if geometry is None:
+        return [None] * len(spans)
+    return list(boxes)
+
+
+def table_parts(store: Store, document_id: str, reading: Any) -> dict[str, Any]:
+    """A table row read as a table (an `answer.synthesize.Reading`) as kb.synthesize's `table`: each part with
+    its page, offsets and, for a PDF page, its boxes."""
+    row = reading.row
+    parts = [p for p in (row.label, row.unit) if p is not None] + list(row.headers) + list(row.cells)
+    boxes = (page_spans_boxes(store, document_id, reading.page, [(p.start, p.end) for p in parts])
+             if reading.page is not None else [None] * len(parts))
+    where = {id(p): b for p, b in zip(parts, boxes, strict=True)}
+
+    def part(p: Any) -> dict[str, Any] | None:
+        if p is None:
+            return None
+        return {"text": p.text, "page": reading.page, "start": p.start, "end": p.end, "boxes": where.get(id(p))}
+
+    return {"label": part(row.label), "unit": part(row.unit), "headers": [part(h) for h in row.headers],
+            "cells": [{**part(c), "column": c.column_text or None, "empty": c.empty, "asked": i in reading.asked}
+                      for i, c in enumerate(row.cells)]}
 
 
 def ocr_words(store: Store, docs: dict[str, DocumentInfo], pages: Iterable[tuple[str, int]]) -> dict[

@@ -8,9 +8,11 @@ pypng would spend most of a page's time filtering rows.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,12 +66,12 @@ def render(store: Store, document_id: str, page: int, span: tuple[int, int] | No
         boxes = found[0]
     import pypdfium2.raw as raw
 
+    problem, fh = pdfgeom.FILES.verify(doc.path, doc.sha256)  # outside the lock: opening a file may be slow
+    if problem is not None or fh is None or doc.path is None:
+        problem = problem or pdfgeom.FILE_MISSING
+        raise UnsupportedMedia(f"cannot render {doc.title!r}: {problem} ({doc.path})", reason=problem)
     with pdfgeom.LOCK:
-        problem = pdfgeom.FILES.status(doc.path, doc.sha256)
-        if problem is not None:
-            raise UnsupportedMedia(f"cannot render {doc.title!r}: {problem} ({doc.path})", reason=problem)
-        assert doc.path is not None
-        pdf_page = pdfgeom.FILES.document(doc.path, doc.sha256)[page - 1]
+        pdf_page = pdfgeom.FILES.document(doc.path, doc.sha256, fh)[page - 1]
         try:
             rotation = pdf_page.get_rotation()
             image = pdf_page.render(scale=scale).to_pil().convert("RGB")
@@ -116,9 +118,17 @@ def save(kb_dir: Path, document_id: str, page: int, span: tuple[int, int] | None
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(f"{document_id}\x00{page}\x00{span}\x00{scale}\x00{crop}\x00{margin}".encode()).hexdigest()
     path = folder / f"{document_id}-p{page}-{key[:12]}.png"
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(png)
-    os.replace(tmp, path)
+    # A temporary name of this call's own: identical renders in parallel each write theirs, the last rename wins.
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fd, 0o644)  # as a plain write would leave it (mkstemp makes it private)
+            fh.write(png)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return str(path.resolve())
 
 

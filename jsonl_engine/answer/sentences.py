@@ -30,6 +30,8 @@ _ABBREVIATIONS = frozenset({
     "dept", "div", "govt", "intl", "mfg", "pp", "ex",
 })
 MAX_SENTENCE_CHARS = 1200
+# a label on its own line over its value ("Primary Endpoint:", "Probable cause:"): up to 6 words and a colon
+_LABEL_LINE = re.compile(r"[A-Z][^:.;!?\n]{0,60}:")
 _MONTHS = frozenset({
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
@@ -139,6 +141,8 @@ def segment(text: str) -> list[Segment]:
 
     A row carries `header`, its table's header row (or the heading line right above the table: column
     titles), and `lead`, the last sentence before the table ("... are expected to be paid as follows:").
+    A short label line ending in a colon right above prose ("Primary Endpoint:") starts that prose's first
+    sentence: the statement and its label are one unit.
     """
     segments: list[Segment] = []
     para: tuple[int, int, Kind] | None = None
@@ -170,6 +174,12 @@ def segment(text: str) -> list[Segment]:
         if kind is None:
             if para is None:
                 header = None  # prose ends the table whose header rows describe
+                above = text[segments[-1].start:segments[-1].end] if segments else ""
+                if previous == "heading" and _LABEL_LINE.fullmatch(above) and len(above.split()) <= 6:
+                    label = segments.pop()  # "Primary Endpoint:" over its value: one labelled statement
+                    para = (label.start, e, "sentence")
+                    previous = kind
+                    continue
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
         else:
             flush()

@@ -6,8 +6,11 @@ From the passages retrieval finds, each candidate unit (sentence, table row, bul
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
-Each passage contributes its best few units above a relative threshold; the answer lists them strongest
-section first, units of one section together in source order, and `max_chars` drops trailing units.
+Each passage contributes its best few units above a relative threshold; the answer lists them most direct first
+(answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
+of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
+at a word and marked "…", never dropped). A table row is read with the headers above it on its page
+(answer/tables.py) and its line names the asked period's column and the unit: "Label, 2022: (1,749) (Millions)".
 
 Confidence (the rule, in order):
   none    nothing found: no passage, or no unit contains any salient term;
@@ -17,10 +20,13 @@ Confidence (the rule, in order):
           approved (draft/archived), or the best passages disagree: the strongest units of two different
           documents (both within 80% of the top score) carry figures and share none;
   high    otherwise.
+A question asking for an amount that no claim of the answer states a figure for has the gap "a figure: no claim
+states one" and at most medium confidence.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -28,12 +34,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from jsonl_engine.answer import order
 from jsonl_engine.answer.citations import Claim, make_claim
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
+from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
+from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from jsonl_engine.retrieval import Passage
     from jsonl_engine.store import Store
 
@@ -42,6 +53,7 @@ _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
 _PERIOD = re.compile(r"^(?:fy|cy|q[1-4]|h[12])'?(\d{2}|\d{4})$")
 _FIGURE = re.compile(r"\$\s?\(?\d|\d\s?%|\d,\d{3}|\d\.\d|\b\d+\s+(?:million|billion|thousand|percent|basis points)\b",
@@ -57,6 +69,8 @@ _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", "
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
+MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
+PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -73,6 +87,22 @@ class Synthesis:
     passages: int
     salient_terms: list[str]
     truncated: bool = False
+    more: int = 0  # further claims beyond max_claims (a larger max_claims returns them)
+    first_claim: dict | None = None  # {"id", "why"}: why the first claim leads
+    tables: dict[str, Reading] = dataclasses.field(default_factory=dict)  # claim id -> its row read as a table
+    not_in_kb: list[str] = dataclasses.field(default_factory=list)  # names/periods no document in scope holds
+    computed: dict | None = None  # answer/compute.py: the computed line, its value, inputs and what is missing
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A table row claim read as a table: on `page` (offsets into its text), or on the section (page None)."""
+    page: int | None
+    row: TableRow
+    asked: tuple[int, ...]  # the cells of the asked period's column
+    line: str | None  # the answer line built from the row's parts, when its columns are known
+
+
 
 
 @dataclass(slots=True)
@@ -154,8 +184,11 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False
     if seg.kind != "row" and len(_WORD.findall(body)) < 2:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
-    if seg.kind == "heading":  # titles are context, unless a short line carries a figure
-        return len(body.split()) >= 4 and bool(_FIGURE.search(body))
+    if seg.kind == "row" and contents_line(body):
+        return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
+    if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
+        numbered = _SECTION_NUMBER.sub("", body)  # "9.7 ANALYSIS OF ...": a section's number is no figure
+        return (len(body.split()) >= 4 and bool(_FIGURE.search(numbered))) or order.label_of(body) is not None
     return True
 
 
@@ -317,13 +350,16 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 
 
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
-            first: Collection[str] = ()) -> Synthesis:
+            first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
+            read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
+            ) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
-    candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), in answer order
-    (`_order`), rendered within `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first`
-    documents (the filings covering the period the query names) come before all others."""
+    candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), table rows read
+    (`read_table`, default: on the passage text), most direct first (`_order`), rendered within `max_claims`
+    and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
+    covering the period the query names) come before all others."""
     tk = _terms(query, terms)
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
@@ -334,14 +370,71 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     raw = _matches(tk, passages, cover)
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
-    units = _score(tk, raw, asks_for_amount(query))
+    periods = parse_periods(query)
+    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None)
+    units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
-    items = _order(chosen)
-    answer, claims, truncated = _render(items, max_chars)
+    readings = _read_tables(chosen, ask, read_table)
+    items, judged = _order(chosen, tk, ask, readings, frozenset(first))
+    items = _spread(items, max_claims)
+    shown = items[:max_claims]
+    answer, claims, truncated = _render(shown, max_chars, readings)
     best = chosen[0]
-    cited_status = {u.passage.status for u in (items[:len(claims)] if claims else chosen)}
+    cited_status = {u.passage.status for u in (shown[:len(claims)] if claims else chosen)}
     grade = _grade(best, chosen, cited_status, cover.passage[best.rank], cover.approved, len(tk))
-    return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated)
+    if ask.figure and claims and not any(_has_figure(c.text) for c in claims):
+        gaps.append("a figure: no claim states one")
+        grade = "medium" if grade == "high" else grade
+    first_claim = {"id": claims[0].id, "why": "; ".join(judged[id(items[0])].reasons)} if claims else None
+    tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
+    return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
+                     more=len(items) - len(shown), first_claim=first_claim, tables=tables)
+
+
+def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
+    """A figure (not a year) within order.NEAR_TOKENS keys of a content term of the question."""
+    seq = keys(body)
+    joined = _joined(seq)
+    at = [j for i in content for j in tk[i].positions(seq, joined)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
+
+
+def _spread(items: list[_Unit], n: int) -> list[_Unit]:
+    """The first `n` of `items` take at most PER_SECTION_SHOWN from one section (more sources in a short
+    answer), in their order; the others follow in theirs."""
+    taken: dict[str, int] = {}
+    head, rest = [], []
+    for u in items:
+        sid = u.passage.section_id
+        if len(head) < n and taken.get(sid, 0) < PER_SECTION_SHOWN:
+            head.append(u)
+            taken[sid] = taken.get(sid, 0) + 1
+        else:
+            rest.append(u)
+    fill = rest[:max(0, n - len(head))]  # the other sections ran out: the same section again
+    return head + fill + rest[len(fill):]
+
+
+def _has_figure(text: str) -> bool:
+    return bool(figures_of(text) or _FIGURE.search(text) or _COUNT.search(text))
+
+
+def _read_tables(chosen: list[_Unit], ask: order.Ask,
+                 read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                 ) -> dict[int, Reading]:
+    """The chosen table rows read as tables (keyed by id() of the unit)."""
+    out: dict[int, Reading] = {}
+    for u in chosen:
+        if u.seg.kind != "row":
+            continue
+        found = read_table(u.passage, u.seg) if read_table is not None else None
+        if found is None:
+            found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
+        page, row = found
+        asked = order.asked_cells(row, ask.years, ask.quarter)
+        out[id(u)] = Reading(page, row, asked, table_line(row, asked))
+    return out
 
 
 def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Unit]:
@@ -366,46 +459,67 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Un
     return chosen
 
 
-def _order(chosen: list[_Unit]) -> list[_Unit]:
-    """Sections strongest first; within a section, source order, a table row preceded by its header row."""
-    groups: dict[str, list[_Unit]] = {}
+def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
+           first: frozenset[str]) -> tuple[list[_Unit], dict[int, order.Judged]]:
+    """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id())."""
+    judged: dict[int, order.Judged] = {}
+    content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.alts for k in alt.split()}
+    named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     for u in chosen:
-        groups.setdefault(u.passage.section_id, []).append(u)
-    out: list[_Unit] = []
-    for members in groups.values():  # dict keeps first-seen order = strongest first
-        spans = {(u.seg.start, u.seg.end) for u in members}
-        extra = []
-        for u in members:
-            h = u.seg.header
-            if h and h not in spans:
-                spans.add(h)
-                extra.append(_Unit(u.passage, u.rank, Segment(h[0], h[1], "header"), u.score, frozenset()))
-        out.extend(sorted(members + extra, key=lambda u: u.seg.start))
-    return out
+        doc = u.passage.document_id
+        if doc not in named_by_title:
+            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+        body = u.passage.text[u.seg.start:u.seg.end]
+        reading = readings.get(id(u))
+        label_share, labelled, label_extra = 0.0, False, 0
+        if reading is not None and reading.row.label is not None and u.matched:
+            label_keys = keys(reading.row.label.text)
+            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
+            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
+            asked = content - named_by_title[u.passage.document_id]
+            label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
+            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
+        label = order.label_of(body)
+        if label is not None:
+            labelled = bool(_covered(tk, keys(label)))
+        judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
+                                    table=reading.row if reading else None, label_share=label_share,
+                                    labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
+                                    words=len(body.split()), label_extra=label_extra)
+    items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
+                       document_of=lambda u: u.passage.document_id)
+    return items, judged
 
 
-def _render(items: list[_Unit], max_chars: int) -> tuple[str, list[Claim], bool]:
-    """The answer text and its claims: the longest prefix of the items that fits, never ending on a table
-    header whose row was dropped."""
+def _render(items: list[_Unit], max_chars: int, readings: dict[int, Reading] | None = None,
+            ) -> tuple[str, list[Claim], bool]:
+    """The answer text and its claims: one line per claim, the longest prefix of the items that fits. A first
+    claim longer than `max_chars` is cut at a word and marked "…" (the claim itself stays whole)."""
+    readings = readings or {}
     pieces: list[str] = []
     claims: list[Claim] = []
-    length, prev_section = 0, None
+    length = 0
     for u in items:
         p = u.passage
         claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                            section_text=p.text, page_map=p.page_map, page_start=p.page_start,
                            start=u.seg.start, end=u.seg.end)
-        sep = "" if not pieces else (" " if p.section_id == prev_section else "\n\n")
-        piece = f"{sep}{collapse_ws(claim.text)} [{claim.id}]"
+        reading = readings.get(id(u))
+        line = reading.line if reading is not None and reading.line else collapse_ws(claim.text)
+        sep = "\n" if pieces else ""
+        piece = f"{sep}{line} [{claim.id}]"
         if length + len(piece) > max_chars:
-            while claims and items[len(claims) - 1].seg.kind == "header":
-                claims.pop()
-                pieces.pop()
+            if not pieces:
+                cite = f"… [{claim.id}]"
+                room = max_chars - len(cite)
+                cut = line[:room].rsplit(" ", 1)[0] if room > 0 else ""
+                if cut:
+                    return f"{cut}{cite}", [claim], True
             return "".join(pieces), claims, True
         pieces.append(piece)
         claims.append(claim)
         length += len(piece)
-        prev_section = p.section_id
     return "".join(pieces), claims, False
 
 
@@ -427,12 +541,15 @@ def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover:
 
 
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
-               document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",)) -> Synthesis:
-    from jsonl_engine.identity.route import parse_periods
+               document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
+               max_claims: int = MAX_CLAIMS) -> Synthesis:
+    from jsonl_engine.answer.pages import row_on_page
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
     passages = found.passages[:depth]
     if found.period_documents and not parse_periods(query).compares:  # one period: never mix in another's figures
         passages = [p for p in passages if p.document_id in found.period_documents] or passages
-    return compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents)
+    return compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
+                   max_claims=max_claims,
+                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))

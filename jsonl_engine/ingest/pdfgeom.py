@@ -17,7 +17,7 @@ characters (a superscript "TM" or footnote marker pdfium reads at the line's end
 a quote's rectangles than the quote has, the rectangles are built again cut around those glyphs (one pass over the
 page's glyph boxes, only then).
 
-pdfium is not thread-safe: every call here holds one process-wide lock.
+pdfium is not thread-safe: every call here holds one process-wide lock, never while a file is opened or hashed.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import BinaryIO
 
+from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.ingest.normalize import normalize_line
 
 LOCK = threading.RLock()  # every pdfium call of the daemon process outside the ingest pool (pdfium is not thread-safe)
@@ -38,7 +40,7 @@ OPEN_DOCUMENTS = 4  # PdfDocuments kept open (by path and sha256), least recentl
 # Why a page has no boxes (the `boxes_status` values besides "ok").
 NOT_PDF = "not_pdf"  # a text document: offsets only
 FILE_MISSING = "file_missing"  # the ingested path is gone or unreadable
-FILE_CHANGED = "file_changed"  # the file at the path is not the one ingested (sha256 differs)
+FILE_CHANGED = "file_changed"  # the file at the path is not the one ingested (sha256 differs, or not a regular file)
 TEXT_CHANGED = "text_changed"  # pdfium reads the page differently from the stored text (another pdfium?)
 UNMAPPED = "unmapped"  # the quote could not be placed in its page's stored text
 
@@ -71,38 +73,67 @@ def stored_index(raw_text: str) -> tuple[str, list[int]]:
 
 
 class _Files:
-    """sha256 of files by (path, size, mtime): a file is hashed again only when it changes."""
+    """sha256 of files by (path, inode, size, mtime): a file is hashed again only when it changes; open PdfDocuments.
+
+    A file is checked (`verify`) without LOCK: it is opened only when stat says it is a regular file, non-blocking
+    and checked again once open (a FIFO or /dev/zero swapped in for the ingested PDF is refused, never read), and
+    pdfium reads the very file descriptor that was hashed, not the path again."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, int, int], str] = {}
+        self._seen: dict[tuple[str, int, int, int, int], str] = {}
+        self._lock = threading.Lock()  # guards _seen (verify runs on many threads at once)
         self._docs: OrderedDict[tuple[str, str], object] = OrderedDict()
 
-    def status(self, path: str | None, sha256: str) -> str | None:
-        """None when `path` holds the ingested bytes, else FILE_MISSING / FILE_CHANGED."""
-        if not path:
-            return FILE_MISSING
-        try:
-            st = os.stat(path)
-            key = (path, st.st_size, st.st_mtime_ns)
-            digest = self._seen.get(key)
-            if digest is None:
-                with open(path, "rb") as fh:
-                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
-                if len(self._seen) > 256:
-                    self._seen.clear()
-                self._seen[key] = digest
-        except OSError:
-            return FILE_MISSING
-        return None if digest == sha256 else FILE_CHANGED
+    def verify(self, path: str | None, sha256: str) -> tuple[str | None, BinaryIO | None]:
+        """(None, the file open for reading) when `path` holds the ingested bytes, else (FILE_MISSING /
+        FILE_CHANGED, None). Never blocks on a special file; call without LOCK."""
+        from jsonl_engine.ingest.files import open_regular, require_regular
 
-    def document(self, path: str, sha256: str):
-        """An open PdfDocument of the file (call with LOCK held, after `status` said the file is the right one)."""
+        if not path:
+            return FILE_MISSING, None
+        try:
+            require_regular(path, os.stat(path))  # follows symlinks: a link to /dev/zero is a device
+            fh = open_regular(path)
+        except UnsupportedMedia:
+            return FILE_CHANGED, None  # a FIFO, device, socket or directory where the ingested PDF was
+        except (OSError, ValueError):
+            return FILE_MISSING, None
+        try:
+            st = os.fstat(fh.fileno())
+            key = (path, st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
+            with self._lock:
+                digest = self._seen.get(key)
+            if digest is None:
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+                fh.seek(0)
+                with self._lock:
+                    if len(self._seen) > 256:
+                        self._seen.clear()
+                    self._seen[key] = digest
+        except OSError:
+            fh.close()
+            return FILE_MISSING, None
+        if digest != sha256:
+            fh.close()
+            return FILE_CHANGED, None
+        return None, fh
+
+    def document(self, path: str, sha256: str, fh: BinaryIO):
+        """An open PdfDocument of the file `verify` returned open as `fh` (call with LOCK held; `fh` is the
+        document's from now on, closed with it, or at once when the document is open already)."""
         import pypdfium2 as pdfium
 
         key = (path, sha256)
         doc = self._docs.get(key)
-        if doc is None:
-            doc = self._docs[key] = pdfium.PdfDocument(path)
+        if doc is not None:
+            fh.close()
+        else:
+            try:
+                doc = pdfium.PdfDocument(fh, autoclose=True)
+            except BaseException:
+                fh.close()
+                raise
+            self._docs[key] = doc
             while len(self._docs) > OPEN_DOCUMENTS:
                 _key, old = self._docs.popitem(last=False)
                 old.close()  # type: ignore[attr-defined]
@@ -122,13 +153,12 @@ def page_boxes(path: str | None, sha256: str, number: int, page_text: str, spans
     Returns (page geometry, boxes per span, status): status "ok", or why there are no boxes (FILE_MISSING,
     FILE_CHANGED, TEXT_CHANGED), with empty boxes.
     """
+    problem, fh = FILES.verify(path, sha256)
+    if problem is not None or fh is None or path is None:
+        return None, [[] for _ in spans], problem or FILE_MISSING
     with LOCK:
-        problem = FILES.status(path, sha256)
-        if problem is not None:
-            return None, [[] for _ in spans], problem
-        assert path is not None
         try:
-            doc = FILES.document(path, sha256)
+            doc = FILES.document(path, sha256, fh)
             page = doc[number - 1]
         except Exception:  # noqa: BLE001 - pdfium failing on a file that hashed right: no boxes, say why
             return None, [[] for _ in spans], TEXT_CHANGED

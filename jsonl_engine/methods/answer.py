@@ -10,6 +10,7 @@ from jsonl_engine.registry import method
 @method("kb.answer", params=AnswerParams, result=AnswerResult, events=("progress", "delta", "result"))
 async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     """Answer a question with the configured LLM, citing the sections it used (verified quotes, pages)."""
+    from jsonl_engine.answer.cells import place_cells
     from jsonl_engine.answer.llm_answer import answer_question
     from jsonl_engine.answer.pages import place_citations
     from jsonl_engine.llm.gateways import gateway_for
@@ -19,5 +20,10 @@ async def answer(params: AnswerParams, ctx: RequestContext) -> AnswerResult:
     store = await ctx.store()
     out = await answer_question(store, gateway, request, on_delta=ctx.delta, progress=ctx.progress)
     result = out.as_dict()
-    await ctx.run_in_thread(lambda: place_citations(store, result["citations"]))
+
+    def place() -> None:  # pages and boxes of each quote, and the table cell holding the figure the answer states
+        place_citations(store, result["citations"])
+        place_cells(store, result["citations"], result["answer"])
+
+    await ctx.run_in_thread(place)
     return AnswerResult.model_validate(result)

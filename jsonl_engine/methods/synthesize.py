@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import LLMUnavailable
-from jsonl_engine.models.synthesize import Claim, SynthesizeParams, SynthesizeResult, SynthLLM, SynthMeta
+from jsonl_engine.models.synthesize import (
+    Claim,
+    ClaimTable,
+    Computed,
+    FirstClaim,
+    SynthesizeParams,
+    SynthesizeResult,
+    SynthLLM,
+    SynthMeta,
+)
 from jsonl_engine.registry import method
 
 
@@ -13,13 +22,13 @@ from jsonl_engine.registry import method
 async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> SynthesizeResult:
     """Compose an answer only from reviewed sources, each sentence verbatim with its [claim_id]; name the gaps."""
     gateway = _gateway(ctx, params.reader) if params.llm else None
-    from jsonl_engine.answer.pages import Quote, locate
-    from jsonl_engine.answer.synthesize import synthesize as run
+    from jsonl_engine.answer.direct import answer_first as run
+    from jsonl_engine.answer.pages import Quote, locate, table_parts
 
     ctx.check_cancelled()
     out = await ctx.run_in_thread(lambda: run(ctx.app.store, params.query, depth=params.depth,
                                               max_chars=params.max_chars, document_ids=params.document_ids,
-                                              statuses=params.statuses))
+                                              statuses=params.statuses, max_claims=params.max_claims))
     answer, claims, llm, confidence = out.answer, out.claims, None, out.confidence
     if gateway is not None:
         from jsonl_engine.answer.rewrite import rewrite_or_keep
@@ -39,12 +48,19 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
     located = await ctx.run_in_thread(lambda: locate(ctx.app.store, [Quote(c.document_id, c.section_id,
                                                                             c.quote_start, c.quote_end)
                                                                       for c in claims]))
+    tables = await ctx.run_in_thread(lambda: {c.id: table_parts(ctx.app.store, c.document_id, out.tables[c.id])
+                                              for c in claims if c.id in out.tables})
     return SynthesizeResult(
         answer=answer,
-        claims=[Claim(**c.as_dict(), **where.as_dict()) for c, where in zip(claims, located, strict=True)],
+        claims=[Claim(**c.as_dict(), **where.as_dict(),
+                      table=ClaimTable(**tables[c.id]) if c.id in tables else None)
+                for c, where in zip(claims, located, strict=True)],
         gaps=out.gaps,
         meta=SynthMeta(synthesis_confidence=confidence, passages=out.passages,
-                       salient_terms=out.salient_terms, truncated=out.truncated, llm=llm),
+                       salient_terms=out.salient_terms, truncated=out.truncated, llm=llm, more=out.more,
+                       first_claim=FirstClaim(**out.first_claim) if out.first_claim else None,
+                       not_in_kb=out.not_in_kb,
+                       computed=Computed(**out.computed) if out.computed else None),
     )
 
 

@@ -7,6 +7,7 @@ from pydantic import Field
 from jsonl_engine.models import Result
 from jsonl_engine.models.query_params import RetrievalParams
 from jsonl_engine.models.render import BOXES_STATUS, BoxesStatus, QuotePage
+from jsonl_engine.models.synthesize import TableCell
 
 if TYPE_CHECKING:
     from jsonl_engine.answer.llm_answer import AnswerRequest
@@ -44,6 +45,14 @@ class Citation(Result):
     pages: list[QuotePage] = Field(description="verified: the page(s) the quote spans, offsets into each page's "
                                                "text and, for a PDF, its boxes on the page; else empty")
     boxes_status: BoxesStatus = Field(description=BOXES_STATUS)
+    cell: CitedCell | None = Field(None, description=(
+        "the table cell of the quote whose figure the answer states: offsets into its page's text, boxes, and "
+        "the row's label, column and unit found above it on the page; null when the figure is not in a table"))
+
+
+class CitedCell(TableCell):
+    label: str | None = Field(description="the row's label")
+    unit: str | None = Field(description="the table's unit, as printed (\"(Millions)\")")
 
 
 class CandidateSpan(Result):

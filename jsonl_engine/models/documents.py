@@ -86,12 +86,13 @@ class IngestParams(Params):
 
 
 class IngestError(Result):
-    code: str = Field(description="unsupported_media, not_found or internal")
+    code: str = Field(description="unsupported_media, not_found, kb_unavailable or internal")
     message: str
     reason: str | None = Field(None, description="for unsupported_media: encrypted, corrupt, not_pdf, no_text, "
                                                  "needs_ocr (a scanned PDF and no Tesseract to read it: the "
                                                  "message says what to install), unknown_type, not_regular, "
-                                                 "too_large, crashed")
+                                                 "too_large, crashed; for kb_unavailable: what made the KB "
+                                                 "unusable (disk_full, io_error, corrupt, ...)")
 
 
 class IngestResult(Result):

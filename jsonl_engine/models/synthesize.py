@@ -15,9 +15,35 @@ class SynthesizeParams(QueryParams):
     depth: int = Field(5, ge=1, le=50, description="passages considered")
     max_chars: int = Field(4000, ge=1, le=100_000,
                            description="answer length limit; trailing sentences are dropped, never cut")
+    max_claims: int = Field(5, ge=1, le=50, description=(
+        "claims in the answer, most direct first; _meta.more counts the others (ask again with a larger value)"))
     llm: bool = Field(False, description=(
         "true: the LLM rewrites the cited claims into fluent prose; each sentence keeps [claim_id] citations of "
         "offered claims only (others stripped, sentences without one dropped, both reported in _meta.llm)"))
+
+
+class TablePart(Result):
+    text: str = Field(description="verbatim: the page's text between start and end")
+    page: int | None = Field(description="1-based page whose text the offsets index (kb.read with page; kb.render); "
+                                         "null: they index the claim's section text")
+    start: int
+    end: int
+    boxes: list[list[float]] | None = Field(None, description="PDF: the span's boxes on the page, in points "
+                                                               "(as in pages[].boxes); null when not available")
+
+
+class TableCell(TablePart):
+    column: str | None = Field(description="the column's headers (group, period) found above the row; null "
+                                           "when the headers do not map onto the cells")
+    empty: bool = Field(description="a dash: no value in this column")
+    asked: bool = Field(description="the column of the period the question names")
+
+
+class ClaimTable(Result):
+    label: TablePart | None = Field(description="the row's label")
+    cells: list[TableCell]
+    unit: TablePart | None = Field(description="the unit printed with the table (\"(Millions)\"), if found")
+    headers: list[TablePart] = Field(description="the header lines above the row on its page, in page order")
 
 
 class Claim(Result):
@@ -32,6 +58,21 @@ class Claim(Result):
     pages: list[QuotePage] = Field(description="the page(s) the quote spans: offsets into each page's text and, "
                                                "for a PDF, its boxes on the page (kb.render draws them)")
     boxes_status: BoxesStatus = Field(description=BOXES_STATUS)
+    table: ClaimTable | None = Field(None, description=(
+        "a table row: which value is in which column (headers, periods and unit found above it on its page), "
+        "each part verbatim with its offsets and boxes"))
+
+
+class FirstClaim(Result):
+    id: str
+    why: str = Field(description="the reasons it leads: its score and what makes it direct (answer/order.py)")
+
+
+class Computed(Result):
+    line: str = Field(description="the computed answer line as in the answer, its arithmetic written out")
+    value: float | None = Field(description="the result (a percentage as its number of percent); null: not computed")
+    inputs: list[str] = Field(description="ids of the claims holding each input, in the formula's order")
+    missing: list[str] = Field(description="inputs that were not found (then nothing is computed)")
 
 
 class SynthMeta(Result):
@@ -43,7 +84,12 @@ class SynthMeta(Result):
         "ids stripped)"))
     passages: int = Field(description="passages considered")
     salient_terms: list[str]
-    truncated: bool = Field(description="sentences were dropped to fit max_chars")
+    truncated: bool = Field(description="sentences were dropped to fit max_chars, or the first one cut (\"…\")")
+    more: int = Field(0, description="further claims beyond max_claims")
+    first_claim: FirstClaim | None = Field(None, description="why the first claim was put first")
+    not_in_kb: list[str] = Field(default_factory=list, description=(
+        "names and periods the question names that no document in scope holds (the answer says so first)"))
+    computed: Computed | None = Field(None, description="the question asks for a ratio, change, margin or sum")
     llm: SynthLLM | None = Field(None, description="llm=true only: what the rewrite kept out, and its cost")
 
 

@@ -36,7 +36,8 @@ class Candidate:
     score: float = 0.0
 
 
-MIN_PREAMBLE = 200  # an internal section is a passage only when its own text is more than a heading line
+MIN_PREAMBLE = 120  # an internal section is a passage only when its own text is more than a heading line (a
+# title and one short sentence, "Probable Cause and Findings" + its finding, is content)
 
 
 def candidate(ref: SectionRef) -> Candidate | None:

@@ -24,10 +24,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def translated(fn: F) -> F:
-    """The driver's errors (`self._errors`) raised by the method `fn` become `self._translate(<its name>, exc)`."""
+    """The driver's errors (`self._errors`) raised by the method `fn` become `self._translate(<its name>, exc)`;
+    a call that failed on a connection found dead (`self._retryable(exc)`) runs once more, on a fresh one."""
 
     @functools.wraps(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except self._errors as exc:
+            if not self._retryable(exc):
+                raise self._translate(fn.__name__, exc) from exc
         try:
             return fn(self, *args, **kwargs)
         except self._errors as exc:
@@ -41,6 +47,10 @@ class Translating:
 
     def _translate(self, what: str, exc: BaseException) -> EngineError:
         raise NotImplementedError
+
+    def _retryable(self, exc: BaseException) -> bool:
+        """Whether the call that raised `exc` may run again as it is (writes inside a transaction never do)."""
+        return False
 
 
 class DelegatingTransaction(Translating):
@@ -73,7 +83,7 @@ class DelegatingTransaction(Translating):
 class DelegatingStore(Translating):
     _docs: ClassVar[ModuleType]
     _search: ClassVar[ModuleType]
-    _db: Any  # the backend's Connections: reader(), snapshot(), write(), close()
+    _db: Any  # the backend's Connections: reader(), snapshot(), write(), lost(exc), close()
 
     def __init__(self) -> None:
         self._memo = Memo()
@@ -114,6 +124,11 @@ class DelegatingStore(Translating):
 
     def _conn(self) -> Any:
         return self._db.reader()
+
+    def _retryable(self, exc: BaseException) -> bool:
+        """A read outside a snapshot whose connection was found dead (the server restarted, the backend was
+        terminated) runs again on a fresh one; inside a snapshot its transaction is gone with the connection."""
+        return not getattr(self._local, "depth", 0) and self._db.lost(exc)
 
     def _generation(self) -> tuple:
         if getattr(self._local, "depth", 0):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import stat
@@ -51,18 +52,72 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# An integer a request may carry: what orjson reads (and every event can write back) exactly.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+class OutOfRange:
+    """A number of valid JSON that no request value can be (a float beyond double's range such as 1e999, an
+    integer beyond 64 bits): it stands in the decoded request so the request's id can still be answered."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class NumberOutOfRange(ValueError):
+    """Raised by `decode_line` for valid JSON holding an out-of-range number: `request` is the decoded line (the
+    numbers replaced by OutOfRange), `path` the keys / indexes leading to the first one."""
+
+    def __init__(self, request: Any, path: list[str | int]) -> None:
+        super().__init__("a number is out of range")
+        self.request = request
+        self.path = path
+
+
+def _parse_float(text: str) -> Any:
+    value = float(text)
+    return value if math.isfinite(value) else OutOfRange(text)
+
+
+def _parse_int(text: str) -> Any:
+    if len(text) > 21:  # far beyond 64 bits: never convert (Python refuses over 4,300 digits anyway)
+        return OutOfRange(text)
+    value = int(text)
+    return value if INT_MIN <= value <= INT_MAX else OutOfRange(text)
+
+
+def _first_out_of_range(value: Any, path: list[str | int]) -> list[str | int] | None:
+    if isinstance(value, OutOfRange):
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _first_out_of_range(item, [*path, key])
+        if found is not None:
+            return found
+    return None
+
+
 def decode_line(line: bytes) -> Any:
-    """Parse one request line. Lone surrogate escapes are accepted and replaced; NaN/Infinity are not."""
+    """Parse one request line. Lone surrogate escapes are accepted and replaced; NaN/Infinity are not. Valid JSON
+    holding a number out of range raises NumberOutOfRange (orjson refuses 1e999; the stdlib reads it again)."""
     try:
         return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        if b"\\u" not in line:
+    except orjson.JSONDecodeError as exc:
+        if b"\\u" not in line and "number" not in str(exc).lower():
             raise
-        # orjson refuses lone surrogate escapes; the stdlib accepts them, then we scrub.
+        # orjson refuses lone surrogate escapes and numbers beyond double's range; the stdlib accepts both, then
+        # we scrub the surrogates and find the numbers.
         try:
-            return scrub(json.loads(line.decode("utf-8"), parse_constant=_reject_constant))
+            obj = scrub(json.loads(line.decode("utf-8"), parse_constant=_reject_constant,
+                                   parse_float=_parse_float, parse_int=_parse_int))
+            path = _first_out_of_range(obj, [])
         except RecursionError:
             raise ValueError("request line is nested too deeply") from None
+    if path is not None:
+        raise NumberOutOfRange(obj, path)
+    return obj
 
 
 class Writer:
@@ -113,13 +168,18 @@ class TooLong:
 
 
 class LineSplitter:
-    """Splits a byte stream into lines. Lines longer than `limit` bytes become a TooLong marker and the rest of
-    such a line is discarded up to its newline, where reading resumes."""
+    """Splits a byte stream into lines. Lines longer than `limit` bytes (the `\\r` of a CRLF end not counted)
+    become a TooLong marker and the rest of such a line is discarded up to its newline, where reading resumes."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
         self._buffer = bytearray()
         self._discarding = 0  # bytes dropped so far of an over-long line, 0 when not discarding
+
+    def _too_long(self, line: bytes | bytearray) -> bool:
+        """Over the limit, not counting the `\\r` of a CRLF line end."""
+        size = len(line)
+        return size > self._limit and not (size == self._limit + 1 and line.endswith(b"\r"))
 
     def feed(self, chunk: bytes) -> list[bytes | TooLong]:
         lines: list[bytes | TooLong] = []
@@ -133,7 +193,7 @@ class LineSplitter:
                     self._discarding += len(rest)
                 else:
                     self._buffer += rest
-                    if len(self._buffer) > limit:
+                    if len(self._buffer) > limit + 1 or (len(self._buffer) > limit and self._buffer[-1] != 13):
                         self._discarding = len(self._buffer)
                         self._buffer.clear()
                 return lines
@@ -144,8 +204,8 @@ class LineSplitter:
                 self._buffer += chunk[start:newline]
                 line = bytes(self._buffer)
                 self._buffer.clear()
-                lines.append(TooLong(len(line)) if len(line) > limit else line)
-            elif newline - start > limit:
+                lines.append(TooLong(len(line)) if self._too_long(line) else line)
+            elif newline - start > limit and self._too_long(chunk[start:newline]):
                 lines.append(TooLong(newline - start))
             else:
                 lines.append(chunk[start:newline])

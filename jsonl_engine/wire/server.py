@@ -25,6 +25,7 @@ from jsonl_engine.errors import (
     Cancelled,
     EngineError,
     Internal,
+    InvalidParams,
     InvalidRequest,
     MethodNotFound,
     Overloaded,
@@ -33,10 +34,12 @@ from jsonl_engine.errors import (
     ShuttingDown,
 )
 from jsonl_engine.registry import Method, invalid_params_from
+from jsonl_engine.wire import parent
 from jsonl_engine.wire.framing import (
     CHUNK,
     LineReader,
     LineSplitter,
+    NumberOutOfRange,
     TooLong,
     Writer,
     decode_line,
@@ -69,6 +72,21 @@ def _request_id(obj: dict[str, Any]) -> Any:
     if type(request_id) is str or (type(request_id) is int and ID_MIN <= request_id <= ID_MAX):
         return request_id
     raise Rejected(None, InvalidRequest("request `id` must be a string or a 64-bit integer", {"field": "id"}))
+
+
+def _out_of_range(exc: NumberOutOfRange) -> Rejected:
+    """Valid JSON with a number out of range: answered on the request's id when the id is usable."""
+    obj = exc.request
+    if not isinstance(obj, dict):
+        return Rejected(None, InvalidRequest("a request must be a JSON object"))
+    request_id = _request_id(obj)  # raises Rejected(None, ...) when the id itself is the number
+    where = ".".join(str(p) for p in exc.path)
+    if exc.path[0] != "params" or len(exc.path) < 2:
+        return Rejected(request_id, InvalidRequest(f"request `{where}` holds a number out of range",
+                                                   {"field": str(exc.path[0])}))
+    field = ".".join(str(p) for p in exc.path[1:])
+    return Rejected(request_id, InvalidParams(f"{field}: number out of range (beyond a 64-bit integer or a double)",
+                                              [field]))
 
 
 class Job:
@@ -234,6 +252,11 @@ class Server(Control):
             return None
         try:
             obj = decode_line(line)
+        except NumberOutOfRange as exc:
+            rejected = _out_of_range(exc)
+            if (type(rejected.request_id) is str, rejected.request_id) in self.jobs:
+                rejected.request_id = None  # the request in flight under this id keeps its one `done`
+            raise rejected from None
         except ValueError:
             try:
                 line.decode("utf-8")
@@ -366,13 +389,17 @@ class Server(Control):
         """stdout is gone: nobody can read us any more, so end quietly."""
         os._exit(0)
 
+    def _on_orphaned(self) -> None:
+        """The parent is gone (recorded at start-up, `wire/parent.py`): end as on SIGTERM (from any thread)."""
+        parent.on_orphaned = None
+        self._loop.call_soon_threadsafe(self._on_signal, signal.SIGTERM)
+
     def _watch_parent(self) -> None:
-        parent = os.getppid()
         while True:
-            time.sleep(PARENT_POLL_S)
-            if os.getppid() != parent:
-                self._loop.call_soon_threadsafe(self._on_signal, signal.SIGTERM)
+            if parent.orphaned():
+                self._on_orphaned()
                 return
+            time.sleep(PARENT_POLL_S)
 
     # ---- main ---------------------------------------------------------------------------------------------
 
@@ -384,6 +411,7 @@ class Server(Control):
             self._loop.add_signal_handler(signum, self._on_signal, signum)
         self.writer.write({"id": None, "event": "ready",
                            "data": {"protocol": PROTOCOL_VERSION, "version": __version__}})
+        parent.on_orphaned = self._on_orphaned
         threading.Thread(target=self._watch_parent, name="jsonl-engine-parent", daemon=True).start()
         if pollable(input_fd):
             self._watch_input(input_fd)

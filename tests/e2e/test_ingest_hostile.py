@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import zlib
 from pathlib import Path
 
 from jsonl_engine.ingest.files import MAX_TEXT_BYTES
@@ -178,3 +179,37 @@ def test_oversized_text_is_refused_unread(tmp_path):
         "too_large")
     assert out[1]["error"] is None and out[1]["title"] == "Small"
     assert peak < size // 4, f"peak RSS {peak >> 20} MiB"
+
+
+def _zip_bomb_pdf(path: Path, stream_mb: int) -> Path:
+    """A valid one-page PDF whose content stream draws `stream_mb` MB of text, stored in a few hundred KB
+    (Flate): pdfium decompresses it whole and lays out every glyph (about 15 bytes of memory per stream byte)."""
+    op = b"1 0 0 1 72 720 Tm (Widgets sold through distributors.) Tj\n"
+    data = zlib.compress(b"BT /F1 12 Tf\n" + op * (stream_mb * (1 << 20) // len(op)) + b"ET\n", 9)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> "
+               b"/Contents 5 0 R >>", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_a_pdf_that_decompresses_past_the_worker_memory_cap_is_too_large(tmp_path: Path) -> None:
+    # Issue 25: a 0.6 MB PDF (a 250 MB content stream) ingested "ok" at a 3.9 GiB peak in one worker. Here a
+    # 24 MB stream (about 350 MB of worker memory) against a 160 MiB cap, the file next to it unharmed.
+    bomb = _zip_bomb_pdf(tmp_path / "bomb.pdf", 24)
+    assert bomb.stat().st_size < 200_000
+    fine = _pdf(tmp_path / "fine.pdf", "Widgets are sold through distributors in every region.")
+    with Daemon(tmp_path / "kb", env={"JSONL_ENGINE_WORKER_MEMORY_MB": "160"}, timeout=120) as d:
+        out = results(d.request("kb.ingest", {"paths": [str(bomb), str(fine)]}))
+        assert out[0]["error"]["code"] == "unsupported_media" and out[0]["error"]["reason"] == "too_large", out[0]
+        assert out[1]["error"] is None and out[1]["document_id"], out[1]
+        assert [doc["title"] for doc in d.result("kb.documents", {})["documents"]] == [out[1]["title"]]
+        assert d.proc.poll() is None and d.bad_lines == []

@@ -42,7 +42,8 @@ def test_synthesize_over_the_wire_with_review_gate(tmp_path):
         first = out["claims"][0]
         assert first["text"] == "Zephyr Airships operated 14 airships at the end of fiscal 2031."
         assert set(first) == {"id", "text", "section_id", "document_id", "document_title", "page", "quote_start",
-                              "quote_end", "pages", "boxes_status"}
+                              "quote_end", "pages", "boxes_status", "table"}
+        assert first["table"] is None  # a sentence, not a table row
         assert first["boxes_status"] == "not_pdf" and first["pages"][0]["boxes"] is None  # a text document
         page = d.call("kb.read", {"document_id": first["document_id"], "page": first["pages"][0]["page"]})
         assert page["text"][first["pages"][0]["start"]:first["pages"][0]["end"]] == first["text"]

@@ -71,6 +71,20 @@ class PgServer:
         self.started = True
         return self
 
+    def restart(self) -> None:
+        """Stop the server (fast: every connection is closed) and start it again on the same port."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-m", "fast",
+                  "-w", "-t", "60", "restart")
+
+    def terminate_backends(self, url: str) -> int:
+        """pg_terminate_backend() on every other connection to the database of `url`; how many there were."""
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchall()
+        return len(rows)
+
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{dbname}"
 

@@ -7,6 +7,7 @@ strings are redacted from every error (`location.redact`).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ IDLE = psycopg.pq.TransactionStatus.IDLE
 # to see that a phrase is rare). Sequential scans stay possible where no index serves (the BM25 totals). JIT
 # off: compiling costs tens of milliseconds, more than any of these statements takes to run.
 READER_SETTINGS = "SET enable_seqscan = off; SET jit = off"
+BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
 def failure(url: str, exc: BaseException) -> str:
@@ -63,13 +65,21 @@ class Connections:
                                    application_name=APPLICATION_NAME)
         except psycopg.Error as exc:
             raise KBUnavailable(f"cannot connect to the KB database {self.shown}: {failure(self.url, exc)}",
-                                {"kb": self.shown}) from exc
+                                {"kb": self.shown, "reason": "unreachable"}) from exc
         return conn
+
+    def lost(self, exc: BaseException) -> bool:
+        """Whether `exc` is this thread's reader found dead (the server restarted, its backend was terminated):
+        the connection is closed now, and `reader()` opens a fresh one."""
+        conn = getattr(self._local, "conn", None)
+        return isinstance(exc, psycopg.OperationalError) and conn is not None and conn.closed
 
     def reader(self) -> Any:
         """This thread's read connection (autocommit: each statement sees the latest committed state)."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
+            if conn is not None:
+                self._forget(conn)
             conn = self._connect()
             conn.execute(READER_SETTINGS)
             self._local.conn = conn
@@ -77,28 +87,55 @@ class Connections:
                 self._all.append(conn)
         return conn
 
+    def _forget(self, conn: Any) -> None:
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+            if conn in self._idle:
+                self._idle.remove(conn)
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
-        """A read transaction: several queries that see one consistent state."""
+        """A read transaction: several queries that see one consistent state (begun on a fresh connection when
+        the thread's reader is found dead at its BEGIN)."""
         conn = self.reader()
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            conn.execute(BEGIN_SNAPSHOT)
+        except psycopg.OperationalError:
+            if not conn.closed:
+                raise
+            conn = self.reader()
+            conn.execute(BEGIN_SNAPSHOT)
         try:
             yield conn
         finally:
-            if conn.info.transaction_status != IDLE:
+            if not conn.closed and conn.info.transaction_status != IDLE:
                 conn.execute("ROLLBACK")
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        """A writer connection inside one transaction; committed at the end, rolled back on any exception."""
+        """A writer connection inside one transaction; committed at the end, rolled back on any exception. A
+        pooled writer found dead at BEGIN (nothing sent yet) is replaced by a fresh connection, and the other idle
+        writers, likely dead with it (a server restart), are dropped."""
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is None or conn.closed:
-            conn = self._connect()
-            with self._lock:
-                self._all.append(conn)
+            conn = self._new_writer(conn)
         try:
-            with conn.transaction():
+            with contextlib.ExitStack() as stack:
+                try:
+                    stack.enter_context(conn.transaction())
+                except psycopg.OperationalError:
+                    if not conn.closed:
+                        raise
+                    with self._lock:
+                        idle, self._idle = self._idle, []
+                    for old in idle:
+                        self._forget(old)
+                    conn = self._new_writer(conn)
+                    stack.enter_context(conn.transaction())
                 yield conn
         finally:
             keep = not conn.closed and conn.info.transaction_status == IDLE
@@ -110,6 +147,14 @@ class Connections:
                     self._all.remove(conn)
             if not keep:
                 conn.close()
+
+    def _new_writer(self, dead: Any) -> Any:
+        if dead is not None:
+            self._forget(dead)
+        conn = self._connect()
+        with self._lock:
+            self._all.append(conn)
+        return conn
 
     def close(self) -> None:
         with self._lock:

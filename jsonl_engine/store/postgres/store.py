@@ -10,6 +10,7 @@ from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
 from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
+from jsonl_engine.store.location import describe
 from jsonl_engine.store.postgres import documents as docs
 from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
@@ -24,9 +25,28 @@ class _PostgresErrors:
 
     def _translate(self, what: str, exc: BaseException) -> EngineError:
         text = failure(self._url, exc)
-        if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
-            return KBUnavailable(f"the KB database is unreachable ({what}): {text}")
-        return Internal(f"the KB store failed ({what}): {text}")
+        reason = _unusable(exc)
+        if reason is None:
+            return Internal(f"the KB store failed ({what}): {text}")
+        problem = "is unreachable" if reason == "unreachable" else f"cannot be used ({reason})"
+        return KBUnavailable(f"the KB database {problem} ({what}): {text}",
+                             {"kb": describe(self._url), "reason": reason})
+
+
+def _unusable(exc: BaseException) -> str | None:
+    """kb_unavailable's reason for a server error that says the database cannot be used, else None (a bug)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state == "53100":
+        return "disk_full"
+    if state in ("XX001", "XX002"):  # data_corrupted, index_corrupted
+        return "corrupt"
+    if state.startswith("58"):  # system errors: I/O, undefined or duplicate files
+        return "io_error"
+    if state.startswith("53"):  # insufficient resources: out of memory, too many connections
+        return "resources"
+    if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
+        return "unreachable"  # the connection failed or was closed, the server is shutting down
+    return None
 
 
 class PostgresTransaction(_PostgresErrors, DelegatingTransaction):

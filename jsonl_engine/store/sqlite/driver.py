@@ -37,6 +37,7 @@ SQLITE_PERM = 3
 SQLITE_READONLY = 8
 SQLITE_IOERR = 10
 SQLITE_FULL = 13
+SQLITE_BUSY = 5
 
 if APSW:
     Error: type[Exception] = apsw.Error

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from jsonl_engine.errors import Internal
+from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.delegating import DelegatingStore, DelegatingTransaction, translated
 from jsonl_engine.store.sqlite import bm25, driver, search
 from jsonl_engine.store.sqlite import documents as docs
-from jsonl_engine.store.sqlite.db import Connections
+from jsonl_engine.store.sqlite.db import Connections, unusable
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 # The function scores a statement over at most MAX_SHARE of its table's rows when (rows in its rowid windows) x
@@ -31,18 +31,29 @@ MAX_SHARE = 0.5
 
 
 class _SqliteErrors:
-    """The SQLite library's errors become Internal errors naming the operation."""
+    """The SQLite library's errors become EngineErrors naming the operation: an unusable file (damaged, truncated,
+    an I/O error, a full disk) kb_unavailable with its reason, and its connections are opened again at their next
+    use; anything else is a bug, internal."""
 
     _errors = driver.ERRORS
+    _db: Connections
 
-    def _translate(self, what: str, exc: BaseException) -> Internal:
-        return Internal(f"the KB store failed ({what}): {exc}")
+    def _translate(self, what: str, exc: BaseException) -> EngineError:
+        error = unusable(self._db.path, exc)
+        if error is None:
+            return Internal(f"the KB store failed ({what}): {exc}")
+        self._db.discard()
+        return error
 
 
 class SqliteTransaction(_SqliteErrors, DelegatingTransaction):
     """The writes of one transaction on the writer connection."""
 
     _docs = docs
+
+    def __init__(self, conn: driver.Connection, db: Connections) -> None:
+        super().__init__(conn)
+        self._db = db
 
 
 class SqliteStore(_SqliteErrors, DelegatingStore):
@@ -59,7 +70,7 @@ class SqliteStore(_SqliteErrors, DelegatingStore):
         self.cost_ratio, self.max_share = COST_RATIO, MAX_SHARE
 
     def _begin(self, conn: driver.Connection) -> SqliteTransaction:
-        return SqliteTransaction(conn)
+        return SqliteTransaction(conn, self._db)
 
     # ---- search
 

@@ -1,0 +1,424 @@
+"""Computed answers: a question that asks for a ratio, a change, a margin or a sum of figures printed in tables
+gets a computed line, marked as computed, with each input cited (a table row of the answer) and the arithmetic
+written out: "Computed (net working capital, 2021): 19,815 − 13,997 = 5,818 [c1][c2]".
+
+The formula comes from the question only: a definition it gives ("X is defined as: A / B", "Define X as A less
+B") substituted into what it asks ("What is the FY2022 X less C?"), or an expression it asks for directly ("A + B").
+Operands are phrases with an optional year ("FY2019 revenue"; else the year the question names),
+"average A between Y1 and Y2" ((A@Y1 + A@Y2) / 2) and "change in A between Y1 and Y2" (A@Y2 − A@Y1). Numbers are
+constants ("365 * ...").
+
+An operand's value is a table cell: a row whose label holds the operand's words (or a phrase retrieval's
+vocabulary gives for them: "COGS" -> "cost of sales"), read with its headers (answer/tables.py), in the column of
+the operand's year; in a document with primary financial statements (as retrieval judged its pages at ingest),
+only rows on their pages: a line item of a statement is the figure itself, a note's table may be a part of it. Never a wrong number: nothing is computed (the gap names the input) when an input is not
+found, when two rows fit it equally well with different values, when a value is negative (its sign in the
+formula would be a guess), or when the inputs' units differ.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from jsonl_engine.answer.sentences import segment
+from jsonl_engine.answer.tables import TableRow, cells_of, number, read_row, year_of
+
+if TYPE_CHECKING:
+    from jsonl_engine.answer.synthesize import Synthesis
+    from jsonl_engine.retrieval import Passage
+    from jsonl_engine.store import Store
+
+_DEFINE = re.compile(r"\b(?:define|defining)\s+(?P<name>[^.?]{2,80}?)\s+as:?\s+(?P<expr>[^?]+?)(?:\.(?:\s|$)|\?|$)"
+                     r"|(?P<name2>[A-Za-z][^.?:]{2,80}?)\s+(?:is|are)\s+(?:defined|calculated)\s+as:?\s+"
+                     r"(?P<expr2>[^?]+?)(?:\.(?:\s|$)|\?|$)", re.IGNORECASE)
+_ASKED = re.compile(r"\bwhat\s+(?:is|was|were|are)\s+(?P<clause>[^?]+?)(?:\?|$)", re.IGNORECASE)
+_TOKEN = re.compile(r"\(|\)|\[[^\]]*\]|\+|−|–|-(?=\s)|/|\*|×|\bdivided\s+by\b|\bplus\b|\bminus\b|\bless\b|\btimes\b|"
+                    r"[^\s()+/*×\[\]]+", re.IGNORECASE)
+_OPS = {"+": "+", "plus": "+", "-": "-", "−": "-", "–": "-", "minus": "-", "less": "-", "/": "/",
+        "divided by": "/", "*": "*", "×": "*", "times": "*"}
+_YEAR = re.compile(r"^(?:fy\s*'?)?((?:19|20)\d\d)$|^fy'?(\d\d)$", re.IGNORECASE)
+_BETWEEN = re.compile(r"^(average|change\s+in)\s+(.+?)\s+between\s+(\S+)\s+and\s+(\S+)$", re.IGNORECASE)
+_NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|from|cash|flow|statement|in|usd|millions?)\b",
+                    re.IGNORECASE)
+_ROUND = re.compile(r"\bround\w*\s+(?:your\s+|the\s+)?(?:answer\s+)?to\s+(one|two|three|\d)\s+decimal", re.IGNORECASE)
+_PERCENT = re.compile(r"%|\bpercent", re.IGNORECASE)
+_DIGITS = {"one": 1, "two": 2, "three": 3}
+INPUT_PASSAGES = 12  # passages searched for each input's row
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    phrase: str
+    year: str
+
+
+@dataclass(slots=True)
+class Input:
+    operand: Operand
+    passage: Passage
+    start: int  # the row's span in the passage's section text
+    end: int
+    page: int | None
+    row: TableRow
+    cell: int  # index of the cell used
+
+    @property
+    def text(self) -> str:
+        return self.row.cells[self.cell].text
+
+
+@dataclass(slots=True)
+class Computation:
+    name: str
+    value: Decimal | None = None
+    arithmetic: str = ""
+    inputs: list[Input] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+class _Unparsable(Exception):
+    pass
+
+
+def _tokens(expr: str) -> list[str]:
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)  # "[from cash flow statement]": a note, not an operand
+    return [t.lower() if t.lower() in _OPS else t for t in _TOKEN.findall(expr)]
+
+
+def _parse(tokens: list[str], year: str) -> object:
+    """expr := term (("+"|"-") term)*; term := factor (("*"|"/") factor)*; factor := "(" expr ")" | words."""
+    pos = 0
+
+    def chain(ops: tuple[str, str], operand: Callable[[], object]) -> object:
+        """operand (op operand)*, left-associative, for the operators `ops`."""
+        nonlocal pos
+        node = operand()
+        while pos < len(tokens) and _OPS.get(tokens[pos]) in ops:
+            op = _OPS[tokens[pos]]
+            pos += 1
+            node = (op, node, operand())
+        return node
+
+    def expr() -> object:
+        return chain(("+", "-"), term)
+
+    def term() -> object:
+        return chain(("*", "/"), factor)
+
+    def factor() -> object:
+        nonlocal pos
+        if pos < len(tokens) and tokens[pos] == "(":
+            pos += 1
+            node = expr()
+            if pos >= len(tokens) or tokens[pos] != ")":
+                raise _Unparsable("unbalanced parentheses")
+            pos += 1
+            return node
+        words = []
+        while pos < len(tokens) and tokens[pos] not in _OPS and tokens[pos] not in "()":
+            words.append(tokens[pos])
+            pos += 1
+        if not words:
+            raise _Unparsable("an operator without an operand")
+        return _operand(" ".join(words), year)
+
+    node = expr()
+    if pos != len(tokens):
+        raise _Unparsable("text after the formula")
+    return node
+
+
+def _operand(words: str, year: str) -> object:
+    words = words.strip(" ,;:")
+    try:
+        return ("const", Decimal(words.replace(",", "")), words)
+    except InvalidOperation:
+        pass
+    m = _BETWEEN.match(words)
+    if m:
+        y1, y2 = _year(m.group(3)), _year(m.group(4))
+        if not (y1 and y2):
+            raise _Unparsable(f"years of {words!r}")
+        kind = "average" if m.group(1).lower() == "average" else "change"
+        return (kind, Operand(_clean(m.group(2)), y1), Operand(_clean(m.group(2)), y2))
+    own = [y for w in words.split() if (y := _year(w))]
+    phrase = _clean(" ".join(w for w in words.split() if not _year(w)))
+    if not phrase:
+        raise _Unparsable(f"no operand in {words!r}")
+    return ("value", Operand(phrase, own[0] if own else year))
+
+
+def _year(word: str) -> str | None:
+    m = _YEAR.match(word.strip(",.;"))
+    if not m:
+        return None
+    return m.group(1) or "20" + m.group(2)
+
+
+def _clean(phrase: str) -> str:
+    return " ".join(_NOISE.sub(" ", phrase).split())
+
+
+def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
+    """(what is asked, its formula tree) when the question asks for an arithmetic result, else None.
+    Raises _Unparsable when it does but the formula cannot be read."""
+    from jsonl_engine.answer.synthesize import keys
+
+    definitions = {}
+    for m in _DEFINE.finditer(query):
+        name, expr = (m.group("name"), m.group("expr")) if m.group("name") else (m.group("name2"), m.group("expr2"))
+        name = re.sub(r"^.*\?\s*", "", name).strip()
+        definitions[tuple(keys(_clean(name)))] = (name.strip(), expr.strip())
+    asked = _ASKED.search(query)
+    clause = asked.group("clause") if asked else ""
+    clause = re.sub(r"\s+for\s+[A-Z][\w&.' -]*$", "", clause.strip())  # "... for Walmart"
+    clause = re.sub(r"^(?:[A-Z][\w&.-]*\s+)*[A-Z][\w&.-]*['’]s\s+", "", clause)  # "Walmart's ...", "Kraft Heinz's ..."
+    clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
+    gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
+    clause = clause.strip()[:gloss.start()] if gloss else clause
+    clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
+                    flags=re.IGNORECASE)
+    year = default_year or ""
+    tokens = _tokens(clause)
+    if any(t in _OPS for t in tokens):
+        name, expr = clause, clause
+    else:
+        named = " ".join(w for w in clause.split() if not _year(w)) + (f" {gloss.group(1)}" if gloss else "")
+        want = tuple(keys(_clean(named)))
+        found = [(n, e) for k, (n, e) in definitions.items() if k and (k == want or set(k) <= set(want))]
+        if not found:
+            return None
+        name, expr = found[0]
+    for _k, (n, e) in definitions.items():  # "X less capex" with X defined: substitute the definition
+        if n != name and n.lower() in expr.lower():
+            expr = re.sub(re.escape(n), f"( {e} )", expr, flags=re.IGNORECASE)
+    tree = _parse(_tokens(expr), year)
+    if tree[0] == "value":
+        return None  # a single figure: not a computation
+    return " ".join(name.split()), tree
+
+
+def _operands(tree: object) -> list[Operand]:
+    kind = tree[0]
+    if kind == "value":
+        return [tree[1]]
+    if kind in ("average", "change"):
+        return [tree[1], tree[2]]
+    if kind == "const":
+        return []
+    return _operands(tree[1]) + _operands(tree[2])
+
+
+def _label_fit(operand: Operand, label: str) -> int | None:
+    """How many words the label has beyond the operand's (lower is closer), None when it does not name it."""
+    from jsonl_engine.answer.synthesize import keys
+    from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
+
+    have = set(keys(label))
+    options = [tuple(keys(operand.phrase))]
+    grams = ngrams(tokenize(operand.phrase), 3)
+    for trigger, phrases in EXPANSIONS.items():
+        if trigger in grams and len(trigger) == len(tokenize(operand.phrase)):
+            options.extend(tuple(keys(p)) for p in phrases)
+    fits = [len(have - set(o)) for o in options if o and set(o) <= have]
+    return min(fits) if fits else None
+
+
+def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
+               statuses: Sequence[str]) -> Input | str:
+    """The table cell of `operand`, or why there is none."""
+    from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.retrieval import retrieve
+
+    found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids or []) or None,
+                     statuses=tuple(statuses), limit=INPUT_PASSAGES)
+    best: list[tuple[int, Input]] = []
+    for p in found.passages:
+        for seg in segment(p.text):
+            if seg.kind != "row":
+                continue
+            label, _cells = cells_of(p.text, seg.start, seg.end)
+            fit = _label_fit(operand, label.text) if label is not None else None
+            if fit is None:
+                continue  # read on its page (headers above it) only a row that names the operand
+            on_page = row_on_page(store, p, seg.start, seg.end, read_row)
+            page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
+            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
+                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
+                continue  # a share of something, not the amount the operand names
+            cells = [i for i, c in enumerate(row.cells)
+                     if not c.empty and any(year_of(h.text) == operand.year for h in c.column)]
+            if len(cells) != 1:
+                continue
+            best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
+    if best:
+        doc = best[0][1].passage.document_id
+        statements = store.statement_pages([doc]).get(doc) or {}
+        if statements:  # a document with financial statements: their line items are the figures themselves
+            best = [(f, i) for f, i in best if i.page in statements]
+            if not best:
+                return f"{operand.phrase} ({operand.year}): not a line of the financial statements"
+    if not best:
+        return f"{operand.phrase} ({operand.year}): no table row with that year's column"
+    top = min(f for f, _ in best)
+    closest = [i for f, i in best if f == top]
+    if len({number(i.text) for i in closest}) > 1:
+        return f"{operand.phrase} ({operand.year}): rows disagree"
+    return closest[0]
+
+
+def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, statuses: Sequence[str]
+            ) -> Computation | None:
+    """The computed answer of `query` (see the module docstring), or None when it asks for no computation."""
+    from jsonl_engine.identity.route import parse_periods
+
+    periods = parse_periods(query)
+    target = periods.target
+    try:
+        found = formula(query, str(target) if target else None)
+    except _Unparsable as exc:
+        return Computation(name="", missing=[f"the formula: {exc}"])
+    if found is None:
+        return None
+    name, tree = found
+    out = Computation(name=f"{name}, {target}" if target and str(target) not in name else name)
+    inputs: dict[Operand, Input] = {}
+    for operand in dict.fromkeys(_operands(tree)):
+        if not operand.year:
+            out.missing.append(f"{operand.phrase}: no year")
+            continue
+        got = find_input(store, operand, document_ids, statuses)
+        if isinstance(got, str):
+            out.missing.append(got)
+        else:
+            inputs[operand] = got
+    if out.missing:
+        return out
+    units = {_scale(i.row.unit.text if i.row.unit else "") for i in inputs.values()}
+    if len(units) > 1:
+        out.missing.append("inputs in different units: " + ", ".join(sorted(u or "none" for u in units)))
+        return out
+    negative = [i for i in inputs.values() if (number(i.text) or 0) < 0]
+    if negative:
+        out.missing.extend(f"{i.operand.phrase} ({i.operand.year}) is negative, {i.text}: its sign is ambiguous"
+                           for i in negative)
+        return out
+    try:
+        value, text = _evaluate(tree, inputs)
+    except (ZeroDivisionError, InvalidOperation):
+        out.missing.append("a division by zero")
+        return out
+    out.inputs = list(inputs.values())
+    out.value = value
+    out.arithmetic = text
+    return out
+
+
+def _scale(unit: str) -> str | None:
+    """The scale a unit phrase names ("(in millions, except per share data)" -> "million"), None for none."""
+    m = re.search(r"million|thousand|billion|percent|%", unit, re.IGNORECASE)
+    return m.group(0).lower() if m else None
+
+
+def _figure(cell: str) -> str:
+    """A cell's figure as the arithmetic writes it: its text without the currency sign ("$ 87,270" -> "87,270")."""
+    return " ".join(cell.replace("$", " ").split())
+
+
+def _evaluate(tree: object, inputs: dict[Operand, Input]) -> tuple[Decimal, str]:
+    kind = tree[0]
+    if kind == "const":
+        return tree[1], tree[2]
+    if kind == "value":
+        i = inputs[tree[1]]
+        return number(i.text), _figure(i.text)
+    if kind in ("average", "change"):
+        a, b = inputs[tree[1]], inputs[tree[2]]
+        va, vb = number(a.text), number(b.text)
+        ta, tb = _figure(a.text), _figure(b.text)
+        if kind == "average":
+            return (va + vb) / 2, f"(({ta} + {tb}) / 2)"
+        return vb - va, f"({tb} − {ta})"
+    op, left, right = tree
+    lv, lt = _evaluate(left, inputs)
+    rv, rt = _evaluate(right, inputs)
+    if op in ("*", "/") and isinstance(right, tuple) and right[0] in ("+", "-"):
+        rt = f"({rt})"
+    if op in ("*", "/") and isinstance(left, tuple) and left[0] in ("+", "-"):
+        lt = f"({lt})"
+    sign = {"+": "+", "-": "−", "*": "×", "/": "/"}[op]
+    value = {"+": lv + rv, "-": lv - rv, "*": lv * rv, "/": lv / rv if rv else Decimal(1) / Decimal(0)}[op]
+    return value, f"{lt} {sign} {rt}"
+
+
+def shown(query: str, c: Computation) -> str:
+    """The value as the question asks for it: its decimals ("round to two decimal places"), a percentage when
+    it asks for one (the ratio times 100, when the formula is a ratio)."""
+    assert c.value is not None
+    m = _ROUND.search(query)
+    inputs = max((-number(i.text).as_tuple().exponent for i in c.inputs), default=0)
+    places = (_DIGITS.get(m.group(1).lower()) or int(m.group(1))) if m else (2 if "/" in c.arithmetic else inputs)
+    value = c.value
+    percent = bool(_PERCENT.search(query)) and "/" in c.arithmetic
+    if percent:
+        value *= 100
+    text = f"{value:,.{places}f}"
+    return text + ("%" if percent else "")
+
+
+def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int, max_claims: int) -> Synthesis:
+    """`out` with the computed line first, its inputs (table rows) as the next claims, then the claims of `out`
+    that still fit; a computation with missing inputs adds a gap naming them and changes nothing else."""
+    from jsonl_engine.answer.citations import make_claim
+    from jsonl_engine.answer.order import asked_cells
+    from jsonl_engine.answer.synthesize import Reading
+    from jsonl_engine.answer.tables import table_line
+
+    if c.value is None:
+        out.gaps.extend(f"computed: {m}" for m in c.missing)
+        out.computed = {"line": "", "value": None, "inputs": [], "missing": list(c.missing)}
+        return out
+    claims, lines, tables = [], [], {}
+    years: dict[tuple[str, int], set[str]] = {}
+    for i in c.inputs:
+        years.setdefault((i.passage.section_id, i.start), set()).add(i.operand.year)
+    for i in c.inputs:
+        p = i.passage
+        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                           section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=i.start,
+                           end=i.end)
+        if any(x.id == claim.id for x in claims):
+            continue
+        asked = asked_cells(i.row, tuple(sorted(years[(p.section_id, i.start)], reverse=True)))
+        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
+        tables[claim.id] = reading
+        claims.append(claim)
+        lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")
+    value = shown(query, c)
+    shown_number = Decimal(value.rstrip("%").replace(",", ""))
+    exact = c.value * 100 if value.endswith("%") else c.value
+    result = value if shown_number == exact else f"{c.value:,.6g} ≈ {value}"
+    head = f"Computed ({c.name}): {c.arithmetic} = {result} " + "".join(f"[{x.id}]" for x in claims)
+    old_lines = out.answer.split("\n") if out.answer else []
+    keep, length = [], len(head) + sum(len(x) + 1 for x in lines)
+    taken = {x.id for x in claims}
+    for claim, line in zip(out.claims, old_lines, strict=False):
+        if claim.id in taken:
+            continue
+        if len(claims) + len(keep) >= max(max_claims, len(claims)) or length + len(line) + 1 > max_chars:
+            out.more += 1
+            out.truncated = out.truncated or length + len(line) + 1 > max_chars
+            continue
+        keep.append((claim, line))
+        length += len(line) + 1
+    out.answer = "\n".join([head, *lines, *(line for _, line in keep)])
+    out.claims = claims + [claim for claim, _ in keep]
+    out.tables = {**{k: v for k, v in out.tables.items() if any(cl.id == k for cl, _ in keep)}, **tables}
+    out.computed = {"line": head, "value": float(c.value * 100 if value.endswith("%") else c.value),
+                    "inputs": [x.id for x in claims], "missing": []}
+    out.first_claim = {"id": claims[0].id, "why": "the first input of the computed answer"}
+    return out

@@ -1,0 +1,125 @@
+"""Claim order: the claim that answers the question comes first, by how directly each unit answers it.
+
+Each chosen unit keeps its synthesis score (coverage, proximity, figures, rank) and gains or loses for what makes
+an answer direct, judged from how the text is written, never from what it is about:
+  +0.30 the question asks for an amount and the unit holds a figure      (-0.30 when it holds none)
+  +0.30 a table row whose column for the asked period (a year the question names; with a quarter named, a
+        quarter's column: "Three Months Ended ...") holds a value, or a row
+        whose label is the asked year ("2024 1,097 862")
+        (-0.15 when the row's columns are known and none is the asked period)
+  +0.15 a sentence that names the asked period and holds a figure
+  +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
+        a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
+        terms of the document's title, its issuer's name, do not count)
+  -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
+  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
+  +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
+  -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+Units of the documents covering the named period stay ahead of the others (as in compose). Ties break by the
+retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
+are reported (`_meta.first_claim`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from jsonl_engine.answer.tables import TableRow, year_of
+
+T = TypeVar("T")
+W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
+W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
+W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
+_LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
+MAX_LABEL_WORDS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What the question asks for, as far as ordering needs it."""
+    figure: bool
+    years: tuple[str, ...]
+    quarter: bool = False  # the question names a quarter: a year's column is not its period
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    directness: float
+    reasons: tuple[str, ...]
+    asked_cells: tuple[int, ...] = ()  # indexes of the row's cells in the asked period's column(s)
+
+
+def label_of(body: str) -> str | None:
+    """The label of a labelled statement ("Probable cause: The pilot's ..." -> "Probable cause"), if any."""
+    m = _LABELLED.match(body)
+    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS or body.rstrip().endswith(":"):
+        return None  # "Pilot: Last Flight Review:": a form's labels, no value
+    return m.group(1)
+
+
+_QUARTER_COLUMN = re.compile(r"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|\b(?:13|thirteen)\s+weeks\b",
+                             re.IGNORECASE)
+
+
+def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False) -> tuple[int, ...]:
+    """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value."""
+    if not years:
+        return ()
+    return tuple(i for i, c in enumerate(table.cells)
+                 if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text))
+                 and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
+
+
+def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
+          label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
+          label_extra: int = 0) -> Judged:
+    """Directness of one unit and the reasons, per the module docstring."""
+    value, why = score, [f"score {score:.3f}"]
+    cells: tuple[int, ...] = ()
+    if ask.figure:
+        if has_figure:
+            value += W_FIGURE
+            why.append("holds a figure")
+        else:
+            value -= W_FIGURE
+            why.append("holds no figure")
+    if table is not None:
+        if label_share:
+            value += W_LABEL * label_share
+            why.append(f"row label holds {label_share:.0%} of the question's terms")
+        if label_extra:
+            value -= W_EXTRA * min(label_extra, MAX_EXTRA)
+            why.append(f"{label_extra} other word(s) in its label")
+        cells = asked_cells(table, ask.years, ask.quarter)
+        if cells:
+            value += W_PERIOD_CELL
+            why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period")
+        elif table.label is not None and year_of(table.label.text) in ask.years and \
+                year_of(table.label.text) == table.label.text.strip():
+            value += W_PERIOD_CELL
+            why.append(f"a row for the asked period {table.label.text.strip()}")
+        elif ask.years and table.mapped:
+            value -= W_NO_PERIOD_CELL
+            why.append("no column for the asked period")
+    elif ask.years and has_figure and any(y in body for y in ask.years):
+        value += W_PERIOD_SENTENCE
+        why.append("names the asked period")
+    if table is None and ask.figure and figure_near:
+        value += W_NEAR
+        why.append("a figure next to the question's terms")
+    if table is None and words > LONG_WORDS:
+        value -= W_LONG
+        why.append(f"long ({words} words)")
+    if labelled_hit:
+        value += W_LABELLED
+        why.append("a labelled statement whose label names the question's terms")
+    return Judged(round(value, 9), tuple(why), cells)
+
+
+def rank(units: Sequence[T], judged: Callable[[T], Judged], key: Callable[[T], tuple], *,
+            first: Collection[str] = (), document_of: Callable[[T], str]) -> list[T]:
+    """`units` most direct first: the `first` documents' units ahead, then directness, then `key` (rank, start)."""
+    return sorted(units, key=lambda u: (document_of(u) not in first, -judged(u).directness, *key(u)))

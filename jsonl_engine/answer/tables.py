@@ -1,0 +1,292 @@
+"""Read a table row as a table: its label, its cells with offsets, and what the page says above it about
+its columns (periods, column titles) and its unit ("(Millions)", "(in millions, except per share data)").
+
+Text extraction puts a table row on one line, its label first and its cells after ("Purchases of property, plant
+and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines above the first row of its table
+("(Millions) 2022 2021 2020", or several lines: "Three Months Ended Six Months Ended" over "2023 2022 2023 2022").
+The rules are about how tables are printed, not about any document:
+- cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
+  negatives) and dashes ("—", an empty cell); "$" and "%" printed apart belong to the number beside them;
+- headers: walking up from the row over the rows and labels of its table, the nearest line naming periods
+  (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line; lines just above it naming groups
+  ("Three Months Ended") span the columns evenly; a prose sentence, or a row above the column line, ends the
+  table;
+- a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
+  "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
+- unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
+Every part is a verbatim span of the text read, with its offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from jsonl_engine.answer.sentences import classify
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+PERIOD = re.compile(
+    rf"(?:{_MONTH}\.?\s+\d{{1,2}},?\s+)?(?:(?:FY|Fiscal(?:\s+Year)?|Q[1-4])\s*'?)?(?<![\d.,$])(?:19|20)\d\d(?![\d.,%])"
+    r"|\b(?:FY|Q[1-4])\s*'?\d\d\b", re.IGNORECASE)
+_GROUP = re.compile(r"\b(?:(?:three|six|nine|twelve|\d{1,2})\s+months|(?:fiscal\s+)?years?|quarters?|"
+                    r"(?:\d{1,2}|thirteen|twelve|fifty-two|fifty-three|52|53)\s+weeks)\s+ended\b", re.IGNORECASE)
+UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()]{0,60}\)"
+                  r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n]{0,50})?"
+                  r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
+_NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?%?$")
+_DASH = re.compile(r"^[-–—]+$")
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_NON_PERIOD_NUMBER = re.compile(r"\d")
+MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
+GROUP_LINES_UP = 3  # lines above the column line still read for groups and the unit
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A verbatim span of the text read: text[start:end] == text."""
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    start: int
+    end: int
+    empty: bool = False  # a dash: the column has no value in this row
+    column: tuple[Part, ...] = ()  # the header parts naming this cell's column (group, then period), if known
+
+    @property
+    def column_text(self) -> str:
+        return " ".join(" ".join(p.text.split()) for p in self.column)
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    label: Part | None
+    cells: tuple[Cell, ...]
+    unit: Part | None = None
+    headers: tuple[Part, ...] = field(default_factory=tuple)  # header lines above the row, in text order
+
+    @property
+    def mapped(self) -> bool:
+        """Every cell has its column."""
+        return bool(self.cells) and all(c.column for c in self.cells)
+
+
+_CONTENTS = re.compile(r".*\S(?:\s*\.{4,}\s*|\s*…+\s*)\d{1,4}"  # "Primary outcome measure: ........ 17"
+                       r"|\d+(?:\.\d+)+\.?\s+[^\d]*[A-Za-z][^\d]*\s\d{1,4}")  # "3.2.1 Primary Endpoint 13"
+
+
+def contents_line(line: str) -> bool:
+    """A table of contents entry (a numbered title and its page number, or a title, dot leaders and a page
+    number): it looks like a table row but states nothing."""
+    return bool(_CONTENTS.fullmatch(line.strip()))
+
+
+def _tokens(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
+
+
+def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
+    """The label and the cells of the row text[start:end] (a cell is a number, with its "$"/"%", or a dash)."""
+    toks = _tokens(text, start, end)
+    cells: list[Cell] = []
+    i = len(toks) - 1
+    while i >= 0:
+        s, e = toks[i]
+        tok = text[s:e]
+        if tok == "%" and i > 0 and _NUM.match(text[toks[i - 1][0]:toks[i - 1][1]]):
+            s = toks[i - 1][0]
+            i -= 1
+            tok = text[s:e]
+        elif not (_NUM.match(tok) or _DASH.match(tok)):
+            break
+        if i > 0 and text[toks[i - 1][0]:toks[i - 1][1]] in ("$", "($", "€", "£"):
+            s = toks[i - 1][0]
+            i -= 1
+        cells.append(Cell(text[s:e], s, e, empty=bool(_DASH.match(text[s:e]))))
+        i -= 1
+    cells.reverse()
+    if len(cells) >= 2 and cells[0].start == toks[0][0] and re.fullmatch(r"(?:19|20)\d\d", cells[0].text):
+        first = cells.pop(0)  # "2024 1,097 862": a row labelled by its year
+        return Part(first.text, first.start, first.end), cells
+    label = None
+    if i >= 0:
+        label_end = toks[i][1]
+        while i >= 0 and text[toks[i][0]:toks[i][1]] in ("$", "€", "£"):
+            i -= 1
+            label_end = toks[i][1] if i >= 0 else start
+        if i >= 0:
+            label = Part(text[start:label_end], start, label_end)
+    return label, cells
+
+
+def _line_spans(text: str, before: int) -> list[tuple[int, int]]:
+    """(start, end) of the stripped lines of text[:before], nearest first, at most MAX_LINES_UP."""
+    out: list[tuple[int, int]] = []
+    pos = text.rfind("\n", 0, before)
+    while pos >= 0 and len(out) < MAX_LINES_UP:
+        prev = text.rfind("\n", 0, pos)
+        s, e = prev + 1, pos
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        out.append((s, e))
+        pos = prev
+    return out
+
+
+def _periods(text: str, s: int, e: int) -> list[Part]:
+    return [Part(m.group(0), s + m.start(), s + m.end()) for m in PERIOD.finditer(text[s:e])]
+
+
+def _is_column_line(line: str, periods: list[Part]) -> bool:
+    """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021")."""
+    if not periods or len(line) > 160 or _SENTENCE_END.search(line):
+        return False
+    rest = PERIOD.sub(" ", line)
+    rest = UNIT.sub(" ", rest)
+    rest = re.sub(r"\b\d{1,2}(?:st|nd|rd|th)?\b", " ", rest)  # day numbers of dates written apart
+    return not _NON_PERIOD_NUMBER.search(rest)
+
+
+def read_row(text: str, start: int, end: int) -> TableRow:
+    """The row text[start:end] read with the headers above it in `text` (see the module docstring)."""
+    label, cells = cells_of(text, start, end)
+    headers: list[Part] = []
+    column_line: tuple[int, int] | None = None
+    periods: list[Part] = []
+    groups: list[Part] = []
+    unit: Part | None = None
+    between: list[Part] = []  # the lines between the column line and the first row below it
+    block: list[Part] = []  # non-row lines met since the last row, walking up: titles right under a header
+    since_column = 0
+    for s, e in _line_spans(text, start):
+        line = text[s:e]
+        if not line:
+            continue
+        found_periods = _periods(text, s, e)
+        kind = classify(line)
+        if column_line is None:
+            if _is_column_line(line, found_periods):
+                column_line, periods = (s, e), found_periods
+                headers.append(Part(line, s, e))
+                between = block
+                groups.extend(_group_parts(text, s, e))
+                continue
+            if kind == "row":
+                if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
+                    break  # a row above a header line: another table
+                block = []
+                continue
+            if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
+                                 or (line.endswith(":") and len(line.split()) > 6)):
+                break  # prose, or the sentence leading into the table: the table starts below it
+            block.append(Part(line, s, e))
+            continue
+        since_column += 1
+        if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)):
+            break
+        if _is_column_line(line, found_periods) or _GROUP.search(line) or UNIT.search(line):
+            headers.append(Part(line, s, e))
+            groups[:0] = _group_parts(text, s, e)
+    if column_line is None:
+        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
+        groups = []
+    columns = _columns(text, column_line, periods, groups, len(cells))
+    if column_line is not None and not columns:
+        headers.extend(between[-2:])
+    headers.sort(key=lambda p: p.start)
+    for part in ([label] if label else []) + headers + between[::-1]:
+        m = UNIT.search(part.text)
+        if m:
+            unit = Part(m.group(0), part.start + m.start(), part.start + m.end())
+            break
+    if unit is None:
+        for s, e in _line_spans(text, headers[0].start if headers else start)[:GROUP_LINES_UP]:
+            m = UNIT.search(text[s:e]) if classify(text[s:e]) != "row" else None
+            if m:
+                unit = Part(m.group(0), s + m.start(), s + m.end())
+                break
+    if columns:
+        cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
+    return TableRow(label, tuple(cells), unit, tuple(headers))
+
+
+def _group_parts(text: str, s: int, e: int) -> list[Part]:
+    """The column groups a header line names ("Three Months Ended", "Six Months Ended"), each up to the next."""
+    found = list(_GROUP.finditer(text[s:e]))
+    out = []
+    for i, m in enumerate(found):
+        stop = found[i + 1].start() if i + 1 < len(found) else e - s
+        piece = text[s + m.start():s + stop].rstrip(" ,")
+        out.append(Part(piece, s + m.start(), s + m.start() + len(piece)))
+    return out
+
+
+def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part], groups: list[Part],
+             n: int) -> list[tuple[Part, ...]] | None:
+    """The header parts of each of `n` cells, when the header's counts match the row's (else None)."""
+    if column_line is None or not n:
+        return None
+    labels = list(periods)
+    if len(labels) + 1 == n:  # "2022 2021 Change": a trailing title is the last column
+        tail_start = periods[-1].end
+        tail = text[tail_start:column_line[1]]
+        if tail.strip() and not _NON_PERIOD_NUMBER.search(tail):
+            lead = len(tail) - len(tail.lstrip())
+            labels.append(Part(tail.strip(), tail_start + lead, tail_start + lead + len(tail.strip())))
+    if len(labels) != n:
+        return None
+    if groups and n % len(groups) == 0 and len(groups) > 1:
+        width = n // len(groups)
+        return [(groups[i // width], labels[i]) for i in range(n)]
+    return [(label,) for label in labels]
+
+
+def number(cell: str) -> Decimal | None:
+    """The value a cell prints: "(1,749)" -> -1749, "$ 5,791" -> 5791, "19.1 %" -> 19.1."""
+    text = cell.replace("$", "").replace("%", "").replace(",", "").replace(" ", "")
+    negative = text.startswith("(") or text.startswith("-") or text.startswith("−")
+    text = text.strip("()-−")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return -value if negative else value
+
+
+def year_of(part_text: str) -> str | None:
+    """The four-digit year a column label names, if any ("FY22" -> "2022")."""
+    m = re.search(r"(?:19|20)\d\d", part_text)
+    if m:
+        return m.group(0)
+    m = re.search(r"(?:FY|Q[1-4])\s*'?(\d\d)\b", part_text, re.IGNORECASE)
+    return "20" + m.group(1) if m else None
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def table_line(row: TableRow, asked: tuple[int, ...]) -> str | None:
+    """The row as a reader needs it, from its verbatim parts: "Label, 2022: (1,749) (Millions)" for the asked
+    period's cell, or every column's cell when no period is asked; None when the columns are not known."""
+    if row.label is None or not row.cells:
+        return None
+    label = _flat(row.label.text).rstrip(" :")
+    if asked:
+        body = "; ".join(f"{row.cells[i].column_text}: {_flat(row.cells[i].text)}" for i in asked)
+        line = f"{label}, {body}"
+    elif row.mapped:
+        line = f"{label}, " + "; ".join(f"{c.column_text}: {_flat(c.text)}" for c in row.cells)
+    else:
+        return None
+    if row.unit is not None and row.unit.text not in row.label.text:
+        line += f" {_flat(row.unit.text)}"
+    return line

@@ -1,0 +1,249 @@
+"""kb.synthesize answers first: computed answers with cited inputs, what the KB does not hold said first, labelled
+statements as claims, short answers with `more`, and the wire (claim.table with boxes, _meta)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+
+from jsonl_engine.answer.absent import NOTICE
+from jsonl_engine.answer.compute import formula
+from jsonl_engine.answer.direct import answer_first as synthesize
+from jsonl_engine.ingest.sync import ingest_text
+from jsonl_engine.store import Store, open_store
+from tests.support.answer_lines import check_lines
+from tests.support.client import engine
+
+
+def lines_ok(store: Store, out) -> list[str]:
+    return check_lines(out, lambda sid: store.section(sid).text, lambda doc, page: store.page(doc, page).text)
+
+
+def test_computed_answer_cites_its_inputs_and_writes_the_arithmetic(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    out = synthesize(dev_kb, "What is 3M's FY2022 net working capital? Define net working capital as total current "
+                             "assets less total current liabilities.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head == (f"Computed (net working capital, 2022): 14,688 − 9,523 = 5,165 "
+                    f"[{out.claims[0].id}][{out.claims[1].id}]")
+    assert first.startswith("Total current assets, 2022: 14,688 ") and second.startswith("Total current liabilities, 2022: 9,523 ")
+    assert out.computed["value"] == 5165 and out.computed["inputs"] == [out.claims[0].id, out.claims[1].id]
+
+
+def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA less capex for PepsiCo? Define unadjusted EBITDA "
+                             "as unadjusted operating income + depreciation and amortization [from cash flow "
+                             "statement]. Answer in USD millions.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.computed["value"] is None and not out.answer.startswith("Computed")
+    assert any(g.startswith("computed: capex (2022) is negative") for g in out.gaps)
+
+
+def test_formulas_read_from_the_question():
+    _, tree = formula("What is the FY2019 ratio? Ratio is defined as: FY2019 revenue / (average PP&E between FY2018 "
+                      "and FY2019).", "2019")
+    assert tree[0] == "/" and tree[1][0] == "value" and tree[2][0] == "average"
+    assert (tree[1][1].year, tree[2][1].year, tree[2][2].year) == ("2019", "2018", "2019")
+    _, tree = formula("What is the FY2022 EBITDA less capex? Define EBITDA as operating income + depreciation.", "2022")
+    assert tree[0] == "-" and tree[1][0] == "+"  # the definition substituted into what is asked
+    _, tree = formula("What is DPO? DPO is defined as: 365 * (average payables between FY2017 and FY2018) / "
+                      "(FY2018 COGS + change in inventory between FY2017 and FY2018).", "2018")
+    assert tree[0] == "/" and tree[1][0] == "*" and tree[1][1] == ("const", Decimal(365), "365")
+    assert tree[2][2][0] == "change"
+    assert formula("What was the FY2022 capital expenditure?", "2022") is None
+    # the asked name may be a gloss: "return on assets (ROA)" with "ROA is defined as ..."
+    name, tree = formula("What is the FY2017 return on assets (ROA) for Acme? ROA is defined as: FY2017 net income / "
+                         "(average total assets between FY2016 and FY2017).", "2017")
+    assert name == "ROA" and tree[0] == "/"
+
+
+def test_a_name_the_kb_does_not_hold_is_said_first(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    for query, name in (("What was Tesla's revenue in 2022?", "Tesla"), ("What were 3M's net sales in 2077?", "2077")):
+        out = synthesize(dev_kb, query, document_ids=[doc])
+        assert out.answer.split("\n")[0] == f"{NOTICE}{name}."
+        assert out.not_in_kb == [name] and out.confidence == "low"
+        lines_ok(dev_kb, out)
+    held = synthesize(dev_kb, "What were 3M's net sales in 2022?", document_ids=[doc])
+    assert held.not_in_kb == [] and not held.answer.startswith(NOTICE)
+
+
+REPORT = """Aviation Accident Final Report
+
+Analysis
+The pilot reported that during the landing the touchdown was hard and the airplane bounced. The accident
+airplane came to rest on the runway. Weather at the time of the accident was clear.
+
+Probable Cause and Findings
+Probable cause: The pilot's improper flare during landing.
+Contributing factor: Gusting crosswind.
+
+Trial Design
+Primary endpoint: Change in HbA1c from baseline to week 26
+Secondary endpoint: Body weight change from baseline to week 26
+"""
+
+
+def test_labelled_statements_answer_first(tmp_path):
+    store = open_store(tmp_path / "kb")
+    try:
+        ingest_text(store, REPORT, "Report", media_type="text/markdown", status="approved")
+        out = synthesize(store, "What was the probable cause of the accident?")
+        lines_ok(store, out)
+        assert out.claims[0].text == "Probable cause: The pilot's improper flare during landing."
+        assert "labelled statement" in out.first_claim["why"]
+        out = synthesize(store, "What is the primary endpoint?")
+        assert out.claims[0].text == "Primary endpoint: Change in HbA1c from baseline to week 26"
+    finally:
+        store.close()
+
+
+def test_wire_table_cells_boxes_meta_and_max_claims(dev_kb: Store, tmp_path):
+    from tests.support.client import daemon_env  # noqa: F401 - the daemon below is a real subprocess
+
+    kb_dir = tmp_path / "kb"
+    with engine(kb_dir, timeout=120) as d:
+        d.call("kb.ingest", {"paths": [str(p) for p in [_path(dev_kb, "3M_2022_10K")]]})
+        doc = d.call("kb.documents", {})["documents"][0]["document_id"]
+        out = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                       "document_ids": [doc]})
+        first = out["claims"][0]
+        table = first["table"]
+        assert out["answer"].startswith("Purchases of property, plant and equipment (PP&E), 2022: (1,749) (Millions) [")
+        asked = [c for c in table["cells"] if c["asked"]]
+        assert [(c["text"], c["column"]) for c in asked] == [("(1,749)", "2022")]
+        page = d.call("kb.read", {"document_id": doc, "page": asked[0]["page"]})["text"]
+        for part in [table["label"], table["unit"], *table["headers"], *table["cells"]]:
+            assert page[part["start"]:part["end"]] == part["text"]
+            assert part["boxes"] and all(len(b) == 4 for b in part["boxes"])
+        assert table["unit"]["text"] == "(Millions)"
+        meta = out["_meta"]
+        assert meta["first_claim"]["id"] == first["id"] and "asked period" in meta["first_claim"]["why"]
+        assert len(out["claims"]) <= 5
+        more = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                        "document_ids": [doc], "max_claims": 50})
+        assert len(more["claims"]) == len(out["claims"]) + meta["more"]
+        short = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
+                                         "document_ids": [doc], "max_chars": 40})
+        assert short["answer"] and short["answer"].endswith(f"… [{first['id']}]") and short["_meta"]["truncated"]
+        assert re.sub(r" \[c[0-9a-f]{12}\]$", "", short["answer"]).rstrip("…") in out["answer"]
+
+
+def _path(store: Store, name: str) -> str:
+    return next(d.path for d in store.documents() if d.document_id == store.doc_ids[name])
+
+
+def test_kb_answer_citation_points_at_the_table_cell(dev_kb: Store):
+    from jsonl_engine.answer.cells import place_cells
+    from jsonl_engine.answer.pages import place_citations
+    from jsonl_engine.models.answer import Citation
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    row = "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)"
+    section = next(s for s in dev_kb.document_sections(doc) if s.text and row in s.text)
+    start = section.text.index(row)
+    base = {"section_id": section.section_id, "document_id": doc, "document_title": section.document_title,
+            "title": section.title, "page_start": 52, "page_end": 52, "quote": row, "quote_start": start,
+            "quote_end": start + len(row), "verified": True}
+    citations = [dict(base), {**base, "verified": False, "quote_start": -1, "quote_end": -1}]
+    place_citations(dev_kb, citations)
+    place_cells(dev_kb, citations, f"3M's capital expenditure was $1,749 million in 2022 [{section.section_id}].")
+    cell = citations[0]["cell"]
+    assert (cell["text"], cell["column"], cell["page"], cell["unit"]) == ("(1,749)", "2022", 52, "(Millions)")
+    assert cell["label"] == "Purchases of property, plant and equipment (PP&E)"
+    assert dev_kb.page(doc, 52).text[cell["start"]:cell["end"]] == "(1,749)" and cell["boxes"]
+    assert citations[1]["cell"] is None
+    Citation.model_validate(citations[0])
+    other = [dict(base)]
+    place_cells(dev_kb, other, "It rose in 2022.")  # no figure stated: no cell
+    assert other[0]["cell"] is None
+
+
+def test_kb_answer_cell_of_a_cited_page(dev_kb: Store):
+    """Strategies citing whole pages name them "<document>:p<N>": the cell is read on that page."""
+    from jsonl_engine.answer.cells import place_cells
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    text = dev_kb.page(doc, 52).text
+    row = "Purchases of property, plant and equipment (PP&E) (1,749) (1,603) (1,501)"
+    start = text.index(row)
+    citations = [{"section_id": f"{doc}:p52", "document_id": doc, "quote_start": start,
+                  "quote_end": start + len(row), "verified": True}]
+    place_cells(dev_kb, citations, "Capital expenditure was 1,603 million dollars in 2021.")
+    cell = citations[0]["cell"]
+    assert (cell["text"], cell["column"], cell["page"]) == ("(1,603)", "2021", 52)
+    assert text[cell["start"]:cell["end"]] == "(1,603)"
+
+
+def library_kind(tmp_path, name: str, query: str):
+    """kb.synthesize's answer to `query` on one document of shared/library-kinds (skipped when absent)."""
+    import pytest
+
+    from jsonl_engine.ingest.sync import ingest_paths
+    from tests.conftest import DEV_DIR
+
+    path = next((p for p in (DEV_DIR.parent / "library-kinds" / "pdfs" / name,
+                             Path("/work/shared/library-kinds/pdfs") / name) if p.exists()), None)
+    if path is None:
+        pytest.skip("library-kinds not present")
+    store = open_store(tmp_path / "kb")
+    try:
+        [outcome] = ingest_paths(store, [str(path)])
+        out = synthesize(store, query, document_ids=[outcome.document_id])
+        lines_ok(store, out)
+        return out
+    finally:
+        store.close()
+
+
+def test_an_accident_reports_probable_cause_comes_first(tmp_path):
+    """A short titled section ("Probable Cause and Findings" and its one finding) is a passage, and the sentence
+    stating the cause leads the answer (a real NTSB report, not a filing)."""
+    out = library_kind(tmp_path, "20080109X00035.pdf", "What was the probable cause of the accident?")
+    assert out.claims[0].text.endswith("The pilot's failure to maintain directional control during landing.")
+
+
+def test_label_of_a_statement():
+    from jsonl_engine.answer.order import label_of
+
+    assert label_of("Probable cause: The pilot's improper flare during landing.") == "Probable cause"
+    assert label_of("Primary endpoint: Change in HbA1c from baseline to week 26") == "Primary endpoint"
+    assert label_of("Occupational Pilot: Last Flight Review or Equivalent:") is None  # labels of a form, no value
+    assert label_of("The board met twice: in May and in June.") is None  # a sentence, not a label
+
+
+def test_a_protocols_primary_endpoint_comes_first_not_its_contents_line(tmp_path):
+    """A trial protocol (real, not a filing): the label line "Primary Endpoint:" over its value is one claim, and
+    the table of contents' "3.2.1 Primary Endpoint 13" is no claim."""
+    out = library_kind(tmp_path, "NCT06152900_Prot_SAP_000.pdf", "What is the primary endpoint?")
+    assert out.claims[0].text.startswith("Primary Endpoint:\nPhotographic evaluation by an independent")
+    assert not any(re.fullmatch(r"[\d.]+ .* \d{1,4}", c.text) for c in out.claims)
+
+
+TABLE_REPORT = ("# Acme Report 2022\n\n## Cash flows\n\nCash flows from investing activities were as follows.\n\n"
+                "(Millions) 2022 2021\nPurchases of property and equipment (812) (790)\nDividends paid (300) (280)\n")
+
+
+def test_kb_answer_over_the_wire_cites_the_cell_of_the_stated_figure(tmp_path, gateway):
+    """The daemon's kb.answer: the reader quotes a table row and states one of its figures; the citation
+    carries that cell, its column and the unit (a text document: offsets, no boxes)."""
+    from tests.support.answer_script import AnswerScript
+
+    row = "Purchases of property and equipment (812) (790)"
+    gateway.responder = AnswerScript(quote=lambda text: row if row in text else None,
+                                     answer=lambda ids: f"Acme's capital expenditure was $812 million in 2022 [{ids[0]}].")
+    with engine(tmp_path / "kb", env=gateway.env(), timeout=60) as d:
+        doc = d.call("kb.ingest", {"text": TABLE_REPORT, "title": "Acme Report 2022",
+                                   "media_type": "text/markdown"})["document_id"]
+        out = d.call("kb.answer", {"query": "What was Acme's capital expenditure in 2022?", "stream": False,
+                                   "max_sections": 1})
+        cited = out["citations"][0]
+        assert cited["verified"] and cited["quote"] == row
+        cell = cited["cell"]
+        assert (cell["text"], cell["column"], cell["unit"], cell["label"]) == \
+            ("(812)", "2022", "(Millions)", "Purchases of property and equipment")
+        page = d.call("kb.read", {"document_id": doc, "page": cell["page"]})["text"]
+        assert page[cell["start"]:cell["end"]] == "(812)" and cell["boxes"] is None

@@ -1,0 +1,106 @@
+"""Table rows read as tables on real filings' pages: column headers, units, negative parenthesised figures,
+multi-line headers, two tables on one page; and the answer line and claim table they give kb.synthesize."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from jsonl_engine.answer.order import asked_cells
+from jsonl_engine.answer.synthesize import synthesize
+from jsonl_engine.answer.tables import number, read_row, table_line
+from jsonl_engine.ingest import parse_file
+from jsonl_engine.store import Store
+from tests.support.answer_lines import table_parts
+
+
+def page(store: Store, doc: str, number_: int) -> str:
+    return store.page(store.doc_ids[doc], number_).text
+
+
+def row_at(text: str, starts: str):
+    i = text.index(starts)
+    return read_row(text, i, text.index("\n", i))
+
+
+def verbatim(text: str, row) -> None:
+    for part in table_parts(row):
+        assert text[part.start:part.end] == part.text
+
+
+def test_cash_flow_row_gets_its_years_unit_and_negative_cells(dev_kb: Store):
+    text = page(dev_kb, "3M_2022_10K", 52)
+    row = row_at(text, "Purchases of property, plant and equipment (PP&E)")
+    verbatim(text, row)
+    assert row.label.text == "Purchases of property, plant and equipment (PP&E)"
+    assert [(c.column_text, c.text) for c in row.cells] == [("2022", "(1,749)"), ("2021", "(1,603)"),
+                                                             ("2020", "(1,501)")]
+    assert row.unit.text == "(Millions)"
+    assert [number(c.text) for c in row.cells] == [Decimal(-1749), Decimal(-1603), Decimal(-1501)]
+    # a "$" printed apart belongs to its cell; a dash is an empty cell that keeps its column
+    net = row_at(text, "Net income including noncontrolling interest")
+    assert [c.text for c in net.cells] == ["$ 5,791", "$ 5,929", "$ 5,453"]
+    gain = row_at(text, "Gain on business divestitures")
+    assert [(c.column_text, c.text, c.empty) for c in gain.cells] == [("2022", "(2,724)", False),
+                                                                      ("2021", "—", True), ("2020", "(389)", False)]
+    assert table_line(row, (0,)) == "Purchases of property, plant and equipment (PP&E), 2022: (1,749) (Millions)"
+
+
+def test_two_tables_on_one_page_keep_their_own_headers(dev_kb: Store):
+    text = page(dev_kb, "3M_2022_10K", 25)
+    first = row_at(text, "Consumer 5,298")
+    second = row_at(text, "Consumer (0.9)")
+    verbatim(text, first)
+    verbatim(text, second)
+    assert "2022 2021 % change" in [h.text for h in first.headers]
+    assert first.unit.text == "(Dollars in millions)"
+    # the second table's headers are its own: the first table's column line is not read as the second's
+    assert [h.text for h in second.headers][0] == "Year ended December 31, 2022"
+    assert "2022 2021 % change" not in [h.text for h in second.headers]
+    assert any("Organic sales" in h.text for h in second.headers)
+    assert [c.text for c in second.cells] == ["(0.9)", "—", "(0.4)", "(2.6)", "(3.9)"]
+    # headers that do not map onto the cells give no column (never a guessed one)
+    assert not first.mapped and not second.mapped and table_line(second, ()) is None
+
+
+def test_percent_columns_with_a_trailing_title(dev_kb: Store):
+    text = page(dev_kb, "3M_2022_10K", 27)
+    row = row_at(text, "Operating income margin")
+    verbatim(text, row)
+    assert [(c.column_text, c.text) for c in row.cells] == [("2022", "19.1 %"), ("2021", "20.8 %"),
+                                                             ("Change", "(1.7)%")]
+    assert row.unit.text == "(Percent of net sales)"
+
+
+@pytest.fixture(scope="module")
+def quarterly(dev_pdfs) -> list[str]:
+    return parse_file(str(dev_pdfs / "AMCOR_2023Q2_10Q.pdf")).pages
+
+
+def test_multi_line_headers_group_the_columns(quarterly):
+    text = next(p for p in quarterly if "Condensed Consolidated Statements of Income" in p and "Net sales $" in p)
+    row = row_at(text, "Net sales $")
+    verbatim(text, row)
+    assert [c.text for c in row.cells] == ["$ 3,642", "$ 3,507", "$ 7,354", "$ 6,927"]
+    assert [c.column_text for c in row.cells] == [
+        "Three Months Ended December 31 2022", "Three Months Ended December 31 2021",
+        "Six Months Ended December 31 2022", "Six Months Ended December 31 2021"]
+    assert row.unit.text == "($ in millions, except per share data)"
+    # the asked period's cells: a year names both groups' columns; a quarter asked, only the quarter's
+    assert asked_cells(row, ("2022",)) == (0, 2) and asked_cells(row, ("2022",), quarter=True) == (0,)
+    cost = row_at(text, "Cost of sales")
+    assert number(cost.cells[2].text) == Decimal(-6024) and cost.cells[2].column_text.startswith("Six Months")
+
+
+def test_synthesize_leads_with_the_row_read_as_a_table(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    out = synthesize(dev_kb, "What was the FY2022 capital expenditure of 3M?", document_ids=[doc])
+    first = out.claims[0]
+    assert out.answer.split("\n")[0] == ("Purchases of property, plant and equipment (PP&E), 2022: (1,749) (Millions) "
+                                         f"[{first.id}]")
+    reading = out.tables[first.id]
+    assert reading.page == first.page == 52 and reading.asked == (0,)
+    verbatim(page(dev_kb, "3M_2022_10K", 52), reading.row)
+    assert "column 2022 is the asked period" in out.first_claim["why"]
+    assert len(out.claims) <= 5
