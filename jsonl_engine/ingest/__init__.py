@@ -1,10 +1,13 @@
 """Extraction: files and inline text -> ParsedDocument (pages plus a section tree), picklable for the pool.
-Which parser reads which file type is the registry in parsers.py."""
+Which parser reads which file type is the table in parsers.py. Importing this package loads neither the parsers nor
+the store (the wire models read the table at start-up)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jsonl_engine.errors import UnsupportedMedia
-from jsonl_engine.ingest.model import MARKDOWN, PDF, PLAIN, ParsedDocument, ParsedSection
+from jsonl_engine.ingest.media import MARKDOWN, PDF, PLAIN
 from jsonl_engine.ingest.parsers import (
     BY_MEDIA_TYPE,
     MEDIA_TYPES,
@@ -13,8 +16,11 @@ from jsonl_engine.ingest.parsers import (
     require_media_type,
 )
 
-__all__ = ["MARKDOWN", "MEDIA_TYPES", "PDF", "PLAIN", "SUPPORTED", "ParsedDocument", "ParsedSection",
-           "media_type_for", "parse_file", "parse_text", "require_media_type"]
+if TYPE_CHECKING:
+    from jsonl_engine.ingest.model import ParsedDocument
+
+__all__ = ["MARKDOWN", "MEDIA_TYPES", "PDF", "PLAIN", "SUPPORTED", "media_type_for", "parse_file", "parse_text",
+           "require_media_type"]
 
 
 def parse_file(path: str) -> ParsedDocument:

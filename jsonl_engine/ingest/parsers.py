@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import UnsupportedMedia
-from jsonl_engine.ingest.model import MARKDOWN, PDF, PLAIN
-from jsonl_engine.store import ParsedDocument
+from jsonl_engine.ingest.media import MARKDOWN, PDF, PLAIN
+
+if TYPE_CHECKING:
+    from jsonl_engine.store import ParsedDocument
 
 
 @dataclass(frozen=True, slots=True)

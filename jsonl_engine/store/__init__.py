@@ -1,32 +1,37 @@
 """The KB store: the interface (`Store`, port.py), its domain types (types.py), and the one place that picks
 an implementation (`open_store`): a directory is a SQLite KB (store/sqlite/), a `postgresql://` URL a
-PostgreSQL database (store/postgres/, needs the optional psycopg driver, imported only then)."""
+PostgreSQL database (store/postgres/, needs the optional psycopg driver, imported only then).
+
+The interface and the types load on first use (`__getattr__`): `capabilities` reads only `location.py`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonl_engine.store.location import backend_of, describe, is_url, redact
-from jsonl_engine.store.port import DuplicateContent, Store, Transaction
-from jsonl_engine.store.types import (
-    CARD_FIELDS,
-    COVER_PAGES,
-    STATUSES,
-    Card,
-    DocumentInfo,
-    OutlineNode,
-    PageHit,
-    PageRow,
-    ParsedDocument,
-    ParsedSection,
-    Phrase,
-    Scope,
-    SectionHit,
-    SectionRef,
-    SectionRow,
-    SectionWeights,
-    TreeRow,
-)
+
+if TYPE_CHECKING:
+    from jsonl_engine.store.port import DuplicateContent, Store, Transaction
+    from jsonl_engine.store.types import (
+        CARD_FIELDS,
+        COVER_PAGES,
+        STATUSES,
+        Card,
+        DocumentInfo,
+        OutlineNode,
+        PageHit,
+        PageRow,
+        ParsedDocument,
+        ParsedSection,
+        Phrase,
+        Scope,
+        SectionHit,
+        SectionRef,
+        SectionRow,
+        SectionWeights,
+        TreeRow,
+    )
 
 __all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "DuplicateContent", "backend_of",
            "describe", "is_url", "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
@@ -46,3 +51,21 @@ def open_store(kb: Path | str, *, sqlite: str = "auto") -> Store:
 
     driver.choose(sqlite)
     return SqliteStore(Path(kb))
+
+
+_PORT = frozenset({"DuplicateContent", "Store", "Transaction"})
+_TYPES = frozenset(__all__) - _PORT - {"backend_of", "describe", "is_url", "redact", "open_store"}
+
+
+def __getattr__(name: str) -> object:
+    """`Store`, `Card`, ...: port.py and types.py, imported when first named (any other name, a submodule's
+    included, is not here)."""
+    if name in _PORT:
+        from jsonl_engine.store import port
+
+        return getattr(port, name)
+    if name in _TYPES:
+        from jsonl_engine.store import types
+
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
