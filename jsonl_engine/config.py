@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -165,6 +164,8 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
     data: dict[str, Any] = {}
     config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
     if config_file:
+        import tomllib  # only with a file (start-up)
+
         try:
             with open(config_file, "rb") as fh:
                 data = tomllib.load(fh)
