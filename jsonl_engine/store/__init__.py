@@ -4,6 +4,7 @@ PostgreSQL database (store/postgres/, needs the optional psycopg driver, importe
 
 The interface and the types load on first use (`__getattr__`): `capabilities` reads only `location.py`."""
 
+# ruff: noqa: F405
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,27 +12,9 @@ from typing import TYPE_CHECKING
 
 from jsonl_engine.store.location import backend_of, describe, is_url, redact
 
-if TYPE_CHECKING:
-    from jsonl_engine.store.port import DuplicateContent, Store, Transaction
-    from jsonl_engine.store.types import (
-        CARD_FIELDS,
-        COVER_PAGES,
-        STATUSES,
-        Card,
-        DocumentInfo,
-        OutlineNode,
-        PageHit,
-        PageRow,
-        ParsedDocument,
-        ParsedSection,
-        Phrase,
-        Scope,
-        SectionHit,
-        SectionRef,
-        SectionRow,
-        SectionWeights,
-        TreeRow,
-    )
+if TYPE_CHECKING:  # the names __getattr__ gives, for type checkers
+    from jsonl_engine.store.port import DuplicateContent, Store, Transaction  # noqa: F401
+    from jsonl_engine.store.types import *  # noqa: F403 (the names of __all__: F405 below)
 
 __all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "DuplicateContent", "backend_of",
            "describe", "is_url", "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
