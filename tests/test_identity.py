@@ -198,3 +198,19 @@ def test_the_same_files_in_any_order_give_identical_titles_and_rankings(tmp_path
     assert titles_one == titles_two
     assert len({t for _d, t in titles_one}) == len(titles_one)
     assert _rankings(one, questions) == _rankings(two, questions)
+
+
+def test_synthesis_keeps_to_the_named_period_and_says_when_it_cannot(tmp_path: Path) -> None:
+    from jsonl_engine.answer.synthesize import synthesize
+
+    store = open_store(tmp_path / "kb")
+    ids = {}
+    for end, words, revenue in (("March 31, 2023", "Three Months", "$410"), ("June 30, 2023", "Six Months", "$420")):
+        ids[end] = ingest_text(store, _ten_q_text(end, words, revenue), f"q {end}").document_id
+    one = synthesize(store, "What was Acme Widgets net revenue in Q2 2023?")
+    assert one.claims and {c.document_id for c in one.claims} == {ids["June 30, 2023"]} and not one.warnings
+    assert "$420" in one.answer and "$410" not in one.answer
+    missing = synthesize(store, "What was Acme Widgets net revenue in Q4 2023?")
+    assert missing.warnings and missing.warnings[0].startswith("other_period: no document covers")
+    both = synthesize(store, "How did Acme Widgets net revenue change between Q1 2023 and Q2 2023?")
+    assert not both.warnings  # a comparison reads every period it names

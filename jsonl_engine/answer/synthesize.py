@@ -92,6 +92,7 @@ class Synthesis:
     tables: dict[str, Reading] = dataclasses.field(default_factory=dict)  # claim id -> its row read as a table
     not_in_kb: list[str] = dataclasses.field(default_factory=list)  # names/periods no document in scope holds
     computed: dict | None = None  # answer/compute.py: the computed line, its value, inputs and what is missing
+    warnings: list[str] = dataclasses.field(default_factory=list)  # "other_period: ...": another period answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,9 +548,28 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
-    passages = found.passages[:depth]
-    if found.period_documents and not parse_periods(query).compares:  # one period: never mix in another's figures
-        passages = [p for p in passages if p.document_id in found.period_documents] or passages
-    return compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
-                   max_claims=max_claims,
-                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))
+    passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
+    out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
+                  max_claims=max_claims,
+                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))
+    out.warnings = warnings
+    return out
+
+
+def _one_period(query: str, passages: list[Passage], period_documents: list[str],
+                routed: list[dict]) -> tuple[list[Passage], list[str]]:
+    """A question about one period is answered from that period's documents (never another quarter's or year's
+    figures); when none of them offered a passage, or no document of the named issuer covers the period, the
+    answer says which documents it came from instead (a comparison of periods reads them all)."""
+    periods = parse_periods(query)
+    if periods.compares or not periods.named or not routed:
+        return passages, []
+    own = [p for p in passages if p.document_id in period_documents]
+    if own:
+        return own, []
+    used = sorted({p.document_title for p in passages if any(r["document_id"] == p.document_id for r in routed)})
+    if not used:
+        return passages, []
+    named = "no document covers the period the question names" if not period_documents else \
+        "the documents covering the period the question names offered no passage"
+    return passages, [f"other_period: {named}; answered from {'; '.join(used)}"]

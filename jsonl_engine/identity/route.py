@@ -296,51 +296,76 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
     return out
 
 
-def period_fit(card: Card, periods: Periods, latest_year: int | None) -> tuple[float, str]:
-    """How well a card's period matches the named periods, in [0, 1], and the reason."""
-    fy, fq = card.fiscal_year, card.fiscal_quarter
+Fit = tuple[float, str]  # how well a card covers the named period, in [0, 1], and why
+
+
+def period_fit(card: Card, periods: Periods, latest_year: int | None) -> Fit:
+    """How well a card's period matches the named periods, in [0, 1], and the reason: by the dates it names, else
+    the quarter, else the years, else (no period, or "latest") the entity's most recent filings first."""
     ends = [parse_date(d) for d in (card.report_date, card.period_end) if d]
     if periods.dates:
-        for want in periods.dates:
-            for when in ends:
-                if when and abs((when - want).days) <= 3:
-                    return 1.0, f"dated {when.isoformat()}"
-        if fy is not None and fy in {d.year for d in periods.dates}:
-            return 0.5, f"fiscal year {fy}"
-        if not periods.years and not periods.quarter:
-            return 0.1, ""
+        fit = _date_fit(card, periods, ends)
+        if fit is not None:
+            return fit
     if periods.quarter is not None:
-        target = periods.target
-        if card.kind in _QUARTERLY and fq == periods.quarter and (target is None or fy == target):
-            return 1.0, f"Q{fq} fiscal {fy}"
-        end = parse_date(card.period_end) if card.period_end else None
-        if card.kind in _QUARTERLY and end is not None and (end.month - 1) // 3 + 1 == periods.quarter \
-                and (target is None or end.year == target):
-            return 0.9, f"calendar Q{periods.quarter} {end.year} (ended {card.period_end})"
-        if card.kind in _QUARTERLY and fq == periods.quarter and fy is not None and target is not None \
-                and abs(fy - target) == 1:
-            return 0.6, f"Q{fq} fiscal {fy}"
-        if card.kind in _ANNUAL and target is not None and fy == target:
-            return 0.5, f"fiscal year {fy}"
-        return 0.1, ""
+        return _quarter_fit(card, periods)
     if periods.years:
-        target = periods.target
-        whole_year = card.kind not in (*_QUARTERLY, "8-K") or (card.kind == "earnings release" and fq == 4)
-        if fy is None and not ends and card.date is None:
-            return 0.4, ""  # a document with no period of its own: its year cannot be judged
-        if fy == target:
-            return (1.0 if whole_year else 0.7), f"fiscal year {fy}"
-        if fy is not None and card.kind in _ANNUAL and 0 < fy - target <= 2:
-            return 0.6 - 0.2 * (fy - target - 1), f"fiscal year {fy} (comparatives)"
-        if fy is not None and fy in periods.years:
-            return 0.4, f"fiscal year {fy}"
-        if fy is not None and whole_year and latest_year is not None and fy == latest_year < target:
-            return 0.6, f"fiscal year {fy} (latest before {target})"  # an outlook for a year not yet filed
-        return 0.1, ""
-    if periods.latest or not periods.named:  # no period: the entity's most recent filings first
+        return _year_fit(card, periods, ends, latest_year)
+    if periods.latest or not periods.named:
+        fy = card.fiscal_year
         if fy is not None and latest_year is not None:
             return max(0.5, 1.0 - 0.1 * (latest_year - fy)), ("most recent" if fy == latest_year else "")
         return 0.5, ""
+    return 0.1, ""
+
+
+def _date_fit(card: Card, periods: Periods, ends: list[date | None]) -> Fit | None:
+    """A named date: the document dated or ending within three days of it; None to judge by quarter or year."""
+    for want in periods.dates:
+        for when in ends:
+            if when and abs((when - want).days) <= 3:
+                return 1.0, f"dated {when.isoformat()}"
+    fy = card.fiscal_year
+    if fy is not None and fy in {d.year for d in periods.dates}:
+        return 0.5, f"fiscal year {fy}"
+    return None if periods.years or periods.quarter else (0.1, "")
+
+
+def _quarter_fit(card: Card, periods: Periods) -> Fit:
+    """A named quarter: its fiscal label first, then the calendar quarter its period ends in, then a year off;
+    the year's annual filing a little."""
+    fy, fq, target = card.fiscal_year, card.fiscal_quarter, periods.target
+    quarterly = card.kind in _QUARTERLY
+    if quarterly and fq == periods.quarter and (target is None or fy == target):
+        return 1.0, f"Q{fq} fiscal {fy}"
+    end = parse_date(card.period_end) if card.period_end else None
+    if quarterly and end is not None and (end.month - 1) // 3 + 1 == periods.quarter \
+            and (target is None or end.year == target):
+        return 0.9, f"calendar Q{periods.quarter} {end.year} (ended {card.period_end})"
+    if quarterly and fq == periods.quarter and fy is not None and target is not None and abs(fy - target) == 1:
+        return 0.6, f"Q{fq} fiscal {fy}"
+    if card.kind in _ANNUAL and target is not None and fy == target:
+        return 0.5, f"fiscal year {fy}"
+    return 0.1, ""
+
+
+def _year_fit(card: Card, periods: Periods, ends: list[date | None], latest_year: int | None) -> Fit:
+    """Named years: the filing of the target year, then the next years' annual filings (comparatives), any year
+    named, the latest filed when the target is not filed yet; a document with no period of its own is neutral."""
+    fy, target = card.fiscal_year, periods.target
+    whole_year = card.kind not in (*_QUARTERLY, "8-K") or (card.kind == "earnings release" and card.fiscal_quarter == 4)
+    if fy is None and not ends and card.date is None:
+        return 0.4, ""  # its year cannot be judged
+    if fy == target:
+        return (1.0 if whole_year else 0.7), f"fiscal year {fy}"
+    if fy is None or target is None:
+        return 0.1, ""
+    if card.kind in _ANNUAL and 0 < fy - target <= 2:
+        return 0.6 - 0.2 * (fy - target - 1), f"fiscal year {fy} (comparatives)"
+    if fy in periods.years:
+        return 0.4, f"fiscal year {fy}"
+    if whole_year and latest_year is not None and fy == latest_year < target:
+        return 0.6, f"fiscal year {fy} (latest before {target})"  # an outlook for a year not yet filed
     return 0.1, ""
 
 

@@ -299,6 +299,38 @@ def _talk(pages: list[str], turn: Turn) -> bool:
     return len(said.split()) >= 14
 
 
+def _parts(turns: list[Turn], marks: list[tuple[int, str]], lines: list) -> list[tuple[str, int, int]]:
+    """Where each part begins: its marker line when it comes before the part's first turn, else that turn."""
+    parts: list[tuple[str, int, int]] = []
+    for part in (PREPARED, QA):
+        mark = next((i for i, kind in marks if kind == part), None)
+        first = next((t for t in turns if t.part == part), None)
+        if first is None:
+            continue
+        at = (lines[mark].page, lines[mark].start) if mark is not None and (
+            lines[mark].page, lines[mark].start) <= (first.page, first.start) else (first.page, first.start)
+        parts.append((part, *at))
+    return parts
+
+
+def _call_period(head: list[str], opening: str) -> tuple[int | None, int | None]:
+    """The fiscal quarter and year the call names first, in its title lines or its opening turn."""
+    quarter, year = None, None
+    for text in [*head, opening]:
+        quarter, year = _period(text)
+        if quarter:
+            break
+    return quarter, year
+
+
+def _call_date(head: list[str], opening: str) -> date | None:
+    """The first date written before the first turn, else in the opening turn."""
+    for text in [*head, opening]:
+        if (m := DATE.search(text)) and (when := parse_date(m.group(0))):
+            return when
+    return None
+
+
 def read(pages: list[str]) -> Transcript:
     """What the pages say about themselves as an earnings-call transcript (confidence 0 when nothing does)."""
     if not pages or not _CUE.search("\n".join(pages[:3])[:CUE_CHARS]):
@@ -332,15 +364,7 @@ def read(pages: list[str]) -> Transcript:
     qa_at = (lines[qa_line].page, lines[qa_line].start) if qa_line is not None else end
     turns = [Turn(t.page, t.start, t.end_page, t.end, t.speaker, t.role, QA if (t.page, t.start) >= qa_at else PREPARED)
              for t in turns]
-    parts: list[tuple[str, int, int]] = []
-    for part in (PREPARED, QA):
-        mark = next((i for i, kind in marks if kind == part), None)
-        first = next((t for t in turns if t.part == part), None)
-        if first is None:
-            continue
-        at = (lines[mark].page, lines[mark].start) if mark is not None and (
-            lines[mark].page, lines[mark].start) <= (first.page, first.start) else (first.page, first.start)
-        parts.append((part, *at))
+    parts = _parts(turns, marks, lines)
     # the evidence
     head = [ln.text for ln in lines[:HEAD_LINES]]
     first_turn = min((i for i, _n, _r in labels), default=len(lines))
@@ -355,17 +379,8 @@ def read(pages: list[str]) -> Transcript:
     score += 0.1 * len({kind for _i, kind in marks})
     score += 0.2 if len(turns) >= 4 and repeated >= 2 else 0.0
     score += 0.1 if any(_OPERATOR_TALK.search(ln.text) for ln in lines[: first_turn + 40]) else 0.0
-    quarter, year = None, None
-    for text in [*head, opening]:
-        quarter, year = _period(text)
-        if quarter:
-            break
-    when = None
-    for text in [*[ln.text for ln in lines[: min(first_turn, HEAD_LINES)]], opening]:
-        if m := DATE.search(text):
-            when = parse_date(m.group(0))
-            if when:
-                break
+    quarter, year = _call_period(head, opening)
+    when = _call_date([ln.text for ln in lines[: min(first_turn, HEAD_LINES)]], opening)
     names = _companies(head, opening, issuer)
     return Transcript(round(min(1.0, score), 2) if len(turns) >= 2 else round(min(score, 0.3), 2),
                       names[0] if names else None, quarter, year, when, turns, parts, names)

@@ -59,7 +59,7 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
         meta=SynthMeta(synthesis_confidence=confidence, passages=out.passages,
                        salient_terms=out.salient_terms, truncated=out.truncated, llm=llm, more=out.more,
                        first_claim=FirstClaim(**out.first_claim) if out.first_claim else None,
-                       not_in_kb=out.not_in_kb,
+                       not_in_kb=out.not_in_kb, warnings=out.warnings,
                        computed=Computed(**out.computed) if out.computed else None),
     )
 

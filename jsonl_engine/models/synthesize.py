@@ -90,6 +90,9 @@ class SynthMeta(Result):
     not_in_kb: list[str] = Field(default_factory=list, description=(
         "names and periods the question names that no document in scope holds (the answer says so first)"))
     computed: Computed | None = Field(None, description="the question asks for a ratio, change, margin or sum")
+    warnings: list[str] = Field(default_factory=list, description=(
+        "coded notes: 'other_period: ...' when the question names one period and no passage of that period's "
+        "documents could answer it (the answer names the documents it came from instead)"))
     llm: SynthLLM | None = Field(None, description="llm=true only: what the rewrite kept out, and its cost")
 
 
