@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -146,10 +147,18 @@ def main() -> None:
     parser.add_argument("--pipelined", type=int, default=50000)
     parser.add_argument("--rounds", type=int, default=3, help="pipelined runs per process (median kept)")
     parser.add_argument("--startup-only", action="store_true", help="start-up and the import profile only")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="every start compiles the package from source (as under PYTHONDONTWRITEBYTECODE=1)")
     parser.add_argument("--compare", type=Path, metavar="CHECKOUT", help="another checkout, started in the same rounds")
     args = parser.parse_args()
     for root in (ROOT, args.compare):  # the bytecode a user's install has (PYTHONDONTWRITEBYTECODE would
-        if root is not None:            # otherwise have every start compile the package)
+        if root is None:                # otherwise have every start compile the package), or none
+            continue
+        if args.no_bytecode:
+            os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+            for cache in (root / "jsonl_engine").rglob("__pycache__"):
+                shutil.rmtree(cache)
+        else:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "jsonl_engine")], check=True)
     kb = tempfile.mkdtemp(prefix="bench-protocol-")
     names = ["echo floor", "jsonl-engine"]
