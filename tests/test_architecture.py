@@ -12,6 +12,7 @@ reports it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -59,6 +60,16 @@ def modules(package: Path = PACKAGE) -> dict[str, tuple[Path, bool]]:
     return out
 
 
+@functools.cache
+def _walked(text: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree, parsed once per text (the planted copies share all files but one)."""
+    return tuple(ast.walk(ast.parse(text)))
+
+
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    return _walked(path.read_text(encoding="utf-8"))
+
+
 def _is_import_module(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
         "import_module", "__import__")
@@ -71,7 +82,7 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, (path, is_pkg) in mods.items():
         pkg = name if is_pkg else name.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -175,13 +186,13 @@ def _reads_engine_variable(node: ast.AST) -> bool:
 def environment_reads(package: Path = PACKAGE) -> list[str]:
     """Engine variables read outside config.py (every setting goes through `Settings`)."""
     return sorted(f"{name}:{node.lineno}" for name, (path, _) in modules(package).items() if name != ENVIRONMENT_READER
-                  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if _reads_engine_variable(node))
+                  for node in _nodes(path) if _reads_engine_variable(node))
 
 
 def built_imports(package: Path = PACKAGE) -> list[str]:
     """import_module on anything but a literal, outside the composition root's plugin loader."""
     return sorted(f"{name}:{node.lineno}" for name, (path, _) in modules(package).items() if name != PLUGIN_LOADER
-                  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  for node in _nodes(path)
                   if _is_import_module(node) and not (node.args and isinstance(node.args[0], ast.Constant)))
 
 
