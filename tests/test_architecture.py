@@ -249,7 +249,7 @@ def test_each_rule_fails_on_a_planted_violation(tmp_path) -> None:
 
 def where_a_change_goes(text: str, root: Path) -> list[str]:
     """The files and folders the "Where a change goes" table of ARCHITECTURE.md names (`store/port.py`, `rank.py`
-    after `retrieval/search.py` in one cell) that are not in the repository (`<name>`: a placeholder)."""
+    after `retrieval/weights.py` in one cell) that are not in the repository (`<name>`: a placeholder)."""
     table = text.split("## Where a change goes", 1)[1].split("\n## ", 1)[0]
     package = root / "jsonl_engine"
     missing = []

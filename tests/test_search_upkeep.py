@@ -1,5 +1,5 @@
 """What keeps searches fast without changing them: the store's index upkeep after writes (`tidy_indexes`) and
-the section statement run beside the page statement (retrieval/search.py)."""
+the section statement run beside the page statement (retrieval/stages/candidates.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval import retrieve
-from jsonl_engine.retrieval import search as search_mod
+from jsonl_engine.retrieval.stages import candidates
 from jsonl_engine.store import Store, open_store
 from tests.support.sql import sqlite_connect
 
@@ -104,7 +104,7 @@ def test_side_statements_rank_as_the_sequential_search(any_dev_kb, monkeypatch: 
 
     threaded = run()
     inline = _Inline()
-    monkeypatch.setattr(search_mod, "_side_pool", lambda: inline)
+    monkeypatch.setattr(candidates, "_side_pool", lambda: inline)
     assert run() == threaded
     assert inline.calls >= 4  # the scoped and the named questions took the side path
 

@@ -9,7 +9,7 @@ from tests.support.daemon import Daemon
 
 NOT_AT_START = ("jsonl_engine.store.port", "jsonl_engine.store.types", "jsonl_engine.store.sqlite",
                 "jsonl_engine.store.postgres", "jsonl_engine.ingest.model", "jsonl_engine.ingest.pipeline",
-                "jsonl_engine.ingest.pdf", "jsonl_engine.identity", "jsonl_engine.retrieval.search",
+                "jsonl_engine.ingest.pdf", "jsonl_engine.identity", "jsonl_engine.retrieval.pipeline",
                 "jsonl_engine.answer", "jsonl_engine.llm.gateway", "httpx", "pypdfium2", "apsw", "sqlite3", "tomllib")
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval.query import parse
-from jsonl_engine.retrieval.search import SECTION_WEIGHTS
+from jsonl_engine.retrieval.weights import SECTION_WEIGHTS
 from jsonl_engine.store import SectionWeights, open_store
 from jsonl_engine.store.sqlite import bm25, driver, search
 from jsonl_engine.store.sqlite.store import COST_RATIO, MAX_SHARE

@@ -1,16 +1,16 @@
 """Lexical retrieval, no LLM: the passages (sections, or whole pages) a question needs, deterministically.
 
-`retrieve` is the shared entry point (kb.context's "lexical" strategy and the first stage of answers):
-1. query.parse: user text -> quoted phrases (never FTS syntax), fiscal forms, accounting vocabulary.
-2. Phrases found on most pages are left out (IDF near zero, yet most of the cost); a long question keeps
-   its rarest phrases.
-3. BM25 over whole pages (pages_fts): page evidence, and the candidate pages.
-4. Across documents, a document prior (prior.py): the issuer names and periods the question carries, found
-   on documents' first pages (else rare words there), then each document's best pages.
-5. Column-weighted BM25 over sections (title, ancestors' titles, text) of the documents in focus.
-6. Statement cues (cues.py): a metric question lifts the income statement, balance sheet or cash flow pages.
-7. rank.fuse: normalised section + page + document scores, rounded; ties break by id; near-duplicates
-   collapse to the best (dedupe.py).
+`retrieve` is the shared entry point (kb.context's "lexical" strategy and the first stage of answers); it runs
+the pipeline of `pipeline.py`, one module of `stages/` per stage:
+1. parse: user text -> quoted phrases (never FTS syntax), fiscal forms, accounting vocabulary (query.py).
+2. route: the documents the question names by entity, period and kind (identity/route.py), else the names and
+   rare words found on documents' first pages (prior.py).
+3. candidates: phrases found on most pages are left out, a long question keeps its rarest; BM25 over whole pages;
+   across documents a document prior picks the documents whose sections column-weighted BM25 searches.
+4. score: statement cues (cues.py) lift the statement pages a metric question needs; rank.fuse: scaled section +
+   page + document scores, rounded; ties break by id.
+5. assemble: near-duplicates collapse to the best (dedupe.py); texts and snippets (snippet.py).
+Every constant they weigh with is in weights.py.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ def retrieve(store: Store, query: str, *, document_ids: list[str] | None = None,
              statuses: Sequence[str] = ("approved",), limit: int = 8, unit: str = "section") -> Retrieval:
     """Rank passages for `query`. Raises NotFound for unknown document ids; never raises for query text.
 
-    The pipeline (search.py) is imported on first use, so listing strategies at start-up stays cheap.
+    The pipeline (pipeline.py) is imported on first use, so listing strategies at start-up stays cheap.
     """
-    from jsonl_engine.retrieval.search import retrieve as run
+    from jsonl_engine.retrieval.pipeline import retrieve as run
 
     return run(store, query, document_ids=document_ids, statuses=statuses, limit=limit, unit=unit)
 

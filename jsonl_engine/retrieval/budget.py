@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jsonl_engine.llm.usage import CHARS_PER_TOKEN
-
-MIN_USEFUL = 200
+from jsonl_engine.retrieval.weights import MIN_USEFUL
 
 _SENTENCE_END = re.compile(r"[.!?;:][)\]\"'’”]*(?=\s)|\n\s*\n")
 _SPACE = re.compile(r"\s")

@@ -1,6 +1,7 @@
 """Collapse near-duplicate passages (the same boilerplate on many pages) to the best-scored one.
 
-Two texts are near-duplicates when the Jaccard similarity of their word 4-shingles reaches THRESHOLD.
+Two texts are near-duplicates when the Jaccard similarity of their word shingles (SHINGLE_WORDS words, from the
+first DUPLICATE_SAMPLE_CHARS characters) reaches DUPLICATE_JACCARD (weights.py).
 Numbers stay in the shingles, so statements of different periods (same labels, other figures) stay apart.
 """
 
@@ -10,8 +11,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-THRESHOLD = 0.8
-SHINGLE = 4
+from jsonl_engine.retrieval.weights import DUPLICATE_JACCARD, DUPLICATE_SAMPLE_CHARS, SHINGLE_WORDS
+
 _WORD = re.compile(r"\w+")
 
 T = TypeVar("T")
@@ -20,24 +21,21 @@ T = TypeVar("T")
 Shingles = frozenset[tuple[str, ...]]
 
 
-SAMPLE_CHARS = 6000  # boilerplate shows in a passage's first pages' worth of text
-
-
 def shingles(text: str) -> Shingles:
-    words = _WORD.findall(text[:SAMPLE_CHARS].lower())
-    if len(words) < SHINGLE:
+    words = _WORD.findall(text[:DUPLICATE_SAMPLE_CHARS].lower())
+    if len(words) < SHINGLE_WORDS:
         return frozenset([tuple(words)]) if words else frozenset()
-    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False))
 
 
 def similar(a: Shingles, b: Shingles) -> bool:
     if not a or not b:
         return False
     small, large = (a, b) if len(a) <= len(b) else (b, a)
-    if len(small) < THRESHOLD * len(large):
+    if len(small) < DUPLICATE_JACCARD * len(large):
         return False  # Jaccard <= |small| / |large|
     inter = len(small & large)
-    return inter / (len(a) + len(b) - inter) >= THRESHOLD
+    return inter / (len(a) + len(b) - inter) >= DUPLICATE_JACCARD
 
 
 def collapse(items: Iterable[T], text_of: Callable[[T], str], keep: int) -> list[T]:

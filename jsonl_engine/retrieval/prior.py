@@ -12,11 +12,9 @@ import math
 import re
 
 from jsonl_engine.retrieval.query import Query, normalise
+from jsonl_engine.retrieval.weights import COVER_MAX_DF, MIN_DF_LIMIT, NAME_MAX_DF, W_YEAR
 from jsonl_engine.store import Scope, Store
 
-W_YEAR = 0.25            # a year counts this much of a name (covers also carry filing and share-count dates)
-COVER_MAX_DF = 0.2       # fallback: words on at most this share of first pages
-NAME_MAX_DF = 0.5        # a capitalised word in more than this share of documents is a term, not a name
 _WORD = re.compile(r"[^\W_]+")
 MEMO = "cover-tokens"  # document id (a content hash: its pages never change) -> its cover pages' tokens
 
@@ -45,7 +43,7 @@ def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
         if len(name) > 1 and not store.document_frequencies([name])[name]:
             candidates += [(w,) for w in name if (w,) not in candidates]
     df = store.document_frequencies(candidates)
-    names = {n: df[n] for n in candidates if 0 < df[n] <= max(2.0, NAME_MAX_DF * total)}
+    names = {n: df[n] for n in candidates if 0 < df[n] <= max(MIN_DF_LIMIT, NAME_MAX_DF * total)}
     if not names:
         return {}
     docs = sorted(store.search_covers(list(names), scope))
@@ -75,7 +73,7 @@ def word_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     words = q.phrases[: q.n_words]
     if not words:
         return {}
-    limit = max(2.0, COVER_MAX_DF * store.cover_count())
+    limit = max(MIN_DF_LIMIT, COVER_MAX_DF * store.cover_count())
     df = store.cover_frequencies(words)
     rare = [p for p in words if 0 < df[p] <= limit]
     return store.search_covers(rare, scope) if rare else {}

@@ -13,10 +13,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from jsonl_engine.retrieval.weights import MAX_PHRASES, MAX_QUERY_CHARS
 from jsonl_engine.text import STOPWORDS, normalise
-
-MAX_PHRASES = 64          # bounds the FTS work for any query length
-MAX_QUERY_CHARS = 4000    # only the first 4000 characters of a query are read
 
 # Kept for retrieval (filings use them: "data center", "margin improved", "driven by") but not terms an
 # answer must contain: what drove, whether something improved or which is highest is stated by the figures,

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jsonl_engine.retrieval.weights import (
+    DOC_TOP_PAGES,
+    MIN_PREAMBLE,
+    SCORE_DIGITS,
+    W_COVER,
+    W_DOC,
+    W_PAGE,
+    W_PAGES,
+    W_SECTION,
+    W_TITLE,
+)
 from jsonl_engine.store import SectionRef
-
-W_SECTION = 0.25    # the section's own column-weighted BM25 (title, ancestors, text)
-W_PAGE = 0.55       # the best page it lies on (whole-page BM25: tables split into small sections)
-W_DOC = 0.7         # the document prior, when more than one document is in scope
-W_STATEMENT = 0.75  # added to a page's normalised score when it is a statement the query needs
-W_COVER = 0.5       # document prior parts: the first pages matched by the query's own words,
-W_TITLE = 0.2       # the document title,
-W_PAGES = 0.3       # and the document's best pages
-DOC_TOP_PAGES = 3
 
 PageKey = tuple[str, int]
 
@@ -34,10 +36,6 @@ class Candidate:
     page: float = 0.0
     doc: float = 0.0
     score: float = 0.0
-
-
-MIN_PREAMBLE = 120  # an internal section is a passage only when its own text is more than a heading line (a
-# title and one short sentence, "Probable Cause and Findings" + its finding, is content)
 
 
 def candidate(ref: SectionRef) -> Candidate | None:
@@ -97,7 +95,7 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
         c.page = max((page_score.get((c.document_id, n), 0.0) for n in range(c.page_start, c.page_end + 1)),
                      default=0.0)
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
-        c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, 6)
+        c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
     return sorted(cands.values(), key=lambda c: (-c.score, c.id))
 
 
@@ -127,5 +125,5 @@ def fuse_pages(cands: dict[str, Candidate], sections: list[tuple[str, float]], p
         s, c = best_on.get(key, (0.0, None))
         d = prior.get(key[0], 0.0) if prior else 0.0
         score = W_PAGE * page_score.get(key, 0.0) + W_SECTION * s + W_DOC * d
-        out.append(PageCandidate(document_id=key[0], number=key[1], section=c, score=round(score, 6)))
+        out.append(PageCandidate(document_id=key[0], number=key[1], section=c, score=round(score, SCORE_DIGITS)))
     return sorted(out, key=lambda p: (-p.score, p.document_id, p.number))

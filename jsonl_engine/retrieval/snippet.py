@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-SNIPPET_CHARS = 240
+from jsonl_engine.retrieval.weights import SNIPPET_CHARS, SNIPPET_CLUSTER, SNIPPET_LEAD, SNIPPET_TERMS
+
 _SPACE = re.compile(r"\s+")
 
 
 def finder(terms: list[str], width: int = SNIPPET_CHARS) -> Callable[[str], str]:
     """A function text -> snippet for these query terms (the pattern is compiled once per query)."""
-    words = sorted({t for t in terms[:32] if t}, key=lambda t: (-len(t), t))
+    words = sorted({t for t in terms[:SNIPPET_TERMS] if t}, key=lambda t: (-len(t), t))
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + ")") if words else None
     return lambda text: snippet(text, pattern, width)
 
@@ -25,12 +26,12 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHA
     if hits:
         best, best_n, j = 0, -1, 0
         for i in range(len(hits)):
-            while hits[i][0] - hits[j][0] > width * 0.8:
+            while hits[i][0] - hits[j][0] > width * SNIPPET_CLUSTER:
                 j += 1
             n = len({t for _, t in hits[j:i + 1]})
             if n > best_n:
                 best, best_n = hits[j][0], n
-        start = max(0, best - width // 5)
+        start = max(0, best - width // SNIPPET_LEAD)
     # widen the raw slice so that, once whitespace runs collapse, about `width` characters remain
     raw = text[start: start + width * 2]
     flat = _SPACE.sub(" ", raw)

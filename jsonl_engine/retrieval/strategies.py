@@ -25,7 +25,7 @@ class Lexical:
 
     async def run(self, store: Store, request: StrategyRequest, llm: Gateway | None,
                   progress: Progress) -> Retrieval:
-        from jsonl_engine.retrieval.search import (
+        from jsonl_engine.retrieval.pipeline import (
             retrieve,  # the pipeline loads on first use (start-up stays fast)
         )
 

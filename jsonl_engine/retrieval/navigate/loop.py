@@ -169,24 +169,7 @@ def parse_action(text: str, aliases: Mapping[str, str]) -> tuple[str, dict[str, 
         obj = parse_json_object(text)
     except JSONParseError:
         return "the reply is not a JSON object"
-    name: Any = None
-    args: dict[str, Any] = dict(obj)
-    for key in NAME_KEYS:
-        if key in obj:
-            name = obj[key]
-            break
-    if isinstance(name, dict):
-        args = {**args, **name}
-        name = next((name[k] for k in NAME_KEYS if k in name), None)
-    if name is None:
-        keyed = [k for k in obj if isinstance(k, str) and k.strip().lower() in aliases]
-        if len(keyed) == 1:
-            name = keyed[0]
-            value = obj[name]
-            if isinstance(value, dict):
-                args = {**args, **value}
-            elif value is not None:
-                args = {**args, "_value": value}
+    name, args = _named_action(obj, aliases)
     for key in ARG_KEYS:
         if isinstance(obj.get(key), dict):
             args = {**args, **obj[key]}
@@ -196,6 +179,25 @@ def parse_action(text: str, aliases: Mapping[str, str]) -> tuple[str, dict[str, 
     if canonical is None:
         return f"unknown action {name.strip()[:40]!r}"
     return canonical, args
+
+
+def _named_action(obj: dict[str, Any], aliases: Mapping[str, str]) -> tuple[Any, dict[str, Any]]:
+    """The action's name as the reply gives it, and the arguments beside it: under a name key ({"action": "read"},
+    {"action": {"name": "read", ...}}), else the one key of the reply that is an action ({"read": "3.1"})."""
+    args: dict[str, Any] = dict(obj)
+    name: Any = next((obj[key] for key in NAME_KEYS if key in obj), None)
+    if isinstance(name, dict):
+        args = {**args, **name}
+        name = next((name[k] for k in NAME_KEYS if k in name), None)
+    if name is not None:
+        return name, args
+    keyed = [k for k in obj if isinstance(k, str) and k.strip().lower() in aliases]
+    if len(keyed) != 1:
+        return None, args
+    value = obj[keyed[0]]
+    if isinstance(value, dict):
+        return keyed[0], {**args, **value}
+    return keyed[0], args if value is None else {**args, "_value": value}
 
 
 def arg(args: Mapping[str, Any], *keys: str) -> Any:

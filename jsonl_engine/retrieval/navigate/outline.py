@@ -121,53 +121,65 @@ def breadcrumb(tree: Tree, doc: Doc, crumbs: list[Node]) -> str:
 def slice_outline(tree: Tree, budget: int, *, summaries: bool = True) -> list[Slice]:
     """Sibling subtrees packed into slices of at most `budget` tokens each (header included), in document
     order. Empty when even one line with its breadcrumb cannot fit."""
-    costs: dict[str, int] = {}
+    slicer = _Slicer(tree, budget, summaries)
+    for doc in tree.docs:
+        if not slicer.pack(doc, tree.roots[doc.document_id], []):
+            return []
+    return _merge_small(slicer.slices, budget)
 
-    def cost(node: Node, base: int) -> int:
-        if node.id not in costs:
-            own = estimate_tokens(line(tree, node, base_depth=base, summaries=summaries)) + 1
-            costs[node.id] = own + sum(cost(c, base) for c in tree.shown_children(node))
-        return costs[node.id]
 
-    slices: list[Slice] = []
+class _Slicer:
+    """slice_outline's packing: runs of siblings that fit share a slice; a subtree too big for one is split one
+    level down under a longer breadcrumb, else its own line is cut to fit."""
 
-    def flush(group: list[Node], head: str) -> None:
+    def __init__(self, tree: Tree, budget: int, summaries: bool) -> None:
+        self.tree, self.budget, self.summaries = tree, budget, summaries
+        self.costs: dict[str, int] = {}
+        self.slices: list[Slice] = []
+
+    def cost(self, node: Node, base: int) -> int:
+        if node.id not in self.costs:
+            own = estimate_tokens(line(self.tree, node, base_depth=base, summaries=self.summaries)) + 1
+            self.costs[node.id] = own + sum(self.cost(c, base) for c in self.tree.shown_children(node))
+        return self.costs[node.id]
+
+    def flush(self, group: list[Node], head: str) -> None:
         if group:
             base = group[0].depth
-            body = [line(tree, n, base_depth=base, summaries=summaries, hidden=h) for n, h in _walk(tree, group, None)]
-            slices.append(Slice(head + "\n" + "\n".join(body)))
+            body = [line(self.tree, n, base_depth=base, summaries=self.summaries, hidden=h)
+                    for n, h in _walk(self.tree, group, None)]
+            self.slices.append(Slice(head + "\n" + "\n".join(body)))
 
-    def pack(doc: Doc, siblings: list[Node], crumbs: list[Node]) -> bool:
-        head = breadcrumb(tree, doc, crumbs)
-        room = budget - estimate_tokens(head) - 1
+    def pack(self, doc: Doc, siblings: list[Node], crumbs: list[Node]) -> bool:
+        head = breadcrumb(self.tree, doc, crumbs)
+        room = self.budget - estimate_tokens(head) - 1
         if room < MIN_ROOM:
             return False
-        costs.clear()  # indentation is relative to the slice's top level: costs depend on the base depth
+        self.costs.clear()  # indentation is relative to the slice's top level: costs depend on the base depth
         group: list[Node] = []
         used = 0
         for node in siblings:
-            c = cost(node, node.depth)
+            c = self.cost(node, node.depth)
             if c <= room:
                 if used + c > room:
-                    flush(group, head)
+                    self.flush(group, head)
                     group, used = [], 0
                 group.append(node)
                 used += c
                 continue
-            flush(group, head)
+            self.flush(group, head)
             group, used = [], 0
-            children = tree.shown_children(node)
-            if not children or not pack(doc, children, [*crumbs, node]):
-                text = line(tree, node, base_depth=node.depth, summaries=False)[: room * 4]
-                slices.append(Slice(head + "\n" + text))
-            costs.clear()
-        flush(group, head)
+            self.split(doc, node, crumbs, head, room)
+        self.flush(group, head)
         return True
 
-    for doc in tree.docs:
-        if not pack(doc, tree.roots[doc.document_id], []):
-            return []
-    return _merge_small(slices, budget)
+    def split(self, doc: Doc, node: Node, crumbs: list[Node], head: str, room: int) -> None:
+        """A subtree too big for one slice: its children packed one level down, else its own line cut to fit."""
+        children = self.tree.shown_children(node)
+        if not children or not self.pack(doc, children, [*crumbs, node]):
+            text = line(self.tree, node, base_depth=node.depth, summaries=False)[: room * 4]
+            self.slices.append(Slice(head + "\n" + text))
+        self.costs.clear()
 
 
 def _merge_small(slices: list[Slice], budget: int) -> list[Slice]:

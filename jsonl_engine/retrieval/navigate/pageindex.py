@@ -108,48 +108,62 @@ def _int(value: Any) -> int | None:
 def parse_cited_pages(value: Any, confidence: Any = None, document: Any = None
                       ) -> list[tuple[Any, int, int, float | None]]:
     """(document hint, start, end, confidence) per range in a `cited_pages` value, in emission order."""
-    shared = parse_confidence(confidence)
-    out: list[tuple[Any, int, int, float | None]] = []
+    ranges = _Ranges(parse_confidence(confidence))
+    ranges.walk(value, document, None, False)
+    return ranges.out
 
-    def add(doc: Any, start: int | None, end: int | None, conf: float | None) -> None:
+
+class _Ranges:
+    """The page ranges of a `cited_pages` value, in emission order, as `walk` finds them: numbers, strings ("4-6,
+    9"), objects ({"document": ..., "start": 4, "end": 6, "confidence": ...}, {"pages": [...]}) and lists of them
+    (a nested pair of numbers is one range); `shared` is the confidence of ranges that carry none."""
+
+    def __init__(self, shared: float | None) -> None:
+        self.shared = shared
+        self.out: list[tuple[Any, int, int, float | None]] = []
+
+    def add(self, doc: Any, start: int | None, end: int | None, conf: float | None) -> None:
         if start is not None:
-            out.append((doc, start, end if end is not None else start, conf if conf is not None else shared))
+            self.out.append((doc, start, end if end is not None else start, conf if conf is not None else self.shared))
 
-    def from_string(text: str, doc: Any, conf: float | None) -> None:
-        for piece in _PIECES.split(text):
-            numbers = [int(n) for n in _NUMBER.findall(piece)]
-            if numbers:
-                add(doc, numbers[0], numbers[1] if len(numbers) > 1 else None, conf)
-
-    def walk(item: Any, doc: Any, conf: float | None, nested: bool) -> None:
+    def walk(self, item: Any, doc: Any, conf: float | None, nested: bool) -> None:
         if item is None or isinstance(item, bool):
             return
         if isinstance(item, int | float):
-            add(doc, _int(item), None, conf)
+            self.add(doc, _int(item), None, conf)
         elif isinstance(item, str):
-            from_string(item, doc, conf)
+            self.from_string(item, doc, conf)
         elif isinstance(item, dict):
-            doc = next((item[k] for k in DOC_KEYS if k in item), doc)
-            own = next((parse_confidence(item[k]) for k in CONF_KEYS if k in item), None)
-            conf = own if own is not None else conf
-            inner = next((item[k] for k in RANGE_KEYS if k in item), None)
-            if inner is not None:
-                walk(inner, doc, conf, True)
-            elif any(k in item for k in START_KEYS) or "page" in item:
-                start = _int(next((item[k] for k in START_KEYS if k in item), item.get("page")))
-                add(doc, start, _int(next((item[k] for k in END_KEYS if k in item), None)), conf)
+            self.from_dict(item, doc, conf)
         elif isinstance(item, list | tuple):
-            numbers = [_int(x) for x in item]
-            flat = all((isinstance(x, int | float) and not isinstance(x, bool))
-                       or (isinstance(x, str) and x.strip().isdigit()) for x in item)
-            if nested and flat and 1 <= len(item) <= 2 and None not in numbers:
-                add(doc, numbers[0], numbers[-1], conf)
-            else:
-                for x in item:
-                    walk(x, doc, conf, True)
+            self.from_list(item, doc, conf, nested)
 
-    walk(value, document, None, False)
-    return out
+    def from_string(self, text: str, doc: Any, conf: float | None) -> None:
+        for piece in _PIECES.split(text):
+            numbers = [int(n) for n in _NUMBER.findall(piece)]
+            if numbers:
+                self.add(doc, numbers[0], numbers[1] if len(numbers) > 1 else None, conf)
+
+    def from_dict(self, item: dict, doc: Any, conf: float | None) -> None:
+        doc = next((item[k] for k in DOC_KEYS if k in item), doc)
+        own = next((parse_confidence(item[k]) for k in CONF_KEYS if k in item), None)
+        conf = own if own is not None else conf
+        inner = next((item[k] for k in RANGE_KEYS if k in item), None)
+        if inner is not None:
+            self.walk(inner, doc, conf, True)
+        elif any(k in item for k in START_KEYS) or "page" in item:
+            start = _int(next((item[k] for k in START_KEYS if k in item), item.get("page")))
+            self.add(doc, start, _int(next((item[k] for k in END_KEYS if k in item), None)), conf)
+
+    def from_list(self, item: list | tuple, doc: Any, conf: float | None, nested: bool) -> None:
+        numbers = [_int(x) for x in item]
+        flat = all((isinstance(x, int | float) and not isinstance(x, bool))
+                   or (isinstance(x, str) and x.strip().isdigit()) for x in item)
+        if nested and flat and 1 <= len(item) <= 2 and None not in numbers:
+            self.add(doc, numbers[0], numbers[-1], conf)
+        else:
+            for x in item:
+                self.walk(x, doc, conf, True)
 
 
 def is_refusal(reply: Mapping[str, Any], answer: str) -> bool:

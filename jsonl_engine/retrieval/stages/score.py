@@ -1,0 +1,51 @@
+"""Stage 4, score: statement cues lift the pages a metric question needs (cues.py); the candidate sections (the
+sections hit, and those lying on the best pages) or pages are fused from their section, page and document scores
+(rank.py) and ranked, ties broken by id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from jsonl_engine.identity.statements import statement_pages
+from jsonl_engine.retrieval import cues, rank
+from jsonl_engine.retrieval.query import Query
+from jsonl_engine.retrieval.stages.candidates import Found
+from jsonl_engine.retrieval.stages.parse import Ask
+from jsonl_engine.retrieval.weights import PAGES_TO_SECTIONS, SECTION_DOCS, SPAN_BACK, W_STATEMENT
+from jsonl_engine.store import PageHit, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The ranking, best first: of sections (unit "section") or of pages (unit "page"), the other list empty."""
+
+    sections: list[rank.Candidate] = field(default_factory=list)
+    pages: list[rank.PageCandidate] = field(default_factory=list)
+
+
+def score(store: Store, ask: Ask, found: Found) -> Scored:
+    boost = _statement_boost(store, ask.query, found.pages, found.focus)
+    page_score = rank.page_scores(found.pages, boost)
+    refs = [h.section for h in found.sections]
+    if ask.unit == "section":  # sections on the best pages (pages themselves need only the section hits)
+        top = [(d, n) for d, n, _ in found.pages[:PAGES_TO_SECTIONS]]
+        refs += store.sections_on_pages(top + sorted(set(boost) - set(top)), SPAN_BACK)
+    candidates = {c.id: c for c in map(rank.candidate, refs) if c is not None}
+    sections = [(h.section.section_id, h.score) for h in found.sections]
+    if ask.unit == "page":
+        return Scored(pages=rank.fuse_pages(candidates, sections, page_score, found.prior))
+    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior))
+
+
+def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
+                     focus: list[str]) -> dict[tuple[str, int], float]:
+    """Lift the statement pages (income, balance sheet, cash flow) a metric question needs: among the pages
+    found, and every such page of the documents in focus (a statement page may share few query words)."""
+    wanted = cues.wanted_statements(q.tokens)
+    if not wanted:
+        return {}
+    focus = focus[:SECTION_DOCS]
+    statements = statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
+    keys = {(d, n) for d, n, _ in pages} | {(d, n) for d in focus for n in statements[d]}
+    return {(d, n): W_STATEMENT for d, n in keys if statements[d].get(n) in wanted}

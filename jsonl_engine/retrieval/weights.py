@@ -1,0 +1,153 @@
+"""Every constant that decides which passages lexical retrieval returns, and in what order: one place to read
+and change them. Each has a line saying what it trades and how it was chosen.
+
+"Chosen: not measured" is said plainly where no commit that set or changed the value records a bench figure
+for it (`git log -G '^NAME *=' -- jsonl_engine/retrieval` names the commits; most of these values date from
+the first commits of the project, whose messages name no retrieval figure). To change one: edit it here, run
+`bench/retrieval.py` (hit@1/3/5/10 and MRR per question type, beside a same-run plain BM25 baseline) and
+`bench/kinds.py` (a mixed library), and put the figures in the commit message and on the constant's line;
+`bench/compare_outputs.py` will then differ from its baseline, as it should.
+
+The reference, all of these together (main at 0d676ba, and a7bc90b with MIN_PREAMBLE 120: the same figures):
+`bench/retrieval.py` on the 65 dev questions gives hit@5 0.892, MRR@10 0.710 scoped to the question's document
+(page-BM25 baseline 0.446, 0.303) and hit@5 0.892, MRR@10 0.708 across the 30 documents (baseline 0.246,
+0.205).
+
+Routing (which documents a question names by entity, period and kind) weighs with its own constants in
+`identity/route.py`; the navigating (LLM) strategies' defaults are in `navigate/`.
+"""
+
+from __future__ import annotations
+
+from jsonl_engine.store import SectionWeights
+
+# ---- parse (query.py): how much of a question is read ------------------------------------------------------
+
+MAX_PHRASES = 64
+# Search phrases kept per query. Trades: recall of long questions (and their accounting expansions) against
+# the FTS work, which grows with each phrase. Chosen: not measured (a bound, 7f2dcc1).
+MAX_QUERY_CHARS = 4000
+# Characters of a query read. Trades: nothing a question needs against a bound on hostile input. Chosen: not
+# measured (a bound, 7f2dcc1).
+
+# ---- candidates (stages/candidates.py): which phrases are searched, where ----------------------------------
+
+MAX_DF = 0.3
+# Phrases on more than this share of the library's pages are left out. Trades: their IDF is near zero (little
+# rank) and their position lists are the most expensive to read, against the odd question made only of common
+# words (KEEP_RAREST catches those). Chosen: not measured (f2244bd).
+KEEP_RAREST = 3
+# When every phrase is that common, the rarest few are searched anyway. Trades: some answer against the cost
+# of common phrases. Chosen: not measured (f2244bd).
+MAX_STATEMENT_PHRASES = 20
+# A long question searches its rarest phrases only. Trades: statement cost (grows with each phrase) against
+# the rank common phrases add (little). Chosen: not measured (4fafd67).
+PAGE_CANDIDATES = 200
+# Pages the page statement returns. Trades: recall of deep pages (and the document prior's page evidence)
+# against fetch and fusion time. Chosen: not measured (f2244bd).
+SECTION_CANDIDATES = 200
+# Sections the section statement returns. Trades as PAGE_CANDIDATES does. Chosen: not measured (f2244bd).
+NAMED_DOCS = 4
+# A question naming its issuer searches the pages of that issuer's best-routed documents only. Trades: cost
+# (and other issuers' noise) against losing the right filing when routing ranks it fifth. Chosen: not measured
+# (d2287ef).
+SECTION_DOCS = 2
+# Across many documents, section BM25 runs on the documents the prior ranks first (and statement pages are
+# boosted in them). Trades: a second statement over the whole library against sections of a third document.
+# Chosen: not measured (f2244bd).
+SECTION_WEIGHTS = SectionWeights(title=4.0, ancestors=1.5, text=1.0)
+# BM25 weight of each section field. Trades: a section titled with the question's words ("Capital
+# expenditures") over prose that only mentions them, against titles that match generically ("Notes"). Chosen:
+# not measured (7f2dcc1).
+W_YEAR = 0.25
+# Document prior by names: a year on a cover page counts this much of a name. Trades: picking the filing of
+# the named year against covers that also carry filing and share-count dates of other years. Chosen: not
+# measured (4fafd67).
+NAME_MAX_DF = 0.5
+# A capitalised word on more than this share of documents is a financial term ("Adjusted"), not a name.
+# Trades: false names against an issuer that files most of a small library. Chosen: not measured (d2287ef).
+COVER_MAX_DF = 0.2
+# Document prior without names: the query words on at most this share of first pages. Trades: words that tell
+# documents apart against the few left in a question. Chosen: not measured (4fafd67).
+MIN_DF_LIMIT = 2.0
+# The two document-frequency limits above never fall below two documents. Trades: a name or word on two
+# documents of a tiny library still counts, against a share that means nothing in it. Chosen: not measured
+# (4fafd67).
+
+# ---- score (stages/score.py, rank.py): how candidates are fused --------------------------------------------
+
+PAGES_TO_SECTIONS = 30
+# The sections lying on the best pages join the candidates (unit "section"). Trades: a table page split into
+# small sections reaches the passages, against sections to load and score. Chosen: not measured (f2244bd).
+SPAN_BACK = 3
+# A section starting at most this many pages before such a page counts as on it. Trades: long sections reach
+# the candidates against reading further back. Chosen: not measured (f2244bd).
+MIN_PREAMBLE = 120
+# An internal section is a passage only when its own text (before its children) is longer than this. Trades:
+# real preambles (a title and one short sentence, "Probable Cause and Findings" and its finding, is content)
+# against heading lines posing as passages. Chosen: 200 in 4fafd67, 120 since 8f7bbe1 for an accident report's
+# findings (tests/test_answer_first.py); not measured on a bench.
+W_SECTION = 0.25
+# Fusion: the section's own column-weighted BM25, scaled by the best. Trades: precise titled sections against
+# tables split into sections too small for BM25. Chosen: 0.45 -> 0.25 in f2244bd; not measured.
+W_PAGE = 0.55
+# Fusion: the best page a section lies on (whole-page BM25, scaled by the best). Trades: tables and pages
+# carrying the figures against the section's own match. Chosen: not measured (7f2dcc1).
+W_DOC = 0.7
+# Fusion: the document prior, when more than one document is in scope. Trades: staying in the filing the
+# question names against a better passage elsewhere. Chosen: 0.35 -> 0.7 in f2244bd; not measured.
+W_STATEMENT = 0.75
+# Added to a page's scaled score when it is a financial statement the question needs (cues.py). Trades: the
+# table holding a metric over prose discussing it. Chosen: 0.5 -> 0.75 in 4fafd67; not measured.
+W_COVER = 0.5
+# Document prior without names: the first pages matched by the query's own words. Trades: what a document is
+# (its cover) against where the matching text is (W_PAGES). Chosen: not measured (f2244bd).
+W_TITLE = 0.2
+# Document prior: the share of the query's words in the document title. Trades: a title naming the question's
+# subject against generic titles ("Annual Report"). Chosen: not measured (f2244bd).
+W_PAGES = 0.3
+# Document prior: the sum of the document's best page scores (with names: the part of the name score the pages
+# may move). Trades W_COVER / W_TITLE (what the document is) against where the matching text is. Chosen: not
+# measured (f2244bd).
+DOC_TOP_PAGES = 3
+# The best pages summed per document for W_PAGES. Trades: one lucky page against documents long on a topic.
+# Chosen: not measured (7f2dcc1).
+SCORE_DIGITS = 6
+# Scores are rounded to this many digits, then ties break by id. Trades: an order that is a pure function of
+# the KB and the query (not of floating-point noise between backends) against telling apart scores closer than
+# this. Chosen: not measured (7f2dcc1).
+# (Which pages are a financial statement, judged at ingest: identity/statements.py, HEAD_CHARS and the others.)
+
+# ---- assemble (stages/assemble.py, dedupe.py, snippet.py): passages out of the ranking ---------------------
+
+POOL_FACTOR, POOL_EXTRA = 4, 8
+# The ranking is cut to limit * POOL_FACTOR + POOL_EXTRA before near-duplicates collapse. Trades: a full page
+# of results after collapsing boilerplate against texts loaded. Chosen: not measured (f2244bd).
+PAGE_BATCH_EXTRA = 4
+# unit "page": page texts are loaded limit + PAGE_BATCH_EXTRA at a time, as collapsing needs them. Trades:
+# round trips against long page texts loaded for nothing. Chosen: not measured (d2287ef).
+DUPLICATE_JACCARD = 0.8
+# Two passages whose word 4-shingles overlap this much (Jaccard) are near-duplicates: the better one is kept.
+# Trades: repeated boilerplate against statements of different periods (numbers stay in the shingles). Chosen:
+# not measured (7f2dcc1).
+SHINGLE_WORDS = 4
+# Words per shingle. Trades: longer shingles tell passages with shared phrases apart, shorter ones catch
+# reworded boilerplate. Chosen: not measured (7f2dcc1).
+DUPLICATE_SAMPLE_CHARS = 6000
+# Characters of a passage compared. Trades: boilerplate shows early, against time on long sections. Chosen:
+# not measured (d2287ef).
+SNIPPET_CHARS = 240
+# Length of a passage's snippet. Trades: context around the terms against the size of each result. Chosen: not
+# measured (f2244bd).
+SNIPPET_TERMS = 32
+# Query terms looked for in a snippet. Trades: nothing a question needs against the size of one pattern.
+# Chosen: not measured (a bound, f2244bd).
+SNIPPET_CLUSTER = 0.8
+# Terms within SNIPPET_CHARS * this of each other count as one cluster. Trades: the most distinct terms in
+# view against room around them. Chosen: not measured (f2244bd).
+SNIPPET_LEAD = 5
+# The snippet starts SNIPPET_CHARS // SNIPPET_LEAD characters before its cluster. Trades: the sentence leading
+# to the terms against the text after them. Chosen: not measured (f2244bd).
+MIN_USEFUL = 200
+# kb.context's budget (budget.py): a passage is clipped only when this many characters of budget remain, else
+# dropped whole. Trades: stubs against a last passage lost. Chosen: not measured (f2244bd).
