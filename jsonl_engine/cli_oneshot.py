@@ -249,28 +249,14 @@ def _stop_daemon(client: Any) -> None:
 
 def _run(args: argparse.Namespace, holder: dict[str, Any]) -> int:
     if args.command == "mcp":
-        try:
-            from jsonl_engine import mcp_server
-        except ImportError as exc:
-            _fail("mcp", f"{exc}; install the extra: pip install 'jsonl-engine[mcp]'")
-            return 2
-        return mcp_server.main(kb=args.kb, config=args.config)
+        return _run_mcp(args)
     problem = _usage_problem(args)
     if problem:
         _fail(args.command, problem)
         return 2
-    params: Any = None
-    if args.command == "call" and args.params is not None:
-        import orjson
-
-        try:
-            params = orjson.loads(args.params)
-        except orjson.JSONDecodeError as exc:
-            _fail("call", f"JSON is not valid: {exc}")
-            return 2
-        if not isinstance(params, dict):
-            _fail("call", "JSON must be an object")
-            return 2
+    params, code = _call_params(args)
+    if code is not None:
+        return code
     if (args.command == "render" or (args.command == "ask" and args.render)) and not _pillow():
         _fail(args.command, NO_PILLOW)
         return 2
@@ -285,7 +271,38 @@ def _run(args: argparse.Namespace, holder: dict[str, Any]) -> int:
     if args.command == "ingest":
         args.paths = [*args.paths, *([sample_path()] if args.sample else [])]
         holder["plan"] = _start_plan(args.paths) if _bars_on(sys.stderr) and not args.json else None
+    return _run_command(args, params, holder)
 
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    try:
+        from jsonl_engine import mcp_server
+    except ImportError as exc:
+        _fail("mcp", f"{exc}; install the extra: pip install 'jsonl-engine[mcp]'")
+        return 2
+    return mcp_server.main(kb=args.kb, config=args.config)
+
+
+def _call_params(args: argparse.Namespace) -> tuple[Any, int | None]:
+    """The params `call` was given (a JSON object; None when none were given or for another command), or the
+    exit code of a problem with them, already reported."""
+    if args.command != "call" or args.params is None:
+        return None, None
+    import orjson
+
+    try:
+        params = orjson.loads(args.params)
+    except orjson.JSONDecodeError as exc:
+        _fail("call", f"JSON is not valid: {exc}")
+        return None, 2
+    if not isinstance(params, dict):
+        _fail("call", "JSON must be an object")
+        return None, 2
+    return params, None
+
+
+def _run_command(args: argparse.Namespace, params: Any, holder: dict[str, Any]) -> int:
+    """Start the daemon and run the command through it; a request's error is reported, exit code 1."""
     from jsonl_engine.client import Client, DaemonExited, RequestError
 
     try:
@@ -680,8 +697,6 @@ def plan_main() -> None:
 
 
 def _ingest(client: Any, args: argparse.Namespace, _params: Any, holder: dict[str, Any]) -> int:
-    from jsonl_engine.client import RequestError
-
     params: dict[str, Any] = {"paths": [os.path.abspath(p) for p in args.paths]}
     if args.status:
         params["status"] = args.status
@@ -689,21 +704,7 @@ def _ingest(client: Any, args: argparse.Namespace, _params: Any, holder: dict[st
     if not args.json:
         plan = _finish_plan(holder.get("plan"))
         progress = _BarProgress(sys.stderr, plan) if _bars_on(sys.stderr) else _PlainProgress(sys.stderr)
-    results: list[dict[str, Any]] = []
-    error: RequestError | None = None
-    try:
-        for event in client.stream("kb.ingest", params):
-            if event["event"] == "progress" and progress is not None:
-                progress.event(event["data"])
-            elif event["event"] == "result":
-                results.append(event["data"])
-                if args.json:
-                    _print_json(event["data"])
-    except RequestError as exc:
-        error = exc
-    finally:
-        if progress is not None:
-            progress.close()
+    results, error = _ingest_events(client, params, progress, args.json)
     if not args.json:
         _ingest_summary(results)
     if error is not None:
@@ -717,6 +718,30 @@ def _ingest(client: Any, args: argparse.Namespace, _params: Any, holder: dict[st
     if not failures:
         return 0
     return PARTIAL if len(failures) < len(results) else 1
+
+
+def _ingest_events(client: Any, params: dict[str, Any], progress: Any, as_json: bool
+                   ) -> tuple[list[dict[str, Any]], Exception | None]:
+    """The results of kb.ingest's stream, progress shown as it comes (each result printed with --json), and
+    the request's error if it failed: the results that came before it are still summarised."""
+    from jsonl_engine.client import RequestError
+
+    results: list[dict[str, Any]] = []
+    error: RequestError | None = None
+    try:
+        for event in client.stream("kb.ingest", params):
+            if event["event"] == "progress" and progress is not None:
+                progress.event(event["data"])
+            elif event["event"] == "result":
+                results.append(event["data"])
+                if as_json:
+                    _print_json(event["data"])
+    except RequestError as exc:
+        error = exc
+    finally:
+        if progress is not None:
+            progress.close()
+    return results, error
 
 
 def next_step(error: dict[str, Any]) -> str | None:
@@ -863,6 +888,34 @@ def numbered(renumber: Renumber, cites: list[dict[str, Any]]) -> list[tuple[int,
 
 
 def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str, Any]) -> int:
+    method, params = _ask_request(client, args)
+    if args.render:
+        try:
+            os.makedirs(args.render, exist_ok=True)
+        except OSError as exc:
+            _fail("ask", f"cannot write pictures into {args.render}: {exc.strerror or exc}")
+            return 1
+    renumber = Renumber()
+    wrap = StreamWrap(width())
+    result, streamed = _ask_stream(client, method, params, renumber, wrap, show=not args.json)
+    cites = citations(method, result)
+    empty = not cites and not (client.call("kb.documents", {}).get("documents"))
+    if empty:
+        _fail("ask", empty_kb_hint(args))
+    if args.json:
+        _print_json(result)
+        return 1 if empty else 0
+    if empty:  # the hint says it all
+        return 1
+    _say_answer(method, result, cites, renumber, wrap, streamed)
+    _say_notes(method, result)
+    _say_citations(client, args, numbered(renumber, cites))
+    return 0
+
+
+def _ask_request(client: Any, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The method and params that answer the question: kb.answer when a reader is asked for or configured
+    (streamed unless --json), else kb.synthesize."""
     use_llm = args.llm or bool(args.reader) or bool(client.call("capabilities").get("readers"))
     if use_llm:
         method = "kb.answer"
@@ -878,49 +931,53 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
             params["max_claims"] = args.max_claims
     if args.doc:
         params["document_ids"] = args.doc
-    if args.render:
-        try:
-            os.makedirs(args.render, exist_ok=True)
-        except OSError as exc:
-            _fail("ask", f"cannot write pictures into {args.render}: {exc.strerror or exc}")
-            return 1
-    renumber = Renumber()
-    wrap = StreamWrap(width())
+    return method, params
+
+
+def _ask_stream(client: Any, method: str, params: dict[str, Any], renumber: Renumber, wrap: StreamWrap, *,
+                show: bool) -> tuple[dict[str, Any], bool]:
+    """The request's result, and whether deltas of its answer were shown (`show`) as they came."""
     streamed = False
     result: dict[str, Any] | None = None
     for event in client.stream(method, params):
-        if event["event"] == "delta" and not args.json:
+        if event["event"] == "delta" and show:
             OUT.write(wrap.feed(renumber.feed(event["data"].get("text", ""))))
             OUT.flush()
             streamed = True
         elif event["event"] == "result":
             result = event["data"]
     assert result is not None
-    cites = citations(method, result)
-    empty = not cites and not (client.call("kb.documents", {}).get("documents"))
-    if empty:
-        _fail("ask", empty_kb_hint(args))
-    if args.json:
-        _print_json(result)
-        return 1 if empty else 0
-    if empty:  # the hint says it all
-        return 1
+    return result, streamed
+
+
+def _say_answer(method: str, result: dict[str, Any], cites: list[dict[str, Any]], renumber: Renumber,
+                wrap: StreamWrap, streamed: bool) -> None:
+    """The answer with its markers numbered: what a streamed answer still holds back, or the whole answer
+    (or why there is none)."""
     if streamed:
         _say(wrap.feed(renumber.finish()) + wrap.finish())
-    else:
-        renumber.known = {c["marker"] for c in cites}
-        answer = renumber.feed(result.get("answer") or "") + renumber.finish()
-        nothing = ("(no answer: the first line does not fit in --max-chars; raise it)"
-                   if method == "kb.synthesize" and result["_meta"].get("truncated")
-                   else "(no answer: nothing in the KB matched)")
-        _say(_wrap(answer) if answer else nothing)
+        return
+    renumber.known = {c["marker"] for c in cites}
+    answer = renumber.feed(result.get("answer") or "") + renumber.finish()
+    nothing = ("(no answer: the first line does not fit in --max-chars; raise it)"
+               if method == "kb.synthesize" and result["_meta"].get("truncated")
+               else "(no answer: nothing in the KB matched)")
+    _say(_wrap(answer) if answer else nothing)
+
+
+def _say_notes(method: str, result: dict[str, Any]) -> None:
+    """What the answer lacks: the question's terms not found and the claims left out (kb.synthesize), an
+    error that cut the answer (kb.answer, on stderr)."""
     if method == "kb.synthesize" and result.get("gaps"):
         _say(_wrap(f"not found: {', '.join(result['gaps'])}"))
     if method == "kb.synthesize" and result["_meta"].get("more"):
         _say(f"({result['_meta']['more']} more claims: --max-claims)")
     if method == "kb.answer" and result.get("error"):
         _fail("ask", f"the answer is incomplete: {result['error'].get('message')}")
-    listed = numbered(renumber, cites)
+
+
+def _say_citations(client: Any, args: argparse.Namespace, listed: list[tuple[int, dict[str, Any]]]) -> None:
+    """The numbered citations after a blank line, each with its pictures (--render)."""
     if listed:
         _say()
     for n, c in listed:
@@ -929,7 +986,6 @@ def _ask(client: Any, args: argparse.Namespace, _params: Any, _holder: dict[str,
         if args.render:
             for line in render_citation(client, n, c, args.render, args.scale):
                 _say(f"    {line}")
-    return 0
 
 
 def render_citation(client: Any, n: int, c: dict[str, Any], folder: str, scale: float) -> list[str]:

@@ -87,36 +87,51 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
             value -= W_FIGURE
             why.append("holds no figure")
     if table is not None:
-        if label_share:
-            value += W_LABEL * label_share
-            why.append(f"row label holds {label_share:.0%} of the question's terms")
-        if label_extra:
-            value -= W_EXTRA * min(label_extra, MAX_EXTRA)
-            why.append(f"{label_extra} other word(s) in its label")
-        cells = asked_cells(table, ask.years, ask.quarter)
-        if cells:
-            value += W_PERIOD_CELL
-            why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period")
-        elif table.label is not None and year_of(table.label.text) in ask.years and \
-                year_of(table.label.text) == table.label.text.strip():
-            value += W_PERIOD_CELL
-            why.append(f"a row for the asked period {table.label.text.strip()}")
-        elif ask.years and table.mapped:
-            value -= W_NO_PERIOD_CELL
-            why.append("no column for the asked period")
+        value, cells = _judge_row(ask, table, value, why, label_share, label_extra)
     elif ask.years and has_figure and any(y in body for y in ask.years):
         value += W_PERIOD_SENTENCE
         why.append("names the asked period")
-    if table is None and ask.figure and figure_near:
-        value += W_NEAR
-        why.append("a figure next to the question's terms")
-    if table is None and words > LONG_WORDS:
-        value -= W_LONG
-        why.append(f"long ({words} words)")
+    if table is None:
+        value = _judge_sentence(ask, value, why, figure_near, words)
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
     return Judged(round(value, 9), tuple(why), cells)
+
+
+def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
+               label_extra: int) -> tuple[float, tuple[int, ...]]:
+    """`value` with a table row's terms added in turn (its label, then its period), `why` extended; and the
+    asked period's cells. Added one by one, as the sum's rounding depends on the order."""
+    if label_share:
+        value += W_LABEL * label_share
+        why.append(f"row label holds {label_share:.0%} of the question's terms")
+    if label_extra:
+        value -= W_EXTRA * min(label_extra, MAX_EXTRA)
+        why.append(f"{label_extra} other word(s) in its label")
+    cells = asked_cells(table, ask.years, ask.quarter)
+    if cells:
+        value += W_PERIOD_CELL
+        why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period")
+    elif table.label is not None and year_of(table.label.text) in ask.years and \
+            year_of(table.label.text) == table.label.text.strip():
+        value += W_PERIOD_CELL
+        why.append(f"a row for the asked period {table.label.text.strip()}")
+    elif ask.years and table.mapped:
+        value -= W_NO_PERIOD_CELL
+        why.append("no column for the asked period")
+    return value, cells
+
+
+def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int) -> float:
+    """`value` with a sentence's terms added in turn (a figure near the terms, its length), `why` extended."""
+    if ask.figure and figure_near:
+        value += W_NEAR
+        why.append("a figure next to the question's terms")
+    if words > LONG_WORDS:
+        value -= W_LONG
+        why.append(f"long ({words} words)")
+    return value
 
 
 def rank(units: Sequence[T], judged: Callable[[T], Judged], key: Callable[[T], tuple], *,

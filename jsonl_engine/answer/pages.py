@@ -108,27 +108,46 @@ def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
     out: list[Location] = []
     wanted: dict[tuple[str, int], list[tuple[QuotePage, Location]]] = {}
     for q in quotes:
-        loc = Location()
+        loc = _place(store, q, docs.get(q.document_id), texts.get(q.section_id))
         out.append(loc)
-        doc = docs.get(q.document_id)
-        found = texts.get(q.section_id)
-        first = section_starts(store, q.document_id).get(q.section_id) if doc is not None else None
-        if doc is None or found is None or first is None:
-            loc.boxes_status = pdfgeom.UNMAPPED
-            continue
-        text, pmap = found
-        pieces = page_pieces(text, pmap, pmap[0][1] if pmap else 1, first, q.start, q.end)
-        page_texts = store.page_texts([(q.document_id, p[0]) for p in pieces])
-        if not pieces or any(page_texts.get((q.document_id, page), "")[a:b] != text[s:e]
-                             for page, a, b, s, e in pieces):
-            loc.boxes_status = pdfgeom.UNMAPPED
-            continue
-        loc.pages = [QuotePage(page, a, b) for page, a, b, _s, _e in pieces]
-        if doc.media_type != PDF:
-            loc.boxes_status = pdfgeom.NOT_PDF
+        if loc.boxes_status != "ok":
             continue
         for qp in loc.pages:
             wanted.setdefault((q.document_id, qp.page), []).append((qp, loc))
+    _find_boxes(store, docs, wanted)
+    for loc in out:  # a quote with a page whose boxes failed carries none (never half its boxes)
+        if loc.boxes_status != "ok":
+            for qp in loc.pages:
+                qp.boxes = qp.rotation = qp.width = qp.height = None
+    return out
+
+
+def _place(store: Store, q: Quote, doc: DocumentInfo | None,
+           found: tuple[str, list[tuple[int, int]]] | None) -> Location:
+    """The quote's pages with offsets checked against each page's text; its boxes_status is UNMAPPED when it
+    cannot be placed, NOT_PDF for a text document, "ok" while its boxes are still to be found (a PDF)."""
+    loc = Location()
+    first = section_starts(store, q.document_id).get(q.section_id) if doc is not None else None
+    if doc is None or found is None or first is None:
+        loc.boxes_status = pdfgeom.UNMAPPED
+        return loc
+    text, pmap = found
+    pieces = page_pieces(text, pmap, pmap[0][1] if pmap else 1, first, q.start, q.end)
+    page_texts = store.page_texts([(q.document_id, p[0]) for p in pieces])
+    if not pieces or any(page_texts.get((q.document_id, page), "")[a:b] != text[s:e]
+                         for page, a, b, s, e in pieces):
+        loc.boxes_status = pdfgeom.UNMAPPED
+        return loc
+    loc.pages = [QuotePage(page, a, b) for page, a, b, _s, _e in pieces]
+    if doc.media_type != PDF:
+        loc.boxes_status = pdfgeom.NOT_PDF
+    return loc
+
+
+def _find_boxes(store: Store, docs: dict[str, DocumentInfo],
+                wanted: dict[tuple[str, int], list[tuple[QuotePage, Location]]]) -> None:
+    """Boxes of the quotes' pieces, a PDF page at a time; a page without geometry sets its quotes'
+    boxes_status instead."""
     words = ocr_words(store, docs, wanted)
     for (document_id, number), items in wanted.items():
         doc = docs[document_id]
@@ -142,11 +161,6 @@ def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
                 continue
             qp.boxes, qp.rotation, qp.width, qp.height = found_boxes, geometry.rotation, geometry.width, \
                 geometry.height
-    for loc in out:  # a quote with a page whose boxes failed carries none (never half its boxes)
-        if loc.boxes_status != "ok":
-            for qp in loc.pages:
-                qp.boxes = qp.rotation = qp.width = qp.height = None
-    return out
 
 
 def row_on_page(store: Store, passage: Passage, start: int, end: int,

@@ -166,11 +166,8 @@ def segment(text: str) -> list[Segment]:
             flush()
             continue
         kind = classify(line)
-        if kind == "heading" and para is not None and not _ENDS_SENTENCE.search(text[para[0]:para[1]]) \
-                and not _NOT_WORDS.fullmatch(line):
-            nxt = text[slice(*lines[i + 1])] if i + 1 < len(lines) else ""
-            if nxt[:1].islower():
-                kind = None  # a short wrapped line in the middle of a sentence, not a heading
+        if kind == "heading" and para is not None and _wrapped(text, para, lines, i):
+            kind = None  # a short wrapped line in the middle of a sentence, not a heading
         if kind is None:
             if para is None:
                 header = None  # prose ends the table whose header rows describe
@@ -183,17 +180,36 @@ def segment(text: str) -> list[Segment]:
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
         else:
             flush()
-            if kind == "bullet":
-                para = (s, e, "bullet")
-            elif kind == "header":
-                header = (s, e)
-                segments.append(Segment(s, e, "header"))
-            elif kind == "row":
-                if header is None and previous == "heading":
-                    header = (segments[-1].start, segments[-1].end)  # column titles above the first row
-                segments.append(Segment(s, e, "row", header, lead))
-            else:
-                segments.append(Segment(s, e, "heading"))
+            para, header = _unit_line(segments, s, e, kind, header, lead, previous)
         previous = kind
     flush()
     return segments
+
+
+def _wrapped(text: str, para: tuple[int, int, Kind], lines: list[tuple[int, int]], i: int) -> bool:
+    """Line `i`, classified a heading, goes on the open paragraph's sentence: that sentence has not ended, the
+    line holds words and the next line starts lower-case."""
+    if _ENDS_SENTENCE.search(text[para[0]:para[1]]) or _NOT_WORDS.fullmatch(text[slice(*lines[i])]):
+        return False
+    nxt = text[slice(*lines[i + 1])] if i + 1 < len(lines) else ""
+    return nxt[:1].islower()
+
+
+def _unit_line(segments: list[Segment], s: int, e: int, kind: Kind, header: tuple[int, int] | None,
+               lead: tuple[int, int] | None, previous: Kind | None
+               ) -> tuple[tuple[int, int, Kind] | None, tuple[int, int] | None]:
+    """A line that is not prose, once the paragraph before it is flushed: a bullet opens a paragraph, a table
+    header, row or heading is appended to `segments`. Returns the paragraph opened, if any, and the table
+    header in force."""
+    if kind == "bullet":
+        return (s, e, "bullet"), header
+    if kind == "header":
+        header = (s, e)
+        segments.append(Segment(s, e, "header"))
+    elif kind == "row":
+        if header is None and previous == "heading":
+            header = (segments[-1].start, segments[-1].end)  # column titles above the first row
+        segments.append(Segment(s, e, "row", header, lead))
+    else:
+        segments.append(Segment(s, e, "heading"))
+    return None, header

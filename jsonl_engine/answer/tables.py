@@ -20,6 +20,7 @@ Every part is a verbatim span of the text read, with its offsets.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -159,63 +160,79 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     """The row text[start:end] read with the headers above it in `text` (see the module docstring)."""
     label, cells = cells_of(text, start, end)
     headers: list[Part] = []
-    column_line: tuple[int, int] | None = None
-    periods: list[Part] = []
     groups: list[Part] = []
-    unit: Part | None = None
+    lines = ((s, e) for s, e in _line_spans(text, start) if e > s)  # walking up, blank lines skipped
+    column_line, periods, block = _below_column_line(text, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
+    if column_line is None:
+        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
+    else:
+        headers.append(Part(text[column_line[0]:column_line[1]], *column_line))
+        between = block
+        groups.extend(_group_parts(text, *column_line))
+        _above_column_line(text, lines, headers, groups)
+    columns = _columns(text, column_line, periods, groups, len(cells))
+    if column_line is not None and not columns:
+        headers.extend(between[-2:])
+    headers.sort(key=lambda p: p.start)
+    unit = _unit(text, start, label, headers, between)
+    if columns:
+        cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
+    return TableRow(label, tuple(cells), unit, tuple(headers))
+
+
+def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
+                       ) -> tuple[tuple[int, int] | None, list[Part], list[Part]]:
+    """Walk up `lines` (non-blank, nearest first) to the row's column line, over the rows and labels of its
+    table: (the column line or None, its periods, the non-row lines met since the last row). The walk stops
+    without one at a row above a header line (another table) or at prose; `lines` is left after the column
+    line."""
     block: list[Part] = []  # non-row lines met since the last row, walking up: titles right under a header
-    since_column = 0
-    for s, e in _line_spans(text, start):
+    for s, e in lines:
         line = text[s:e]
-        if not line:
-            continue
         found_periods = _periods(text, s, e)
         kind = classify(line)
-        if column_line is None:
-            if _is_column_line(line, found_periods):
-                column_line, periods = (s, e), found_periods
-                headers.append(Part(line, s, e))
-                between = block
-                groups.extend(_group_parts(text, s, e))
-                continue
-            if kind == "row":
-                if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
-                    break  # a row above a header line: another table
-                block = []
-                continue
-            if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
-                                 or (line.endswith(":") and len(line.split()) > 6)):
-                break  # prose, or the sentence leading into the table: the table starts below it
-            block.append(Part(line, s, e))
+        if _is_column_line(line, found_periods):
+            return (s, e), found_periods, block
+        if kind == "row":
+            if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
+                break  # a row above a header line: another table
+            block = []
             continue
-        since_column += 1
+        if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
+                             or (line.endswith(":") and len(line.split()) > 6)):
+            break  # prose, or the sentence leading into the table: the table starts below it
+        block.append(Part(line, s, e))
+    return None, [], block
+
+
+def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: list[Part],
+                       groups: list[Part]) -> None:
+    """The header lines just above the column line (at most GROUP_LINES_UP: groups, a unit, more periods)
+    appended to `headers`, their groups put before `groups`; a row or a sentence ends them."""
+    for since_column, (s, e) in enumerate(lines, 1):
+        line = text[s:e]
+        found_periods = _periods(text, s, e)
+        kind = classify(line)
         if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)):
             break
         if _is_column_line(line, found_periods) or _GROUP.search(line) or UNIT.search(line):
             headers.append(Part(line, s, e))
             groups[:0] = _group_parts(text, s, e)
-    if column_line is None:
-        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
-        groups = []
-    columns = _columns(text, column_line, periods, groups, len(cells))
-    if column_line is not None and not columns:
-        headers.extend(between[-2:])
-    headers.sort(key=lambda p: p.start)
+
+
+def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part]) -> Part | None:
+    """The first unit phrase in the row's label, its headers (in text order) or the lines between them and the
+    row (nearest the headers first); else in the lines just above the headers (rows left out)."""
     for part in ([label] if label else []) + headers + between[::-1]:
         m = UNIT.search(part.text)
         if m:
-            unit = Part(m.group(0), part.start + m.start(), part.start + m.end())
-            break
-    if unit is None:
-        for s, e in _line_spans(text, headers[0].start if headers else start)[:GROUP_LINES_UP]:
-            m = UNIT.search(text[s:e]) if classify(text[s:e]) != "row" else None
-            if m:
-                unit = Part(m.group(0), s + m.start(), s + m.end())
-                break
-    if columns:
-        cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
-    return TableRow(label, tuple(cells), unit, tuple(headers))
+            return Part(m.group(0), part.start + m.start(), part.start + m.end())
+    for s, e in _line_spans(text, headers[0].start if headers else start)[:GROUP_LINES_UP]:
+        m = UNIT.search(text[s:e]) if classify(text[s:e]) != "row" else None
+        if m:
+            return Part(m.group(0), s + m.start(), s + m.end())
+    return None
 
 
 def _group_parts(text: str, s: int, e: int) -> list[Part]:

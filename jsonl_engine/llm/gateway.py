@@ -36,6 +36,7 @@ Policy where the issue is silent:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import math
@@ -345,41 +346,11 @@ class Gateway:
             self._note_adaptations(usage)
             state = _StreamState(self._detail, max_reply_chars(self._limit(max_tokens)))
             held: list[str] = []
-            sent_at = -math.inf
             try:
-                try:
-                    async with self._slots:
-                        if usage is not None:
-                            usage.add(calls=1)
-                        async with self._client().stream("POST", CHAT_PATH, content=orjson.dumps(body),
-                                                         headers={"Accept": "text/event-stream"}) as response:
-                            if not response.is_success:
-                                await response.aread()
-                                self._raise_for_status(response, body)
-                            async for payload in _sse_data(response):
-                                text = state.feed(payload)
-                                if text:
-                                    held.append(text)
-                                    now = time.monotonic()
-                                    if sum(map(len, held)) >= COALESCE_CHARS or now - sent_at >= COALESCE_S:
-                                        chunk, held, sent_at = "".join(held), [], now
-                                        yield chunk
-                                if state.done or state.capped:
-                                    break
-                except httpx.TimeoutException as exc:
-                    raise _Retryable(self._timeout_error()) from exc
-                except httpx.TransportError as exc:
-                    if not state.complete:
-                        raise _Retryable(self._transport_error(exc, cut=bool(state.parts))) from exc
-                if not state.events:
-                    raise _Overflow(LLMError(f"reader {self.name!r}: the endpoint answered HTTP 200 with an empty "
-                                             "stream (llama.cpp servers do this when the prompt exceeds their "
-                                             "context)", status=200, retryable=False,
-                                             data={"reason": "empty_stream"}))
-                if not state.complete and not state.capped:
-                    raise _Retryable(LLMError(f"reader {self.name!r}: stream ended before the reply was "
-                                              "complete", status=None, retryable=True,
-                                              data={"reason": "stream_cut"}))
+                async with contextlib.aclosing(self._stream_once(body, usage, state, held)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+                self._check_stream_end(state)
             except _Adapted:
                 continue
             except _Overflow as failure:
@@ -419,6 +390,51 @@ class Gateway:
             self._raise_for_status(response, body)
         return self._completion(response, body["messages"], self._limit(body.get("max_tokens")
                                                                         or body.get("max_completion_tokens")))
+
+    async def _stream_once(self, body: dict[str, Any], usage: Usage | None, state: _StreamState,
+                           held: list[str]) -> AsyncIterator[str]:
+        """One streamed request: the reply's text fed to `state`, yielded in coalesced chunks; text not yet
+        yielded waits in `held` (the caller sends it on). Transport failures become `_Retryable`, except a cut
+        after the reply was complete."""
+        sent_at = -math.inf
+        try:
+            async with self._slots:
+                if usage is not None:
+                    usage.add(calls=1)
+                async with self._client().stream("POST", CHAT_PATH, content=orjson.dumps(body),
+                                                 headers={"Accept": "text/event-stream"}) as response:
+                    if not response.is_success:
+                        await response.aread()
+                        self._raise_for_status(response, body)
+                    async for payload in _sse_data(response):
+                        text = state.feed(payload)
+                        if text:
+                            held.append(text)
+                            now = time.monotonic()
+                            if sum(map(len, held)) >= COALESCE_CHARS or now - sent_at >= COALESCE_S:
+                                chunk, sent_at = "".join(held), now
+                                held.clear()
+                                yield chunk
+                        if state.done or state.capped:
+                            break
+        except httpx.TimeoutException as exc:
+            raise _Retryable(self._timeout_error()) from exc
+        except httpx.TransportError as exc:
+            if not state.complete:
+                raise _Retryable(self._transport_error(exc, cut=bool(state.parts))) from exc
+
+    def _check_stream_end(self, state: _StreamState) -> None:
+        """A stream that ended with no event at all overflowed the server's context (`_Overflow`); one that ended
+        before the reply was complete (and not at the cap) is retried."""
+        if not state.events:
+            raise _Overflow(LLMError(f"reader {self.name!r}: the endpoint answered HTTP 200 with an empty "
+                                     "stream (llama.cpp servers do this when the prompt exceeds their "
+                                     "context)", status=200, retryable=False,
+                                     data={"reason": "empty_stream"}))
+        if not state.complete and not state.capped:
+            raise _Retryable(LLMError(f"reader {self.name!r}: stream ended before the reply was "
+                                      "complete", status=None, retryable=True,
+                                      data={"reason": "stream_cut"}))
 
     def _completion(self, response: httpx.Response, messages: Sequence[Message], limit: int) -> Completion:
         status = response.status_code

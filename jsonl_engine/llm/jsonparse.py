@@ -77,20 +77,8 @@ def _repair(text: str) -> str:
     while i < n:
         ch = text[i]
         if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            elif ch in _ESCAPES:
-                ch = _ESCAPES[ch]
-            elif ord(ch) < 0x20:
-                ch = f"\\u{ord(ch):04x}"
-            out.append(ch)
-            i += 1
-            continue
-        if ch == '"':
+            ch, in_string, escaped = _string_char(ch, escaped)
+        elif ch == '"':
             in_string = True
         elif ch in "{[":
             stack.append("}" if ch == "{" else "]")
@@ -99,9 +87,7 @@ def _repair(text: str) -> str:
             if stack:
                 stack.pop()
         elif ch.isalpha():
-            j = i
-            while j < n and text[j].isalnum():
-                j += 1
+            j = _word_end(text, i)
             word = text[i:j]
             out.append(_PY_LITERALS.get(word, word))
             i = j
@@ -114,6 +100,30 @@ def _repair(text: str) -> str:
     for closer in reversed(stack):
         out.append(closer)
     return "".join(out)
+
+
+def _string_char(ch: str, escaped: bool) -> tuple[str, bool, bool]:
+    """A character inside a string as written out (a raw control character escaped), whether the string goes
+    on, and whether the next character is escaped."""
+    if escaped:
+        return ch, True, False
+    if ch == "\\":
+        return ch, True, True
+    if ch == '"':
+        return ch, False, False
+    if ch in _ESCAPES:
+        return _ESCAPES[ch], True, False
+    if ord(ch) < 0x20:
+        return f"\\u{ord(ch):04x}", True, False
+    return ch, True, False
+
+
+def _word_end(text: str, i: int) -> int:
+    """The end of the word (letters and digits) starting at `i`."""
+    j = i
+    while j < len(text) and text[j].isalnum():
+        j += 1
+    return j
 
 
 def _drop_trailing_comma(out: list[str]) -> None:
