@@ -1,4 +1,7 @@
-"""The composition root: settings plus the shared resources handlers use, created lazily on first use."""
+"""The composition root: the method table (built-in handlers listed below, plus plugins'), settings, and the
+shared resources handlers use, created lazily on first use. The parsers (`ingest/parsers.py`) and retrieval
+strategies (`retrieval/strategies.py`) are tables too, rows naming their functions; nothing registers itself on
+import."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
 from jsonl_engine.errors import UnsupportedMedia
+from jsonl_engine.registry import Method, method_of, method_table, methods_in
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -24,6 +28,26 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
+
+
+def builtin_methods() -> list[Method]:
+    """Every built-in method: one row per handler (a new method is a handler in `methods/` and a row here)."""
+    from jsonl_engine.methods import answer, context, documents, render, synthesize, system
+
+    return [method_of(handler) for handler in (
+        system.capabilities, system.cancel, system.shutdown,
+        documents.ingest, documents.documents, documents.update, documents.outline, documents.read,
+        documents.remove, documents.review,
+        context.context, synthesize.synthesize, answer.answer, render.render,
+    )]
+
+
+def load_methods(plugins: list[str] = ()) -> dict[str, Method]:
+    """The method table: the built-in methods, then each plugin module's `@method` handlers (a plugin is a module
+    the user names, `--plugin` or `plugins`; a name given twice is DuplicateMethod)."""
+    from importlib import import_module
+
+    return method_table([*builtin_methods(), *(m for module in plugins for m in methods_in(import_module(module)))])
 
 
 class Control:
@@ -89,8 +113,9 @@ def _worker_init(daemon_pid: int, memory_cap: int) -> None:
 
 
 class App:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, methods: dict[str, Method] | None = None) -> None:
         self.settings = settings
+        self.methods = methods if methods is not None else {}  # the method table (`load_methods`)
         self.control = Control()
         self._store: Store | None = None
         self._pool: ProcessPoolExecutor | None = None
@@ -103,13 +128,13 @@ class App:
         if self._store is None:
             with self._lock:
                 if self._store is None:
+                    from jsonl_engine.identity import statements
                     from jsonl_engine.identity.card import fill_missing
-                    from jsonl_engine.retrieval import cues
                     from jsonl_engine.store import open_store
 
-                    store = open_store(self.settings.kb_location)
+                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite)
                     fill_missing(store)  # documents stored before cards existed (schema < 3)
-                    cues.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
+                    statements.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
                     self._store = store
         return self._store
 

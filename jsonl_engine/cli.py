@@ -136,8 +136,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         delattr(args, "plugin" + AFTER)
     if args.kb == "":
         parser.error("--kb is empty: give a directory (or a postgresql:// URL)")
-    if args.log_level is None:
-        env = os.environ.get("JSONL_ENGINE_LOG_LEVEL") or "WARNING"
+    from jsonl_engine.config import env_setting
+
+    if args.log_level is None and (env := env_setting("LOG_LEVEL")):  # else the file's, else WARNING
         try:
             args.log_level = _level(env)
         except argparse.ArgumentTypeError as exc:
@@ -156,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _schemas(args: argparse.Namespace) -> int:
     from jsonl_engine import schemagen
-    from jsonl_engine.registry import load_methods
 
-    load_methods()
     root = Path(args.root)
     if args.write:
         for rel in schemagen.write(root):
@@ -182,15 +181,14 @@ def _serve(args: argparse.Namespace) -> int:
     if sys.stdin is not None and sys.stdin.isatty():  # a person, not a program: say what this is
         print("jsonl-engine: the daemon, reading JSON requests on stdin (one per line; Ctrl-D ends it). "
               "For the commands (ingest, ask, docs...): jsonl-engine --help", file=sys.stderr, flush=True)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from jsonl_engine.app import App
+    from jsonl_engine.app import App, load_methods
     from jsonl_engine.config import ConfigError, load_settings
-    from jsonl_engine.registry import load_methods
     from jsonl_engine.wire.server import run
 
     try:
-        settings = load_settings(args.config, kb_dir=args.kb)
+        settings = load_settings(args.config, kb_dir=args.kb, log_level=args.log_level)
+        logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         if args.plugin:
             settings = settings.model_copy(update={"plugins": [*settings.plugins, *args.plugin]})
         handlers = load_methods(settings.plugins)
@@ -200,6 +198,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"jsonl-engine: cannot load plugin: {exc}", file=sys.stderr)
         return 2
-    code = run(App(settings), handlers, protocol_fd)
+    code = run(App(settings, handlers), handlers, protocol_fd)
     sys.stderr.flush()
     os._exit(code)  # handler threads may still run cancelled work; the KB is transactional

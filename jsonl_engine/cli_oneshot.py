@@ -339,7 +339,7 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _daemon_args(args: argparse.Namespace) -> list[str]:
-    out = ["--log-level", args.log_level]
+    out = ["--log-level", args.log_level] if args.log_level else []  # else the daemon's settings say
     for module in args.plugin:
         out += ["--plugin", module]
     return out
@@ -349,7 +349,7 @@ def _kb(args: argparse.Namespace) -> str | int | None:
     """The KB the command works on (a directory, or None for a URL), checked: only an ingest (`ingest`, `call
     kb.ingest`) creates a KB, and says so; any other command on a KB that does not exist is an error (it would
     create an empty one). An int is the exit code of a problem already reported."""
-    from jsonl_engine.config import ConfigError, load_settings
+    from jsonl_engine.config import ConfigError, env_setting, load_settings
     from jsonl_engine.store.sqlite.db import DB_FILENAME
 
     try:
@@ -360,8 +360,8 @@ def _kb(args: argparse.Namespace) -> str | int | None:
     if isinstance(location, str):  # a PostgreSQL URL: the server says whether it is there
         return None
     where = os.path.abspath(location)
-    origin = ("--kb" if args.kb is not None else "$JSONL_ENGINE_KB" if os.environ.get("JSONL_ENGINE_KB")
-              else "the configuration file" if args.config or os.environ.get("JSONL_ENGINE_CONFIG")
+    origin = ("--kb" if args.kb is not None else "$JSONL_ENGINE_KB" if env_setting("KB")
+              else "the configuration file" if args.config or env_setting("CONFIG")
               else "the default: ./.jsonl-engine in the current folder")
     if os.path.exists(os.path.join(where, DB_FILENAME)):
         return where
@@ -677,8 +677,7 @@ def plan_main() -> None:
     import orjson
 
     from jsonl_engine.ingest import PDF
-    from jsonl_engine.ingest.files import check_file
-    from jsonl_engine.ingest.sync import expand_paths
+    from jsonl_engine.ingest.pipeline import check_file, expand_paths
 
     out = []
     for path, early in expand_paths(orjson.loads(sys.stdin.buffer.read())):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
@@ -48,6 +47,7 @@ class KBSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
+    sqlite: Literal["auto", "apsw", "sqlite3"] = "auto"  # the SQLite library: APSW when installed, or the stdlib's
 
 
 class OcrSettings(BaseModel):
@@ -80,6 +80,7 @@ class Settings(BaseModel):
     readers: dict[str, ReaderSettings] = Field(default_factory=dict)
     default_reader: str | None = None
     ocr: OcrSettings = Field(default_factory=OcrSettings)
+    log_level: str = Field("WARNING", pattern=r"(?i)^(debug|info|warning|error|critical)$")  # stderr
 
     @property
     def kb_location(self) -> Path | str:
@@ -91,13 +92,22 @@ class ConfigError(Exception):
     """The configuration file or environment is invalid; the CLI reports it and exits 2."""
 
 
+def env_setting(suffix: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The JSONL_ENGINE_<suffix> variable ("" as None): what the CLI says of a setting's origin, or validates
+    before starting a daemon. This module is the one that reads the environment."""
+    return (os.environ if env is None else env).get(ENV_PREFIX + suffix) or None
+
+
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     simple = {"KB": "kb_dir", "MAX_LINE_BYTES": "max_line_bytes", "MAX_IN_FLIGHT": "max_in_flight",
-              "WORKERS": "workers", "WORKER_MEMORY_MB": "worker_memory_mb", "DEFAULT_READER": "default_reader"}
+              "WORKERS": "workers", "WORKER_MEMORY_MB": "worker_memory_mb", "DEFAULT_READER": "default_reader",
+              "LOG_LEVEL": "log_level"}
     for suffix, key in simple.items():
         if (value := env.get(ENV_PREFIX + suffix)) not in (None, ""):
             out[key] = value
+    if sqlite := env.get(ENV_PREFIX + "SQLITE", "").strip().lower():
+        out["kb"] = {"sqlite": sqlite}
     if plugins := env.get(ENV_PREFIX + "PLUGINS"):
         out["plugins"] = [p.strip() for p in plugins.split(",") if p.strip()]
     llm: dict[str, Any] = {}
@@ -149,11 +159,13 @@ def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None) -> None:
 
 
 def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path | None = None,
-                  env: Mapping[str, str] | None = None) -> Settings:
+                  log_level: str | None = None, env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     data: dict[str, Any] = {}
     config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
     if config_file:
+        import tomllib  # only with a file (start-up)
+
         try:
             with open(config_file, "rb") as fh:
                 data = tomllib.load(fh)
@@ -162,6 +174,8 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
     data = _merge(data, _env_overrides(env))
     if kb_dir is not None:
         data["kb_dir"] = kb_dir
+    if log_level is not None:
+        data["log_level"] = log_level
     _place_kb(data, cli=kb_dir, env=env.get(ENV_PREFIX + "KB") or None)
     llm = data.get("llm")
     fallback_key = env.get("OPENAI_API_KEY")

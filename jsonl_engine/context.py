@@ -8,18 +8,34 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from jsonl_engine.errors import Cancelled
 
 if TYPE_CHECKING:
-    from jsonl_engine.app import App
+    from jsonl_engine.config import Settings
+    from jsonl_engine.registry import Method
     from jsonl_engine.store import Store
 
 T = TypeVar("T")
 WriteEvent = Callable[[str, dict[str, Any]], None]  # (kind, data): one event line of this request
+
+
+class App(Protocol):
+    """What handlers reach of the app (`jsonl_engine.app.App`, the composition root, a layer above): settings,
+    the method table, the store, the process pool, the server's `control`, and `extras` (per-app resources)."""
+
+    settings: Settings
+    methods: dict[str, Method]
+    control: Any
+    extras: dict[str, Any]
+
+    @property
+    def store(self) -> Store: ...
+
+    async def run_in_process(self, fn: Callable[..., T], *args: Any) -> T: ...
 
 
 class CancelFlag:

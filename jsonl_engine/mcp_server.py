@@ -25,6 +25,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from jsonl_engine import __version__
+from jsonl_engine.app import load_methods
 from jsonl_engine.client import AsyncClient, RequestError, UnsendableValue, result_model
 from jsonl_engine.models.answer import AnswerResult
 from jsonl_engine.models.context import ContextResult
@@ -36,7 +37,6 @@ from jsonl_engine.models.documents import (
     ReadResult,
 )
 from jsonl_engine.models.synthesize import SynthesizeResult
-from jsonl_engine.registry import load_methods
 
 CONTEXT_MAX_CHARS = 6000  # the context tool's default budget: about 1,500 tokens of passages per call
 FORMAT = {"type": "string", "enum": ["text", "json"], "default": "text",

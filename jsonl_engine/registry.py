@@ -1,9 +1,12 @@
-"""The HANDLERS table: method name -> Method record, built by the `@method` decorator (as pygls registers features)."""
+"""Methods: `@method(...)` describes a handler (a `Method` record kept on the function, nothing registered
+anywhere); `method_table` builds the name -> Method table the server dispatches through, from handlers listed
+explicitly (the composition root, `app.load_methods`, lists the built-in ones and adds plugins' with
+`methods_in`)."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +32,6 @@ class Method:
         return {"params": f"{self.name}.params.json", "result": f"{self.name}.result.json"}
 
 
-HANDLERS: dict[str, Method] = {}
-
-
 class DuplicateMethod(RuntimeError):
     pass
 
@@ -39,21 +39,19 @@ class DuplicateMethod(RuntimeError):
 def method(name: str, *, params: type[Params], result: type[BaseModel],
            events: tuple[str, ...] = ("result",), summary: str | None = None,
            inline: bool = False) -> Callable[[Callable], Callable]:
-    """Register `fn(params, ctx)` as `name`. Async handlers run on the loop; plain functions in a thread,
+    """Describe `fn(params, ctx)` as method `name` (the record is `fn.method`; `method_table` collects it). Async handlers run on the loop; plain functions in a thread,
     unless `inline`: a plain function that never blocks (capabilities, cancel) runs in the dispatch itself.
 
     `events` lists the event kinds the method may emit besides `error` and `done`.
     """
 
     def register(fn: Callable) -> Callable:
-        if name in HANDLERS:
-            raise DuplicateMethod(f"method {name!r} is registered twice")
         if not (isinstance(params, type) and issubclass(params, Params)):
             raise TypeError(f"method {name!r}: params must subclass jsonl_engine.models.Params")
         if inline and inspect.iscoroutinefunction(fn):
             raise TypeError(f"inline method {name!r} must be a plain function")
         doc = summary or (inspect.getdoc(fn) or "").split("\n", 1)[0].strip()
-        HANDLERS[name] = Method(name=name, params=params, result=result, handler=fn, summary=doc,
+        fn.method = Method(name=name, params=params, result=result, handler=fn, summary=doc,
                                 events=tuple(events), is_async=inspect.iscoroutinefunction(fn),
                                 inline=inline)
         return fn
@@ -85,12 +83,25 @@ def invalid_params_from(exc: ValidationError) -> InvalidParams:
     return InvalidParams(message, fields=fields)
 
 
-def load_methods(plugins: list[str] = ()) -> dict[str, Method]:
-    """Import the built-in method modules, then any plugin modules (which register more methods)."""
-    import importlib
+def method_of(handler: Callable) -> Method:
+    """The Method a `@method` handler carries."""
+    found = getattr(handler, "method", None)
+    if not isinstance(found, Method):
+        raise TypeError(f"{handler!r} is not a @method handler")
+    return found
 
-    import jsonl_engine.methods  # noqa: F401  (registers the built-in methods)
 
-    for module in plugins:
-        importlib.import_module(module)
-    return HANDLERS
+def methods_in(module: object) -> list[Method]:
+    """The `@method` handlers a (plugin) module defines, by name."""
+    found = [value.method for value in vars(module).values() if isinstance(getattr(value, "method", None), Method)]
+    return sorted(found, key=lambda m: m.name)
+
+
+def method_table(methods: Iterable[Method]) -> dict[str, Method]:
+    """name -> Method; a name given twice is DuplicateMethod."""
+    table: dict[str, Method] = {}
+    for m in methods:
+        if m.name in table:
+            raise DuplicateMethod(f"method {m.name!r} is registered twice")
+        table[m.name] = m
+    return table

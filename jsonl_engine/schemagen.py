@@ -1,5 +1,5 @@
 """Generate the committed contract: schemas/<method>.{params,result}.json, schemas/events.json and
-capabilities.json, all from the HANDLERS table and the models. `check` reports drift."""
+capabilities.json, all from the method table (`app.load_methods`) and the models. `check` reports drift."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
+from jsonl_engine.app import load_methods
 from jsonl_engine.config import Settings
-from jsonl_engine.registry import HANDLERS
 
 _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
@@ -20,15 +20,16 @@ def contract_files() -> dict[str, bytes]:
     from jsonl_engine.methods.system import build_capabilities
     from jsonl_engine.wire.envelope import AnyEvent, Request
 
+    methods = load_methods()
     files: dict[str, bytes] = {}
-    for name in sorted(HANDLERS):
-        m = HANDLERS[name]
+    for name in sorted(methods):
+        m = methods[name]
         files[f"schemas/{m.schema_files['params']}"] = _dump(m.params.model_json_schema(by_alias=True))
         files[f"schemas/{m.schema_files['result']}"] = _dump(
             m.result.model_json_schema(by_alias=True, mode="serialization"))
     files["schemas/events.json"] = _dump(TypeAdapter(AnyEvent).json_schema())
     files["schemas/request.json"] = _dump(Request.model_json_schema())
-    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1))
+    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1), methods)
     files["capabilities.json"] = _dump(capabilities.model_dump(mode="json"))
     return files
 

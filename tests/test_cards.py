@@ -299,7 +299,7 @@ def test_synthesize_takes_claims_from_the_filing_of_the_named_year_first(tmp_pat
 
 def test_pages_holding_finds_pages_without_ranking(kb_location: Path | str, tmp_path: Path) -> None:
     """The store's unranked filter (statement cues read only the pages it returns), on both backends."""
-    from jsonl_engine.retrieval import cues
+    from jsonl_engine.identity import statements as cues
 
     _annual_filing(tmp_path / "a.pdf", 2019, "Consolidated Statements of Cash Flows 2019 2018 120 110 45 40 7 8")
     _annual_filing(tmp_path / "b.pdf", 2020, "Revenue for the year was $150 million.")
@@ -317,9 +317,9 @@ def test_pages_holding_finds_pages_without_ranking(kb_location: Path | str, tmp_
 
 
 def test_statement_pages_filled_for_documents_stored_before(kb_location: Path | str, tmp_path: Path) -> None:
-    """A KB written before statement pages were kept (NULL) gets them on open (cues.fill_missing), both backends."""
+    """A KB written before statement pages were kept (NULL) gets them on open (statements.fill_missing), both backends."""
     from jsonl_engine.errors import NotFound
-    from jsonl_engine.retrieval import cues
+    from jsonl_engine.identity import statements as cues
 
     _annual_filing(tmp_path / "a.pdf", 2019, "Consolidated Statements of Cash Flows 2019 2018 120 110 45 40 7 8")
     store = open_store(kb_location)

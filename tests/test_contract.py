@@ -1,4 +1,4 @@
-"""The generated contract (schemas/, capabilities.json) matches the HANDLERS table and the models."""
+"""The generated contract (schemas/, capabilities.json) matches the method table and the models."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import sys
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from jsonl_engine.app import load_methods
 from jsonl_engine.models import Params
-from jsonl_engine.registry import HANDLERS, DuplicateMethod, invalid_params_from, load_methods, method
+from jsonl_engine.registry import DuplicateMethod, invalid_params_from, method, method_table
 from tests.support.daemon import ROOT
 
 
@@ -33,20 +34,18 @@ def test_schemas_check_fails_on_drift(tmp_path) -> None:
 
 
 def test_every_method_has_both_schema_files() -> None:
-    load_methods()
-    for name in HANDLERS:
+    for name in load_methods():
         for kind in ("params", "result"):
             assert (ROOT / "schemas" / f"{name}.{kind}.json").is_file(), (name, kind)
 
 
 def test_duplicate_method_names_are_rejected() -> None:
-    load_methods()
-
     class P(Params):
         pass
 
+    again = method("capabilities", params=P, result=P)(lambda params, ctx: None)
     with pytest.raises(DuplicateMethod):
-        method("capabilities", params=P, result=P)(lambda params, ctx: None)
+        method_table([*load_methods().values(), again.method])
 
 
 def test_params_must_be_params_models_so_cross_field_checks_run() -> None:
@@ -55,7 +54,6 @@ def test_params_must_be_params_models_so_cross_field_checks_run() -> None:
 
     with pytest.raises(TypeError, match="must subclass"):
         method("test.plain_params", params=Plain, result=Plain)(lambda params, ctx: None)
-    assert "test.plain_params" not in HANDLERS
 
 
 def test_cross_field_rules_are_invalid_params_with_fields(tmp_path) -> None:
@@ -70,12 +68,12 @@ def test_cross_field_rules_are_invalid_params_with_fields(tmp_path) -> None:
 
 
 def test_invalid_params_message_says_which_params_are_missing_unknown_or_invalid() -> None:
-    load_methods()
+    handlers = load_methods()
     with pytest.raises(ValidationError) as info:
-        HANDLERS["kb.read"].params.model_validate({"page": 0, "bogus": 1, "section_id": ""})
+        handlers["kb.read"].params.model_validate({"page": 0, "bogus": 1, "section_id": ""})
     error = invalid_params_from(info.value)
     assert error.message == "unknown param(s): bogus; invalid value for param(s): section_id, page"
     assert error.data == {"fields": ["section_id", "page", "bogus"], "field": "section_id"}
     with pytest.raises(ValidationError) as info:
-        HANDLERS["cancel"].params.model_validate({"id": 2})
+        handlers["cancel"].params.model_validate({"id": 2})
     assert invalid_params_from(info.value).message == "missing param(s): target; unknown param(s): id"

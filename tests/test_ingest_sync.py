@@ -8,7 +8,6 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from jsonl_engine.context import CancelFlag
 from jsonl_engine.errors import UnsupportedMedia
 from jsonl_engine.ingest import MEDIA_TYPES, files, outcome, parse_file, sync
 from jsonl_engine.ingest.outcome import IngestOutcome
@@ -23,7 +22,7 @@ def daemon_ingest(store: Store, paths: list[str]) -> list[IngestOutcome]:
         return fn(*args)
 
     job = IngestJob(store=store, run_in_process=run_in_process, progress=lambda *a: None,
-                    on_outcome=outcomes.append, cancel=CancelFlag())
+                    on_outcome=outcomes.append, cancelled=lambda: False)
     asyncio.run(job.run_paths(paths))
     return outcomes
 

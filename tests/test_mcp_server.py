@@ -17,7 +17,7 @@ mcp = pytest.importorskip("mcp", reason="the [mcp] extra (in [test]) is not inst
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from jsonl_engine.registry import load_methods  # noqa: E402
+from jsonl_engine.app import load_methods  # noqa: E402
 from tests.support.client import daemon_env  # noqa: E402
 
 REPORT = ("# Quillon Ferries 2030 Report\n\n## Fleet\n\nQuillon Ferries ran 9 ferries in 2030.\n\n"

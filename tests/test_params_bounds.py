@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from jsonl_engine.app import load_methods
 from jsonl_engine.models.query_params import MAX_DOCUMENT_IDS
-from jsonl_engine.registry import invalid_params_from, load_methods
+from jsonl_engine.registry import invalid_params_from
 
 METHODS = {name: m for name, m in load_methods().items() if m.params.__module__.startswith("jsonl_engine.")}
 JSON_TYPES: dict[str, Any] = {"null": type(None), "boolean": bool, "integer": int, "number": (int, float),

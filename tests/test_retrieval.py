@@ -9,6 +9,7 @@ import unicodedata
 import pytest
 
 from jsonl_engine.errors import InvalidParams
+from jsonl_engine.identity import statements
 from jsonl_engine.retrieval import answer_terms, budget, cues, dedupe, salient_terms
 from jsonl_engine.retrieval.query import MAX_PHRASES, parse, tokenize
 from jsonl_engine.retrieval.snippet import finder
@@ -148,9 +149,9 @@ def test_statement_cues() -> None:
         "".join(f"Line item {i} {i * 101:,} {i * 97:,} ({i * 13})\n" for i in range(1, 30))
     contents = "Index to Financial Statements\nConsolidated Statements of Cash Flows 52\n" + \
         "Consolidated Balance Sheets 50\nNotes to the financial statements describe policies and estimates.\n" * 3
-    assert cues.statement_kind(statement) == cues.CASH_FLOW
-    assert cues.statement_kind(contents) is None
-    assert cues.statement_kind("Consolidated Balance Sheets\n" + "Total assets 1,234 5,678\n" * 20) == cues.BALANCE
+    assert statements.statement_kind(statement) == statements.CASH_FLOW
+    assert statements.statement_kind(contents) is None
+    assert statements.statement_kind("Consolidated Balance Sheets\n" + "Total assets 1,234 5,678\n" * 20) == statements.BALANCE
     assert cues.wanted_statements(tokenize("FY2018 capex as % of revenue")) == {cues.CASH_FLOW, cues.INCOME}
     assert cues.wanted_statements(tokenize("who are the customers")) == frozenset()
 

@@ -75,7 +75,7 @@ def test_each_weight_says_what_it_trades_and_how_it_was_chosen() -> None:
     source = WEIGHTS.read_text(encoding="utf-8")
     lines = source.splitlines()
     names = _constants(ast.parse(source))
-    assert len(names) >= 40
+    assert len(names) >= 35  # the statement-page thresholds live in identity/statements.py
     for name, _, line in names:
         note = []
         for text in lines[line:]:  # the comment lines under the constant

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.context import CancelFlag
 from jsonl_engine.errors import Cancelled, Internal, NotFound
-from jsonl_engine.ingest import outcome, parse_text, sync
+from jsonl_engine.ingest import outcome, parse_text, pipeline, sync
 from jsonl_engine.store import DuplicateContent, open_store
 from jsonl_engine.store.sqlite.migrations import MIGRATIONS
 from tests.conftest import kb_integrity as integrity
@@ -70,11 +69,9 @@ def test_section_ids_are_stable_across_remove_and_reingest(store):
 
 def test_a_failed_transaction_leaves_nothing(store):
     parsed = parse_text("# Kept out\n\nquokka text\n", "x", "text/markdown")
-    cancel = CancelFlag()
-    cancel.set()
     with pytest.raises(Cancelled):
         outcome.write_parsed(store, parsed, document_id="feedfeedfeedfeed", sha256="f" * 64, path=None,
-                          status="approved", cancel=cancel)
+                             status="approved", cancelled=lambda: True)
     assert integrity(store)["documents"] == 0 and fts_hits(store, "quokka") == 0
 
 
@@ -131,7 +128,7 @@ def test_expand_paths_reports_missing_and_empty(tmp_path):
     (tmp_path / "docs" / "a.md").write_text("a")
     (tmp_path / "docs" / "skip.csv").write_text("c")
     (tmp_path / "docs" / ".hidden" / "h.md").write_text("h")
-    out = list(sync.expand_paths([str(tmp_path / "missing.pdf"), str(tmp_path / "empty"), str(tmp_path / "docs")]))
+    out = list(pipeline.expand_paths([str(tmp_path / "missing.pdf"), str(tmp_path / "empty"), str(tmp_path / "docs")]))
     assert out[0][1].error["code"] == "not_found"
     assert out[1][1].skipped and "no supported files" in out[1][1].reason
     assert [p.rsplit("/", 1)[-1] for p, early in out[2:]] == ["a.md", "b.txt"]

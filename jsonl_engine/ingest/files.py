@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from jsonl_engine.errors import NotFound, UnsupportedMedia
-from jsonl_engine.ingest import PDF, require_media_type
 
 MAX_TEXT_BYTES = 64 << 20  # a .txt/.md document over this is refused (too_large): it is read whole to parse it
 BINARY_PROBE = 8192  # a NUL in this prefix: not a text file
@@ -50,17 +49,6 @@ def require_text_size(path: str, size: int) -> None:
                                f"(limit {MAX_TEXT_BYTES})", reason="too_large")
 
 
-def check_file(path: str) -> str:
-    """The media type of a file the ingest accepts, from stat and its name alone (nothing is opened): raises
-    OSError for a path that cannot be stat'ed, UnsupportedMedia (not_regular, unknown_type, too_large) otherwise."""
-    st = os.stat(path)  # follows symlinks: a link to /dev/zero is a character device
-    require_regular(path, st)
-    media_type = require_media_type(path)
-    if media_type != PDF:
-        require_text_size(path, st.st_size)
-    return media_type
-
-
 def open_regular(path: str) -> BinaryIO:
     """`path` opened for reading, non-blocking (opening a FIFO would wait for a writer), if it is a regular file."""
     fh = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 - returned open
@@ -84,7 +72,7 @@ def read_text(path: str) -> str:
         if b"\x00" in head:
             raise UnsupportedMedia(f"{Path(path).name} is not a text file", reason="unknown_type")
         data = head + fh.read(limit - len(head))
-        if len(data) > MAX_TEXT_BYTES:  # grew since check_file, or parsed without it
+        if len(data) > MAX_TEXT_BYTES:  # grew since pipeline.check_file, or parsed without it
             require_text_size(path, max(len(data), os.fstat(fh.fileno()).st_size))
     try:
         return data.decode("utf-8-sig")

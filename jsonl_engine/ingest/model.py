@@ -7,13 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from jsonl_engine.ingest.media import MARKDOWN, PDF, PLAIN
 from jsonl_engine.store.types import ParsedDocument, ParsedSection
 
 __all__ = ["MARKDOWN", "PDF", "PLAIN", "Line", "OutlineEntry", "PageData", "ParsedDocument", "ParsedSection", "PdfInfo"]
 
-PDF = "application/pdf"
-MARKDOWN = "text/markdown"
-PLAIN = "text/plain"
 
 
 class Line(NamedTuple):

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from jsonl_engine.errors import Cancelled, EngineError
 from jsonl_engine.identity import card as cards
-from jsonl_engine.identity import titles
-from jsonl_engine.retrieval import cues
+from jsonl_engine.identity import statements, titles
 from jsonl_engine.store import DocumentInfo, DuplicateContent, ParsedDocument, Store, Transaction
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from jsonl_engine.context import CancelFlag
+    from collections.abc import Callable
 
 
 @dataclass(slots=True)
@@ -102,7 +101,8 @@ def error_outcome(path: str | None, exc: EngineError) -> IngestOutcome:
 
 
 def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha256: str, path: str | None,
-                 status: str, cancel: CancelFlag | None = None, meta: dict | None = None) -> IngestOutcome:
+                 status: str, cancelled: Callable[[], bool] | None = None,
+                 meta: dict | None = None) -> IngestOutcome:
     """One transaction: re-check for a concurrent duplicate, replace older versions at `path`, insert (with the
     document's card, derived here unless the parser made one, and the user's card values `meta`).
     A cancel seen after the insert, before the commit, rolls it all back."""
@@ -116,14 +116,14 @@ def write_parsed(store: Store, parsed: ParsedDocument, *, document_id: str, sha2
                 return skip
             info = tx.insert(parsed, document_id=document_id, sha256=sha256, path=path, status=status,
                              replace=older, meta=meta)
-            if cancel is not None and cancel.is_set():
+            if cancelled is not None and cancelled():
                 raise Cancelled("ingest cancelled")
     except DuplicateContent as dup:  # another writer (a daemon on the same database) committed it first
         skip, _older = precheck(_Found(dup.existing), sha256, path)
         assert skip is not None
         return skip
     try:
-        cues.save(store, info.document_id)  # its statement pages, judged once (queries read them)
+        statements.save(store, info.document_id)  # its statement pages, judged once (queries read them)
     except EngineError as exc:  # the document is in: queries judge its pages until the next open fills them
         log.warning("statement pages of %s not stored: %s", info.document_id, exc.message)
     titles.retitle(store, {parsed.card.name or parsed.card.title})  # siblings of the same name: tell them apart

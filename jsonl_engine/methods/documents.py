@@ -47,7 +47,7 @@ async def ingest(params: IngestParams, ctx: RequestContext) -> None:
 
     meta = params.meta.model_dump(exclude_none=True) if params.meta is not None else None
     job = IngestJob(store=store, run_in_process=ctx.run_in_process, progress=ctx.progress,
-                    on_outcome=on_outcome, cancel=ctx.cancel_event, workers=ctx.app.settings.workers,
+                    on_outcome=on_outcome, cancelled=ctx.cancel_event.is_set, workers=ctx.app.settings.workers,
                     status=params.status, meta=meta, ocr=ctx.app.settings.ocr)
     try:
         if params.text is not None:

@@ -18,12 +18,12 @@ from jsonl_engine.models.system import (
     ShutdownParams,
     ShutdownResult,
 )
-from jsonl_engine.registry import HANDLERS, method
+from jsonl_engine.registry import Method, method
 
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 
 
-def build_capabilities(settings: Settings) -> CapabilitiesResult:
+def build_capabilities(settings: Settings, methods: dict[str, Method]) -> CapabilitiesResult:
     from jsonl_engine.ingest.parsers import (
         PARSERS,  # light modules: no httpx, no pdfium, no retrieval pipeline
     )
@@ -38,7 +38,7 @@ def build_capabilities(settings: Settings) -> CapabilitiesResult:
         methods=[
             MethodInfo(name=m.name, summary=m.summary, events=list(m.events),
                        params_schema=m.schema_files["params"], result_schema=m.schema_files["result"])
-            for m in sorted(HANDLERS.values(), key=lambda m: m.name)
+            for m in sorted(methods.values(), key=lambda m: m.name)
         ],
         events=EVENT_KINDS,
         error_codes=list(ERROR_CODES),
@@ -54,7 +54,7 @@ def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, A
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
     if cached is None:
-        cached = build_capabilities(ctx.app.settings).model_dump(mode="json")
+        cached = build_capabilities(ctx.app.settings, ctx.app.methods).model_dump(mode="json")
         ctx.app.extras["capabilities"] = cached
     return cached
 

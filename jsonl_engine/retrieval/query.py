@@ -4,7 +4,7 @@
 A query is an OR of equally weighted phrases (an AND starves recall on questions; BM25 ranks the OR). Stopwords and question boilerplate are dropped; numbers, years and fiscal forms stay
 matchable ("FY2018" -> fy2018, 2018; "$1,577" -> the phrase "1 577", as the index splits on commas);
 generic accounting vocabulary adds the phrases filings use for the same line item (capex -> "purchases of
-property plant and equipment"); cues.py finds the statement pages that carry the figures.
+property plant and equipment"); identity/statements.py finds the statement pages that carry the figures.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ _PRECISION = frozenset(("decimal", "decimals"))  # "two decimal places": the cou
 
 # Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
 # filings use for it. No document- or question-specific entries.
-# Statement pages themselves are found by cues.py; these only name the statements for prose passages.
+# Statement pages themselves are found by identity/statements.py; these only name the statements for prose passages.
 _CASH_FLOW = ("cash flows",)
 _INCOME = ()
 _BALANCE = ("total assets",)

@@ -116,19 +116,7 @@ SCORE_DIGITS = 6
 # Scores are rounded to this many digits, then ties break by id. Trades: an order that is a pure function of
 # the KB and the query (not of floating-point noise between backends) against telling apart scores closer than
 # this. Chosen: not measured (7f2dcc1).
-
-# ---- statement cues (cues.py): which pages are a financial statement (judged at ingest, stored) ------------
-# Changing these changes the statement pages of documents judged afterwards only; stored ones keep theirs.
-
-HEAD_CHARS = 400
-# A page's first characters in which a statement's head must be named. Trades: heads below a long letterhead
-# against a contents page naming the statements. Chosen: not measured (f2244bd).
-HEAD_TEXT = 3000
-# Characters of a page read to count its figures. Trades: a statement's whole first screen against time per
-# page judged. Chosen: not measured (54514cc).
-MIN_NUMERIC = 0.25
-# Share of a page's tokens that are figures on a statement page. Trades: statements with long labels against
-# contents and note pages that name a statement. Chosen: not measured (f2244bd).
+# (Which pages are a financial statement, judged at ingest: identity/statements.py, HEAD_CHARS and the others.)
 
 # ---- assemble (stages/assemble.py, dedupe.py, snippet.py): passages out of the ranking ---------------------
 

@@ -181,7 +181,7 @@ class Store(SearchIndex, Protocol):
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         """document id -> the pages holding a primary financial statement (page number -> kind, as
-        retrieval/cues.py judges them), None when not judged yet (`update_document`); absent ids left out."""
+        identity/statements.py judges them), None when not judged yet (`update_document`); absent ids left out."""
         ...
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -211,5 +211,5 @@ class Store(SearchIndex, Protocol):
         - `meta`: the user's card values (CARD_FIELDS) merged in, a None value removing one; the title follows;
           InvalidParams for another field;
         - `statement_pages`: page number -> kind (every other page holds none); done at ingest, documents written
-          before are judged on open (retrieval/cues.fill_missing)."""
+          before are judged on open (identity/statements.fill_missing)."""
         ...

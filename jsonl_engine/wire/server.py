@@ -1,4 +1,4 @@
-"""The loop: lines in, events out. Validates envelopes, dispatches through HANDLERS, and owns the life cycle
+"""The loop: lines in, events out. Validates envelopes, dispatches through the method table, and owns the life cycle
 (cancel, shutdown, EOF drain, signals, parent death, broken pipe).
 
 This is the one place that catches broadly: any surprise becomes `internal` and the daemon keeps serving.

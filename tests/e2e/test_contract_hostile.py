@@ -211,7 +211,7 @@ def _is_shutdown(request: dict[str, Any]) -> bool:
     return request.get("method") == "shutdown" and request.get("params") in (None, {})
 
 
-FUZZ_EXAMPLES = int(os.environ.get("JSONL_ENGINE_FUZZ_EXAMPLES", "40"))
+FUZZ_EXAMPLES = int(os.environ.get("JSONL_ENGINE_FUZZ_EXAMPLES", "10"))  # a daemon each: the long run on demand (200)
 LINES_PER_EXAMPLE = 60  # more lines than this overrun what hypothesis draws for one example
 
 

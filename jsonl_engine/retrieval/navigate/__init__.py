@@ -6,7 +6,7 @@
   pageindex     the model reads pages (structure / pages / done) and cites page ranges with confidence
 
 This module is light (capabilities lists strategy names at start-up): each strategy imports its
-implementation when it first runs. Settings are StrategyRequest fields; one left None takes its default:
+implementation when it first runs (the rows below name small loader functions). Settings are StrategyRequest fields; one left None takes its default:
 max_tokens_per_call (the reader's context window less the reply), max_hops (loop.DEFAULT_MAX_HOPS = 6),
 concurrency (chunked-tree: the reader's max_concurrency), max_cited_ranges (pageindex.DEFAULT_MAX_CITATIONS = 3),
 max_pages_per_call (pageindex.DEFAULT_MAX_PAGES = 4).
@@ -15,8 +15,8 @@ max_pages_per_call (pageindex.DEFAULT_MAX_PAGES = 4).
 from __future__ import annotations
 
 import asyncio
-from importlib import import_module
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from jsonl_engine.errors import LLMUnavailable
 from jsonl_engine.retrieval.types import Progress, Retrieval, StrategyRequest, check_unit
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 class NavigateStrategy:
     needs_llm = True
 
-    def __init__(self, name: str, module: str, navigates: Literal["pages", "sections"] = "sections") -> None:
+    def __init__(self, name: str, navigate: Callable[..., Awaitable[Retrieval]],
+                 navigates: Literal["pages", "sections"] = "sections") -> None:
         self.name = name
-        self.module = module
+        self.navigate = navigate  # (store, tree, request, llm, progress, usage) -> Retrieval
         self.navigates = navigates  # what the model moves through: the sections, or the pages (pageindex)
 
     def __repr__(self) -> str:
@@ -57,11 +58,34 @@ class NavigateStrategy:
             return result([], usage=usage, hops=0, reason="the documents in scope have no pages")
         if self.navigates == "sections" and tree.empty:
             return result([], usage=usage, hops=0, reason="the documents in scope have no sections")
-        impl = import_module(f"{__name__}.{self.module}")
-        found = await impl.run(store, tree, request, llm, progress, usage)
+        found = await self.navigate(store, tree, request, llm, progress, usage)
         found.details.setdefault("strategy", self.name)
         return found
 
 
-STRATEGIES = (NavigateStrategy("single-pass", "single_pass"), NavigateStrategy("chunked-tree", "chunked_tree"),
-              NavigateStrategy("agentic", "agentic"), NavigateStrategy("pageindex", "pageindex", navigates="pages"))
+async def _single_pass(*args: Any) -> Retrieval:
+    from jsonl_engine.retrieval.navigate import single_pass
+
+    return await single_pass.run(*args)
+
+
+async def _chunked_tree(*args: Any) -> Retrieval:
+    from jsonl_engine.retrieval.navigate import chunked_tree
+
+    return await chunked_tree.run(*args)
+
+
+async def _agentic(*args: Any) -> Retrieval:
+    from jsonl_engine.retrieval.navigate import agentic
+
+    return await agentic.run(*args)
+
+
+async def _pageindex(*args: Any) -> Retrieval:
+    from jsonl_engine.retrieval.navigate import pageindex
+
+    return await pageindex.run(*args)
+
+
+STRATEGIES = (NavigateStrategy("single-pass", _single_pass), NavigateStrategy("chunked-tree", _chunked_tree),
+              NavigateStrategy("agentic", _agentic), NavigateStrategy("pageindex", _pageindex, navigates="pages"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jsonl_engine.identity.statements import statement_pages
 from jsonl_engine.retrieval import cues, rank
 from jsonl_engine.retrieval.query import Query
 from jsonl_engine.retrieval.stages.candidates import Found
@@ -45,6 +46,6 @@ def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
     if not wanted:
         return {}
     focus = focus[:SECTION_DOCS]
-    statements = cues.statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
+    statements = statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
     keys = {(d, n) for d, n, _ in pages} | {(d, n) for d in focus for n in statements[d]}
     return {(d, n): W_STATEMENT for d, n in keys if statements[d].get(n) in wanted}

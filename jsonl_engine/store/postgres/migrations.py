@@ -81,8 +81,8 @@ ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX documents_title ON documents(title);
 """),
     (3, "statement pages: each document's pages that hold a primary financial statement (JSON; NULL until judged)", """
--- {"page number": "income" | "balance" | "cash_flow"} (retrieval/cues.py judges them once); documents written
--- before this version are judged from their stored pages when the KB is opened (retrieval/cues.fill_missing).
+-- {"page number": "income" | "balance" | "cash_flow"} (identity/statements.py judges them once); documents written
+-- before this version are judged from their stored pages when the KB is opened (identity/statements.fill_missing).
 ALTER TABLE documents ADD COLUMN statements TEXT;
 """),
     (4, "OCR: the words of the pages read by OCR, with their boxes, and each document's list of those pages", """

@@ -10,20 +10,18 @@ a cursor (`fetchone`, `fetchall`, iteration; rows read by position or by column 
 returned as they are (rows are `sqlite3.Row`). Errors: `Error` (every error of the library), `IntegrityError`,
 `primary_code(exc)`, `error_name(exc)`.
 
-JSONL_ENGINE_SQLITE=sqlite3 in the environment picks `sqlite3` even when APSW is installed (to compare the two).
+The `[kb] sqlite` setting (JSONL_ENGINE_SQLITE) = "sqlite3" picks `sqlite3` even when APSW is installed (to
+compare the two): the app calls `choose` before the process's first connection.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 try:
-    if os.environ.get("JSONL_ENGINE_SQLITE", "").strip().lower() == "sqlite3":
-        raise ImportError("sqlite3 chosen by JSONL_ENGINE_SQLITE")
     import apsw
 except ImportError:
     apsw = None  # type: ignore[assignment]
@@ -47,6 +45,21 @@ if APSW:
 else:
     Error = sqlite3.Error
     IntegrityError = sqlite3.IntegrityError
+ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, *((apsw.Error,) if apsw is not None else ()))  # either's
+_connected = False
+
+
+def choose(library: str) -> None:
+    """"auto" (APSW when installed, else `sqlite3`) or "sqlite3"; before the process's first connection (two
+    libraries must not open one file in one process)."""
+    global APSW, NAME, Error, IntegrityError
+    use_apsw = apsw is not None and library != "sqlite3"
+    if use_apsw == APSW:
+        return
+    if _connected:
+        raise RuntimeError(f"the SQLite library is {NAME} already: choose it before the first connection")
+    APSW, NAME = use_apsw, "apsw" if use_apsw else "sqlite3"
+    Error, IntegrityError = (apsw.Error, apsw.ConstraintError) if use_apsw else (sqlite3.Error, sqlite3.IntegrityError)
 
 
 def primary_code(exc: BaseException) -> int:
@@ -134,6 +147,8 @@ Row = Any  # a result row: a tuple also readable by column name (`_Row` or sqlit
 
 def connect(path: Path | str, timeout_s: float = 30.0) -> Connection:
     """A connection to the file (created if absent), autocommit, waiting up to `timeout_s` on locks."""
+    global _connected
+    _connected = True
     if APSW:
         raw = apsw.Connection(str(path))
         raw.set_busy_timeout(int(timeout_s * 1000))

@@ -35,7 +35,8 @@ class SqliteDialect(Dialect):
     truncated, an I/O error, a full disk) is kb_unavailable with its reason, and its connections are opened again
     at their next use; anything else is a bug, internal."""
 
-    errors = (driver.Error,)
+    errors = driver.ERRORS
+    _db: Connections
 
     def __init__(self, db: Connections) -> None:
         self._db = db
