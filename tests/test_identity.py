@@ -214,3 +214,18 @@ def test_synthesis_keeps_to_the_named_period_and_says_when_it_cannot(tmp_path: P
     assert missing.warnings and missing.warnings[0].startswith("other_period: no document covers")
     both = synthesize(store, "How did Acme Widgets net revenue change between Q1 2023 and Q2 2023?")
     assert not both.warnings  # a comparison reads every period it names
+
+
+def test_a_search_within_documents_never_returns_a_document_between_them(tmp_path: Path) -> None:
+    """Rowid windows of the named documents once merged across the rows of a document ingested between them, whose
+    pages then came back from a search "within" the others (rankings changed with the ingest order)."""
+    from jsonl_engine.retrieval.query import parse
+
+    store = open_store(tmp_path / "kb")
+    first = ingest_text(store, "Widget margins rose in the first year of the plan.", "One").document_id
+    between = ingest_text(store, "Widget margins widget margins widget margins, everywhere.", "Two").document_id
+    last = ingest_text(store, "Widget margins fell in the second year of the plan.", "Three").document_id
+    with store.snapshot():
+        scope = store.scope(None, ("approved",))
+        hits = store.search_pages(parse("widget margins").phrases, scope, 10, within=[first, last])
+    assert {h.document_id for h in hits} == {first, last} and between not in {h.document_id for h in hits}

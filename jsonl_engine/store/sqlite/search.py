@@ -20,7 +20,10 @@ from jsonl_engine.store.sqlite import bm25
 from jsonl_engine.store.sqlite.driver import Connection
 from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
 
-MERGE_GAP = 1000  # rowids between two windows searched as one
+# Windows of documents whose rows follow one another are searched as one; never across another document's rows:
+# a statement over a window holding them would return that document's pages for a search "within" others (a
+# library ingested in another order then ranked differently: issue 23, bench/determinism.py).
+MERGE_GAP = 1
 
 Window = tuple[int, int]
 FTS_TABLE = {"pages": "pages_fts", "sections": "sections_fts", "covers": "covers_fts"}
@@ -73,7 +76,7 @@ def _marks(n: int) -> str:
 
 
 def windows(conn: Connection, table: str, document_ids: Sequence[str]) -> list[Window]:
-    """Rowid windows of the documents' rows in `table` ("pages" or "sections"), merged when adjacent."""
+    """Rowid windows of the documents' rows in `table` ("pages" or "sections"), merged when one follows the other."""
     if not document_ids:
         return []
     ids = sorted(document_ids)
