@@ -84,24 +84,41 @@ def score(api: Any, *args: Any) -> float:
         data = api.aux_data = _prepare(api, args)
     phrases, avgdl, idfs, weights, plain, exact = data
     norm = K1 * (1 - B + B * api.column_size(-1) / avgdl)
+    if plain and len(weights) == 1:
+        return _one_column(api, phrases, idfs, norm)
+    if exact:
+        return _exact_columns(api, phrases, idfs, weights, norm)
+    return _columns_in_order(api, phrases, idfs, weights, norm)
+
+
+def _one_column(api: Any, phrases: int, idfs: list[float], norm: float) -> float:
+    """One column (pages, covers): a phrase's hits are its offsets there."""
     total = 0.0
-    if plain and len(weights) == 1:  # one column (pages, covers): a phrase's hits are its offsets there
-        offsets = api.phrase_column_offsets
-        for i in range(phrases):
-            f = len(offsets(i, 0))
-            if f:
-                total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
-        return total
-    if exact:  # every partial sum exact: the order of the columns does not matter
-        offsets, columns = api.phrase_column_offsets, api.phrase_columns
-        for i in range(phrases):
-            f = 0.0
-            for c in columns(i):
-                f += weights[c] * len(offsets(i, c))
-            if f:
-                total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
-        return total
-    for i in range(phrases):  # FTS5 adds a hit's column weight once per hit, in column order
+    offsets = api.phrase_column_offsets
+    for i in range(phrases):
+        f = len(offsets(i, 0))
+        if f:
+            total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
+    return total
+
+
+def _exact_columns(api: Any, phrases: int, idfs: list[float], weights: list[float], norm: float) -> float:
+    """Every partial sum exact: the order of the columns does not matter."""
+    total = 0.0
+    offsets, columns = api.phrase_column_offsets, api.phrase_columns
+    for i in range(phrases):
+        f = 0.0
+        for c in columns(i):
+            f += weights[c] * len(offsets(i, c))
+        if f:
+            total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))
+    return total
+
+
+def _columns_in_order(api: Any, phrases: int, idfs: list[float], weights: list[float], norm: float) -> float:
+    """FTS5 adds a hit's column weight once per hit, in column order (the same float sums as bm25())."""
+    total = 0.0
+    for i in range(phrases):
         f = 0.0
         for w, hits in zip(weights, api.phrase_locations(i), strict=True):
             for _ in hits:
