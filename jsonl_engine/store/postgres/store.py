@@ -186,4 +186,5 @@ class PostgresStore(Repository):
 
     def tidy_indexes(self) -> None:
         with self._db.write() as conn:
+            search.fold_stats(conn)
             search.flush_pending(conn)
