@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from jsonl_engine import __version__, cli_oneshot
+from jsonl_engine import __version__
 
 GLOBALS = ("kb", "config", "log_level")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -93,7 +93,9 @@ def _level(value: str) -> str:
     return value.upper()
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(commands: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; without `commands` only the daemon's (`serve`): the one-shot commands' module
+    is not imported to start the daemon."""
     parser = argparse.ArgumentParser(
         prog="jsonl-engine", formatter_class=HelpFormatter, epilog=TOP_EPILOG,
         description="A document knowledge base that answers with checkable citations.\n\n"
@@ -113,14 +115,36 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")
     schemas.add_argument("--root", default=".", help="project root holding schemas/ (default .)")
-    cli_oneshot.add_commands(sub, HelpFormatter, add_globals)
+    if commands:
+        from jsonl_engine import cli_oneshot
+
+        cli_oneshot.add_commands(sub, HelpFormatter, add_globals)
     return parser
+
+
+_VALUED = frozenset(("--kb", "--config", "--log-level", "--plugin"))  # global options followed by their value
+
+
+def _daemon_only(argv: list[str]) -> bool:
+    """Whether the command line starts the daemon (no command, or `serve`) and asks for no help or version."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif arg in ("-h", "--help", "--version"):
+            return False
+        elif not arg.startswith("-"):
+            return arg == "serve"
+    return True
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse, then merge each global option given after the command into its name (an error when it was also
     given before the command with another value)."""
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser(commands=not _daemon_only(argv))
     args = parser.parse_args(argv)
     for name in GLOBALS:
         if hasattr(args, name + AFTER):
@@ -150,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.command == "schemas":
         return _schemas(args)
-    if args.command in cli_oneshot.COMMANDS:
+    if args.command not in (None, "serve"):
+        from jsonl_engine import cli_oneshot
+
         return cli_oneshot.run(args)
     return _serve(args)
 
