@@ -135,6 +135,15 @@ CREATE TRIGGER sections_stats_added AFTER INSERT ON sections REFERENCING NEW TAB
 CREATE TRIGGER sections_stats_removed AFTER DELETE ON sections REFERENCING OLD TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION text_stats_sections();
 """),
+    (6, "tsvectors kept in their rows (STORAGE MAIN, rows up to a page) rather than in TOAST chunks", """
+-- A search reads the tsvector of every candidate row; out of line (TOAST) that is an index lookup and the chunks
+-- per row, in line it is the row's own page (EXPLAIN ANALYZE: -20% on a phrase count over 1,300 pages). The
+-- text columns still go out of line first. Rows written before this version keep their storage until rewritten.
+ALTER TABLE pages SET (toast_tuple_target = 8160);
+ALTER TABLE pages ALTER COLUMN tsv SET STORAGE MAIN;
+ALTER TABLE sections SET (toast_tuple_target = 8160);
+ALTER TABLE sections ALTER COLUMN tsv SET STORAGE MAIN;
+"""),
 ]
 
 
