@@ -171,3 +171,38 @@ def test_bm25_scores_equal_sqlite(pg_server, tmp_path: Path) -> None:
                         store.frequencies("pages", phrases), store.frequencies("documents", phrases)))
         store.close()
     assert answers[0] == answers[1]
+
+
+def test_collection_statistics_are_kept_by_the_writes(pg_server) -> None:
+    """BM25's N and total length per kind come from text_stats (deltas the writes leave in their transaction),
+    equal to counting the tables after ingests, a removal, a rolled-back write, and their folding."""
+    from jsonl_engine.store.postgres import search
+
+    url = pg_server.new_database()
+    store = open_store(url)
+
+    def counted() -> dict:
+        r = sql(store, "SELECT (SELECT COUNT(*) FROM pages), (SELECT COALESCE(SUM(ntok), 0) FROM pages),"
+                       " (SELECT COUNT(*) FROM pages WHERE number <= 2),"
+                       " (SELECT COALESCE(SUM(ntok), 0) FROM pages WHERE number <= 2),"
+                       " (SELECT COUNT(*) FROM sections), (SELECT COALESCE(SUM(ntok), 0) FROM sections)")[0]
+        return {kind: (n, tok / n if n else 0.0) for kind, n, tok in
+                (("pages", r[0], r[1]), ("covers", r[2], r[3]), ("sections", r[4], r[5]))}
+
+    def kept() -> dict:
+        return search.stats(store._db.reader())
+
+    assert kept() == counted() == {"pages": (0, 0.0), "covers": (0, 0.0), "sections": (0, 0.0)}
+    ids = [sync.ingest_text(store, f"# Doc {i}\n\n" + "words here and there " * (5 + i) + "\n\n## Part\n\nmore "
+                            f"text {i}\n", f"d{i}", "text/markdown").document_id for i in range(3)]
+    assert kept() == counted() and kept()["sections"][0] > 0
+    store.remove(ids[1])
+    assert kept() == counted()
+    with pytest.raises(RuntimeError), store.transaction() as tx:  # a write rolled back leaves no delta
+        tx._conn.run("DELETE FROM pages WHERE document_id = %s", (ids[0],))
+        raise RuntimeError("abandoned")
+    assert kept() == counted()
+    store.tidy_indexes()
+    assert kept() == counted()
+    assert sql(store, "SELECT COUNT(*) FROM text_stats")[0][0] == 3  # folded into a row per kind
+    store.close()

@@ -55,6 +55,7 @@ _SECTION_SQL = (
     " FROM sections s JOIN documents d ON d.id = s.document_id")
 # Internal nodes may hold text of their own (a preamble); their page range is the subtree's, so their own page
 # map comes along to place them.
+PAGES_PER_STATEMENT = 40  # sections_on_pages: pages looked up per statement
 REF_COLUMNS = ("rowid, id, document_id, title, ancestors, page_start, page_end, length(text), "
                "CASE WHEN is_leaf THEN NULL ELSE page_map END")
 
@@ -370,14 +371,19 @@ class Repository(_AtTheEdge):
         return out
 
     def sections_on_pages(self, pages: Sequence[PageKey], back: int) -> list[SectionRef]:
+        """The sections starting at most `back` pages before each page and reaching it, page by page in order,
+        each once: one statement per chunk of pages (a round trip per page costs a client-server store more
+        than the lookup), ordered by the page's place, then page_start and rowid."""
         sql, out, seen = self._sql(), [], set()
-        for doc, page in pages:
-            for row in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE document_id = ? AND page_start "
-                                "BETWEEN ? AND ? AND page_end >= ? ORDER BY page_start, rowid",
-                                (doc, page - back, page, page)):
-                if row[0] not in seen:
-                    seen.add(row[0])
-                    out.append(section_ref(row))
+        one = (f"SELECT CAST(? AS INTEGER), {REF_COLUMNS} FROM sections WHERE document_id = ? AND page_start "
+               "BETWEEN ? AND ? AND page_end >= ?")
+        for start in range(0, len(pages), PAGES_PER_STATEMENT):
+            chunk = pages[start:start + PAGES_PER_STATEMENT]
+            args = [a for i, (doc, page) in enumerate(chunk) for a in (i, doc, page - back, page, page)]
+            for row in sql.rows(" UNION ALL ".join([one] * len(chunk)) + " ORDER BY 1, 7, 2", args):
+                if row[1] not in seen:
+                    seen.add(row[1])
+                    out.append(section_ref(row[1:]))
         return out
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:

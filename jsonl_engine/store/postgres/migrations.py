@@ -96,6 +96,54 @@ CREATE TABLE page_words (
 );
 ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
 """),
+    (5, "BM25's collection statistics (rows and tokens per kind) kept as deltas written with the rows", """
+-- kind ('pages', 'covers' = pages numbered <= 2, 'sections') -> rows and tokens (ntok): the sums over the kind's
+-- rows are its row count and total length (search.stats), read instead of counting the tables. Each write
+-- appends its delta (triggers, in the writing transaction, so a rolled-back ingest leaves none; appended rather
+-- than updated, so concurrent writers take no common lock); Store.tidy_indexes folds them into one row per kind.
+CREATE TABLE text_stats (
+    kind   TEXT COLLATE "C" NOT NULL CHECK (kind IN ('pages', 'covers', 'sections')),
+    rows   BIGINT NOT NULL,
+    tokens BIGINT NOT NULL
+);
+INSERT INTO text_stats SELECT 'pages', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages;
+INSERT INTO text_stats SELECT 'covers', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages WHERE number <= 2;
+INSERT INTO text_stats SELECT 'sections', COUNT(*), COALESCE(SUM(ntok), 0) FROM sections;
+
+CREATE FUNCTION text_stats_pages() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE sign INTEGER := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
+BEGIN
+    INSERT INTO text_stats SELECT 'pages', sign * COUNT(*), sign * COALESCE(SUM(ntok), 0) FROM changed
+        HAVING COUNT(*) > 0;
+    INSERT INTO text_stats SELECT 'covers', sign * COUNT(*), sign * COALESCE(SUM(ntok), 0) FROM changed
+        WHERE number <= 2 HAVING COUNT(*) > 0;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION text_stats_sections() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE sign INTEGER := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
+BEGIN
+    INSERT INTO text_stats SELECT 'sections', sign * COUNT(*), sign * COALESCE(SUM(ntok), 0) FROM changed
+        HAVING COUNT(*) > 0;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER pages_stats_added AFTER INSERT ON pages REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION text_stats_pages();
+CREATE TRIGGER pages_stats_removed AFTER DELETE ON pages REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION text_stats_pages();
+CREATE TRIGGER sections_stats_added AFTER INSERT ON sections REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION text_stats_sections();
+CREATE TRIGGER sections_stats_removed AFTER DELETE ON sections REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION text_stats_sections();
+"""),
+    (6, "tsvectors kept in their rows (STORAGE MAIN, rows up to a page) rather than in TOAST chunks", """
+-- A search reads the tsvector of every candidate row; out of line (TOAST) that is an index lookup and the chunks
+-- per row, in line it is the row's own page (EXPLAIN ANALYZE: -20% on a phrase count over 1,300 pages). The
+-- text columns still go out of line first. Rows written before this version keep their storage until rewritten.
+ALTER TABLE pages SET (toast_tuple_target = 8160);
+ALTER TABLE pages ALTER COLUMN tsv SET STORAGE MAIN;
+ALTER TABLE sections SET (toast_tuple_target = 8160);
+ALTER TABLE sections ALTER COLUMN tsv SET STORAGE MAIN;
+"""),
 ]
 
 

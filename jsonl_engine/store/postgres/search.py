@@ -11,9 +11,13 @@ summed over the query's phrases, where
 - D is the row's token count (all fields), avgdl the table's mean (cached per KB generation);
 - idf = ln((N - n + 0.5) / (n + 0.5)) (at least 1e-6) with n the rows holding the phrase, N all rows (FTS5
   counts over the whole table, whatever the scope: so does this).
-The GIN index finds the rows holding any phrase (`tsv @@ q1 || q2 ...`); the score is computed on those only,
-each phrase's tf once per row (an inner query) on the row's tsvector read once, from tsquery constants the
-server stemmed once per phrase.
+The GIN index finds the candidate rows: those holding every word of some phrase (`tsv @@ (a & b) | c ...`, a
+query the index answers exactly, so no row's tsvector is read to recheck it); each candidate's tsvector is read
+once (an inner query), the phrases matched on that copy (`a <-> b`), and the score computed on the matching rows
+only, each phrase's tf once per row, from tsquery constants the server stemmed once per phrase. (A phrase query
+given to the index directly is rechecked on every candidate, whose tsvector is then read again for the score.)
+Phrase counts likewise: a one-word phrase is counted by the index alone, the multi-word phrases together in one
+pass over their candidates.
 Reader sessions run with `enable_seqscan = off`: a `tsv @@` filter on a sequential scan reads (detoasts) every
 row's tsvector, which the planner does not cost; GIN scans read only the candidates (none for a one-word count).
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonl_engine.store.postgres.text import CONFIG, words
 from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
@@ -39,14 +43,37 @@ def query(phrase: Phrase) -> str:
     return words(" ".join(phrase))
 
 
-def tsqueries(conn: Any, phrases: Sequence[Phrase]) -> dict[Phrase, str]:
-    """Each phrase as the text of its tsquery (stemmed by the server once; the store memoises it). Statements
-    then take `%s::tsquery` constants: the planner sees the lexemes, and no row re-parses a phrase."""
+class Tsq(NamedTuple):
+    """A phrase's tsquery texts: `exact` (its words in order, `a <-> b`) and `words` (all its words, `a & b`:
+    the candidates, which the GIN index finds without reading a row); equal for a one-word phrase."""
+
+    exact: str
+    words: str
+
+    @property
+    def phrase(self) -> bool:
+        return self.exact != self.words
+
+
+def tsqueries(conn: Any, phrases: Sequence[Phrase]) -> dict[Phrase, Tsq]:
+    """Each phrase's tsqueries (stemmed by the server once; the store memoises them). Statements then take
+    `%s::tsquery` constants: the planner sees the lexemes, and no row re-parses a phrase."""
     if not phrases:
         return {}
-    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text FROM unnest(%s::text[]) WITH ORDINALITY "
-                        "AS t(q, i) ORDER BY i", ([query(p) for p in phrases],)).fetchall()
-    return {p: r[0] for p, r in zip(phrases, rows, strict=True)}
+    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text, plainto_tsquery('{CONFIG}', q)::text "
+                        "FROM unnest(%s::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
+                        ([query(p) for p in phrases],)).fetchall()
+    return {p: Tsq(r[0], r[1]) for p, r in zip(phrases, rows, strict=True)}
+
+
+def matching(tsqs: Sequence[Tsq]) -> tuple[str, list[Any], str, list[Any]]:
+    """The rows holding any of the phrases: (the GIN condition on `x.tsv` and its arguments, the exact condition
+    on the read copy `v.tsv` (TRUE when every phrase is one word, as the index then is exact) and its arguments)."""
+    match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
+    if not any(q.phrase for q in tsqs):
+        return match, [q.exact for q in tsqs], "TRUE", []
+    check = "v.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
+    return match, [q.words for q in tsqs], check, [q.exact for q in tsqs]
 
 
 def idf(rows: int, hits: int) -> float:
@@ -61,20 +88,20 @@ DETOASTED = "(x.tsv || ''::tsvector) AS tsv"
 
 class Score:
     """A BM25 statement's parts: `tf` (the weighted term frequency of each phrase, selected once per matching
-    row in an inner query), `expr` (the score over those, in the outer query) and `match` (the rows holding
-    any phrase, by the GIN index). Each with its arguments, in the order they appear."""
+    row in an inner query), `expr` (the score over those, in the outer query), `match` (the candidates, by the
+    GIN index) and `check` (the candidates holding a phrase, on their tsvector read once). Each with its
+    arguments, in the order they appear."""
 
-    def __init__(self, tsqs: Sequence[str], idfs: Sequence[float], avgdl: float, rank_weights: list[float],
+    def __init__(self, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, rank_weights: list[float],
                  scale: float) -> None:
         norm = f"({K1} * ((1 - {B}) + (({B} * t.ntok) / %s::float8)))"
         self.tf = ", ".join(f"(ts_rank_cd(%s::float4[], v.tsv, %s::tsquery, 0)::float8 * %s::float8) AS tf{i}"
                             for i in range(len(tsqs)))
-        self.tf_args: list[Any] = [a for q in tsqs for a in (rank_weights, q, scale)]
+        self.tf_args: list[Any] = [a for q in tsqs for a in (rank_weights, q.exact, scale)]
         self.expr = "(0.0::float8 + " + " + ".join(
             f"(%s::float8 * ((t.tf{i} * {K1 + 1.0}) / (t.tf{i} + {norm})))" for i in range(len(tsqs))) + ")"
         self.expr_args: list[Any] = [a for value in idfs for a in (value, avgdl or 1.0)]
-        self.match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
-        self.match_args: list[Any] = list(tsqs)
+        self.match, self.match_args, self.check, self.check_args = matching(tsqs)
 
 
 def section_rank_weights(weights: SectionWeights) -> tuple[list[float], float]:
@@ -90,28 +117,43 @@ def scope_filter(scope: Scope, column: str) -> tuple[str, list[Any]]:
 
 
 def stats(conn: Any) -> dict[str, tuple[int, float]]:
-    """kind -> (rows, mean tokens per row) for pages, covers and sections."""
-    r = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM pages), (SELECT COALESCE(SUM(ntok), 0) FROM pages),"
-        f" (SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}),"
-        f" (SELECT COALESCE(SUM(ntok), 0) FROM pages WHERE number <= {COVER_PAGES}),"
-        " (SELECT COUNT(*) FROM sections), (SELECT COALESCE(SUM(ntok), 0) FROM sections)").fetchone()
-    return {kind: (int(n), float(tok) / n if n else 0.0)
-            for kind, n, tok in (("pages", r[0], r[1]), ("covers", r[2], r[3]), ("sections", r[4], r[5]))}
+    """kind -> (rows, mean tokens per row) for pages, covers and sections: the sums of the deltas the writes left
+    in text_stats (migration 5), a few rows, instead of counting the tables."""
+    sums = {kind: (int(n), int(tok)) for kind, n, tok in
+            conn.execute("SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind")}
+    return {kind: (n, float(tok) / n if n else 0.0)
+            for kind in ("pages", "covers", "sections") for n, tok in [sums.get(kind, (0, 0))]}
 
 
-def frequencies(conn: Any, kind: str, tsqs: Sequence[str]) -> list[int]:
-    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each tsquery: one statement, one
-    count per phrase (each its own GIN scan; a one-word phrase needs no recheck, so no tsvector is read)."""
+def fold_stats(conn: Any) -> None:
+    """text_stats' deltas folded into one row per kind (the sums unchanged; rows other writers have not committed
+    yet are not seen, so stay as they are)."""
+    conn.execute("WITH gone AS (DELETE FROM text_stats RETURNING kind, rows, tokens) "
+                 "INSERT INTO text_stats SELECT kind, SUM(rows), SUM(tokens) FROM gone GROUP BY kind")
+
+
+def frequencies(conn: Any, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
+    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase, in one statement: a
+    one-word phrase counted by its own GIN scan (exact, so no tsvector is read), the multi-word phrases in one
+    pass over their candidates, each candidate's tsvector read once."""
     if not tsqs:
         return []
-    if kind == "documents":
-        one = "SELECT COUNT(DISTINCT document_id) FROM pages WHERE tsv @@ %s::tsquery"
-    else:
-        table, where = TABLES[kind]
-        one = f"SELECT COUNT(*) FROM {table} WHERE {where} AND tsv @@ %s::tsquery"
-    row = conn.execute("SELECT " + ", ".join(f"({one})" for _ in tsqs), list(tsqs)).fetchone()
-    return [int(n) for n in row]
+    table, where = TABLES["pages" if kind == "documents" else kind]
+    counted = "DISTINCT x.document_id" if kind == "documents" else "*"
+    words = [q for q in tsqs if not q.phrase]
+    phrases = [q for q in tsqs if q.phrase]
+    columns = [f"(SELECT COUNT({counted}) FROM {table} x WHERE {where} AND x.tsv @@ %s::tsquery)" for _ in words]
+    args: list[Any] = [q.exact for q in words]
+    sql = "SELECT " + ", ".join(columns + [f"m.n{i}" for i in range(len(phrases))])
+    if phrases:
+        counts = ", ".join(f"COUNT({counted}) FILTER (WHERE x.tsv @@ %s::tsquery) AS n{i}"
+                           for i in range(len(phrases)))
+        sql += (f" FROM (SELECT {counts} FROM (SELECT x.document_id, {DETOASTED} FROM {table} x WHERE {where} AND "
+                "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in phrases) + ") OFFSET 0) x) m")
+        args += [q.exact for q in phrases] + [q.words for q in phrases]
+    row = conn.execute(sql, args).fetchone()
+    found = dict(zip([*words, *phrases], row, strict=True))
+    return [int(found[q]) for q in tsqs]
 
 
 def search_pages(conn: Any, score: Score, scope: Scope, limit: int | None, within: Sequence[str] | None = None,
@@ -125,18 +167,19 @@ def search_pages(conn: Any, score: Score, scope: Scope, limit: int | None, withi
         where += f" AND x.number <= {COVER_PAGES}"
     sql = (f"SELECT t.document_id, t.number, {score.expr} AS s FROM (SELECT v.rowid, v.document_id, v.number, "
            f"v.ntok, {score.tf} FROM (SELECT x.rowid, x.document_id, x.number, x.ntok, {DETOASTED} FROM pages x "
-           f"WHERE {score.match} AND {where} OFFSET 0) v OFFSET 0) t "
+           f"WHERE {score.match} AND {where} OFFSET 0) v WHERE {score.check} OFFSET 0) t "
            "ORDER BY s DESC, t.rowid" + (" LIMIT %s" if limit is not None else ""))
-    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids] + ([limit] if limit is not None else [])
+    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, *score.check_args] + (
+        [limit] if limit is not None else [])
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
 
 
-def pages_holding(conn: Any, tsqs: Sequence[str], document_ids: Sequence[str]) -> list[PageKey]:
-    """The pages of the documents holding any of the phrases (as tsquery texts), by document id and number
-    (no score)."""
-    match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
-    sql = f"SELECT x.document_id, x.number FROM pages x WHERE {match} AND x.document_id = ANY(%s)"
-    return sorted((r[0], r[1]) for r in conn.execute(sql, [*tsqs, sorted(document_ids)]))
+def pages_holding(conn: Any, tsqs: Sequence[Tsq], document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents holding any of the phrases, by document id and number (no score)."""
+    match, match_args, check, check_args = matching(tsqs)
+    sql = (f"SELECT v.document_id, v.number FROM (SELECT x.document_id, x.number, {DETOASTED} FROM pages x "
+           f"WHERE {match} AND x.document_id = ANY(%s) OFFSET 0) v WHERE {check}")
+    return sorted((r[0], r[1]) for r in conn.execute(sql, [*match_args, sorted(document_ids), *check_args]))
 
 
 def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
@@ -145,8 +188,8 @@ def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
     where, ids = scope_filter(scope, "x.document_id")
     sql = (f"SELECT t.rowid, {score.expr} AS sc FROM (SELECT v.rowid, v.ntok, {score.tf} FROM (SELECT x.rowid, "
            f"x.ntok, {DETOASTED} FROM sections x WHERE {score.match} AND {where} AND x.document_id = ANY(%s) "
-           "OFFSET 0) v OFFSET 0) t ORDER BY sc DESC, t.rowid LIMIT %s")
-    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, sorted(within), limit]
+           f"OFFSET 0) v WHERE {score.check} OFFSET 0) t ORDER BY sc DESC, t.rowid LIMIT %s")
+    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, sorted(within), *score.check_args, limit]
     return [(r[0], r[1]) for r in conn.execute(sql, args)]
 
 

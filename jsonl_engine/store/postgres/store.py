@@ -120,9 +120,9 @@ class PostgresStore(Repository):
 
     # ---- search
 
-    def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, str]:
+    def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, search.Tsq]:
         conn = self._conn()
-        return self._memo.get_many("tsquery", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
+        return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
@@ -186,4 +186,5 @@ class PostgresStore(Repository):
 
     def tidy_indexes(self) -> None:
         with self._db.write() as conn:
+            search.fold_stats(conn)
             search.flush_pending(conn)
