@@ -69,7 +69,7 @@ def _lines(pages: list[str]) -> list[str]:
 def _casing(name: str, text: str) -> str:
     """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word; in a
     mixed-case name, a legal form in capitals as usually written ("Foot Locker INC" -> "Foot Locker Inc")."""
-    if _small_caps(name):  # "United StateS Office Of PerSOnnel ManageMent": capitals of a small-caps font
+    if _small_caps(name):  # "United StateS Office Of FleeT ManageMent": capitals of a small-caps font
         name = name.upper()
     if not name.isupper():
         return re.sub(r"\b(INC|CORP|CO|LTD|COMPANY|CORPORATION|LIMITED)\b(?=\.?$)", lambda m: m.group(1).capitalize(),

@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jsonl_engine.identity import transcript
+
 GENERIC = "document"
 # Kinds by the period they cover (routing and cards read periods through these)
 ANNUAL_KINDS = ("10-K", "20-F", "40-F", "annual report")
-QUARTERLY_KINDS = ("10-Q", "earnings release", "earnings call transcript")
+QUARTERLY_KINDS = ("10-Q", "earnings release", transcript.KIND)
 # The legal forms a company's name ends in; a name's distinctive words are the others
 LEGAL_FORMS = ("inc", "incorporated", "corp", "corporation", "co", "company", "plc", "llc", "lp", "ltd", "limited",
                "nv", "sa", "ag", "se", "group", "holding", "holdings", "trust", "bancorp")
@@ -35,10 +37,9 @@ def _re(pattern: str) -> re.Pattern[str]:
 
 # Order matters where titles overlap: the more specific kind first.
 KINDS: tuple[Kind, ...] = (
-    Kind("earnings call transcript", _re(r"\b(?:earnings|results|quarter\w*)\b.{0,40}\b(?:conference\s+)?call\b|"
-                                         r"\bcall\s+transcript\b|\bconference\s+call\b"),
-         (_re(r"^\s*operator\s*[:\-–]?\s*$|^\s*operator\s*:"), _re(r"\bquestion[- ]and[- ]answer|\bq\s*&\s*a\b"),
-          _re(r"\b(?:conference|earnings)\s+call\b"), _re(r"\b(?:company|corporate|conference\s+call)\s+participants\b"))),
+    Kind(transcript.KIND, transcript.CALL,  # the call's own words, as transcript.py reads them
+         (_re(r"^\s*operator\s*[:\-–]?\s*$|^\s*operator\s*:"), transcript.QA_OPENS, transcript.OPERATOR_TALK,
+          _re(r"\b(?:company|corporate|conference\s+call)\s+participants\b"))),
     Kind("clinical protocol", _re(r"\bprotocol\b|\bstatistical\s+analysis\s+plan\b|\binformed\s+consent\b|"
                                   r"\bclinical\s+(?:study|trial)\b|\bstudy\s+plan\b"),
          (_re(r"\binclusion\s+criteria\b"), _re(r"\bexclusion\s+criteria\b"), _re(r"\bprincipal\s+investigator\b"),

@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
+from jsonl_engine.identity import transcript
 from jsonl_engine.identity.dates import DATE, parse_date, year_of
 from jsonl_engine.identity.kinds import ANNUAL_KINDS, LEGAL_FORMS, QUARTERLY_KINDS
 from jsonl_engine.store import Card, Scope, Store
@@ -48,7 +49,7 @@ _KIND_WORDS = (
     ("8-K", re.compile(r"\b8\s*-?\s*k\b|\bcurrent\s+report\b")),
     ("earnings release", re.compile(r"\b(?:earnings|press)\s+release\b")),
     ("proxy statement", re.compile(r"\bproxy\b")),
-    ("earnings call transcript", re.compile(r"\b(?:earnings|conference|investor)\s+call\b|\bcall\s+transcripts?\b|"
+    (transcript.KIND, re.compile(r"\b(?:earnings|conference|investor)\s+call\b|\bcall\s+transcripts?\b|"
                                           r"\btranscripts?\b|\bon\s+(?:the|its|their)\s+(?:[\w'-]+\s+){0,4}call\b")),
     ("clinical protocol", re.compile(r"\b(?:study|trial|clinical)\s+protocol\b")),
     ("accident report", re.compile(r"\b(?:accident|incident)\s+report\b")),
@@ -226,13 +227,13 @@ def _capital_runs(query: str) -> list[tuple[str, ...]]:
 def _other_name(runs: list[tuple[str, ...]], token: str, own: set[str]) -> bool:
     """Whether `token` (a capitalised word, not an all-capitals abbreviation such as "JPM") stands in a
     written-out name of two or more words with a word the entity's name lacks: the query names something else
-    ("Act" in "Freedom of Information Act" is not Activision)."""
+    ("Act" in "Freedom of Information Act" is not "Actaeon Robotics")."""
     return any(token in run and len(run) >= 2 and any(w not in own for w in run) for run in runs)
 
 
 def _acronym(token: str, words: tuple[str, ...]) -> bool:
-    """"ntsb" ~ National Transportation Safety Board, "opm" ~ United States Office of Personnel Management, "dol"
-    ~ Department of Labor: the initials of the name's last two or more words, with or without its small words
+    """"nwsb" ~ National Widget Safety Board, "ofm" ~ United States Office of Fleet Management, "dow"
+    ~ Department of Widgets: the initials of the name's last two or more words, with or without its small words
     (three letters at least: "JJ" says too little)."""
     if len(token) < 3:
         return False

@@ -29,7 +29,7 @@ CUE_CHARS = 8000  # of the first pages: a transcript shows its signs early (a qu
 
 _CUE = re.compile(r"(?im)^\W*operator\b|\b(?:earnings|conference)\s+call\b|\bparticipants\b|\bprepared\s+remarks\b|"
                   r"question-and-answer")
-_CALL = re.compile(r"(?i)\b(?:earnings|results|conference|investor|analyst)\s+(?:conference\s+)?call\b|"
+CALL = re.compile(r"(?i)\b(?:earnings|results|conference|investor|analyst)\s+(?:conference\s+)?call\b|"
                    r"\bcall\s+transcript\b|\bearnings\s+(?:call|webcast)\b")
 _PARTICIPANTS = re.compile(r"(?i)^\W*(?:(?:company|corporate|conference\s+call|call|executive|management|analysts?)"
                            r"\s+)?participants\W*$")
@@ -39,10 +39,10 @@ _PREPARED_MARK = re.compile(r"(?i)^\W*(?:prepared\s+remarks|presentation|managem
                             r"discussion)|opening\s+remarks)\W*$")
 _QA_MARK = re.compile(r"(?i)^\W*(?:questions?\s*(?:-|–|and|&)\s*answers?(?:\s+session)?|q\s*&\s*a(?:\s+session)?|"
                       r"question-and-answer\s+session)\W*$")
-_QA_OPENS = re.compile(r"(?i)\bfirst\s+question\b|\b(?:now\s+)?(?:begin|open|start|take)\s+(?:the\s+)?"
+QA_OPENS = re.compile(r"(?i)\bfirst\s+question\b|\b(?:now\s+)?(?:begin|open|start|take)\s+(?:the\s+)?"
                        r"(?:question|q\s*&\s*a)|\bopen\s+(?:up\s+)?the\s+(?:line|lines|floor|call)\s+(?:for|to)\s+"
                        r"questions|\bnow\s+(?:begin|open)\b")
-_OPERATOR_TALK = re.compile(r"(?i)your\s+line\s+is\s+open|question\s+comes\s+from|listen-only\s+mode|"
+OPERATOR_TALK = re.compile(r"(?i)your\s+line\s+is\s+open|question\s+comes\s+from|listen-only\s+mode|"
                             r"question-and-answer\s+session|conference\s+is\s+being\s+recorded")
 _SPECIAL = re.compile(r"(?i)^(?:operator|moderator|host|(?:unidentified|unknown)\s+(?:analyst|speaker|participant|"
                       r"company\s+representative|corporate\s+participant))$")
@@ -248,7 +248,7 @@ def _companies(head: list[str], opening: str, issuer: str | None) -> list[str]:
     may write the legal name on its title and the short one in its welcome)."""
     names = []
     for text in head:
-        if not _CALL.search(text) or len(text) > 120:
+        if not CALL.search(text) or len(text) > 120:
             continue
         for m in (_TITLE_CO.match(text), _PERIOD_FIRST_CO.match(text)):
             name = m["co"].strip(" ,-–—:") if m else ""
@@ -295,7 +295,7 @@ def _talk(pages: list[str], turn: Turn) -> bool:
     """Whether a turn is speech: an operator running a call, anyone else a dozen words or more."""
     said = _said(pages, turn)
     if _SPECIAL.match(turn.speaker):
-        return bool(_OPERATOR_TALK.search(said) or _QA_OPENS.search(said) or _CALL.search(said))
+        return bool(OPERATOR_TALK.search(said) or QA_OPENS.search(said) or CALL.search(said))
     return len(said.split()) >= 14
 
 
@@ -358,7 +358,7 @@ def read(pages: list[str]) -> Transcript:
         for k, turn in enumerate(turns):
             said = _said(pages, turn)
             analyst = turn.speaker.casefold() in analysts or "analyst" in (turn.role or "").lower()
-            if (_SPECIAL.match(turn.speaker) and k > 0 and _QA_OPENS.search(said)) or analyst:
+            if (_SPECIAL.match(turn.speaker) and k > 0 and QA_OPENS.search(said)) or analyst:
                 qa_line = next(i for i, _n, _r in labels if (lines[i].page, lines[i].start) == (turn.page, turn.start))
                 break
     qa_at = (lines[qa_line].page, lines[qa_line].start) if qa_line is not None else end
@@ -373,12 +373,12 @@ def read(pages: list[str]) -> Transcript:
     opening = " ".join(opening.split())[:1500]
     repeated = sum(1 for n in counts.values() if n >= 2)
     score = 0.0
-    score += 0.3 if any(_CALL.search(t) for t in head) or _CALL.search(opening) else 0.0
+    score += 0.3 if any(CALL.search(t) for t in head) or CALL.search(opening) else 0.0
     score += 0.2 if listed else 0.0
     score += 0.3 if operator else 0.0
     score += 0.1 * len({kind for _i, kind in marks})
     score += 0.2 if len(turns) >= 4 and repeated >= 2 else 0.0
-    score += 0.1 if any(_OPERATOR_TALK.search(ln.text) for ln in lines[: first_turn + 40]) else 0.0
+    score += 0.1 if any(OPERATOR_TALK.search(ln.text) for ln in lines[: first_turn + 40]) else 0.0
     quarter, year = _call_period(head, opening)
     when = _call_date([ln.text for ln in lines[: min(first_turn, HEAD_LINES)]], opening)
     names = _companies(head, opening, issuer)
