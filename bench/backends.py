@@ -1,5 +1,5 @@
 """SQLite vs PostgreSQL on the same library: ingest pages/s, kb.context latency p50/p95 (document-scoped and
-corpus-wide, through a daemon), and queries per second from 4 daemons at once on one KB.
+corpus-wide, through a daemon), and queries per second from 1, 4 and 8 daemons at once on one KB (--daemons).
 
 The library is the 166 filings of ../shared/financebench-dev/pdfs + ../shared/financebench-more/pdfs; the
 queries are the dev questions (scoped to their filing, then across the whole library).
@@ -107,12 +107,14 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=None, help="only the first N filings (default all 166)")
     ap.add_argument("--questions", type=int, default=None, help="only the first N dev questions")
     ap.add_argument("--qps-seconds", type=float, default=30.0)
+    ap.add_argument("--daemons", default="1,4,8", help="daemon counts to measure QPS with (comma-separated)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "backends.json"))
     args = ap.parse_args()
 
     dev = find_dev(args.dev)
     pdfs = library(dev, args.docs)
     names = {p.stem for p in pdfs}
+    counts = [int(n) for n in args.daemons.split(",")]
     questions = [q for q in load_questions(dev / "questions.jsonl") if q["doc_name"] in names][:args.questions]
     with contextlib.ExitStack() as stack:
         url = args.pg
@@ -125,16 +127,18 @@ def main() -> None:
             ids, rate, pages = build(location, pdfs)
             row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate}
             row.update(latencies(location, ids, questions))
-            row["qps_4_daemons"] = qps(location, questions, args.qps_seconds)
+            for n in counts:
+                row[f"qps_{n}_daemons"] = qps(location, questions, args.qps_seconds, n)
             report[backend] = row
             print(backend, json.dumps(row), flush=True)
     print(f"\n{len(pdfs)} filings, {len(questions)} questions (kb.context limit 10, daemon round trips)")
     print(f"{'backend':11} {'docs':>5} {'pages':>6} {'ingest p/s':>10} {'scoped p50':>10} {'p95':>7} "
-          f"{'corpus p50':>10} {'p95':>7} {'QPS x4':>7}")
+          f"{'corpus p50':>10} {'p95':>7}" + "".join(f" {f'QPS x{n}':>7}" for n in counts))
     for backend, r in report.items():
         rate = f"{r['ingest_pages_per_s']:.1f}" if r["ingest_pages_per_s"] else "(reused)"
         print(f"{backend:11} {r['documents']:5d} {r['pages']:6d} {rate:>10} {r['scoped_p50_ms']:10.1f} "
-              f"{r['scoped_p95_ms']:7.1f} {r['corpus_p50_ms']:10.1f} {r['corpus_p95_ms']:7.1f} {r['qps_4_daemons']:7.1f}")
+              f"{r['scoped_p95_ms']:7.1f} {r['corpus_p50_ms']:10.1f} {r['corpus_p95_ms']:7.1f}"
+              + "".join(f" {r[f'qps_{n}_daemons']:7.1f}" for n in counts))
     print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=1))

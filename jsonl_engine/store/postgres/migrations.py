@@ -144,6 +144,49 @@ ALTER TABLE pages ALTER COLUMN tsv SET STORAGE MAIN;
 ALTER TABLE sections SET (toast_tuple_target = 8160);
 ALTER TABLE sections ALTER COLUMN tsv SET STORAGE MAIN;
 """),
+    (7, "postings: each word's rows per document and kind, with their positions, in place of the GIN indexes", """
+-- (kind, lexeme, document) -> the rows of that kind in that document holding the lexeme (a tsvector's entry), as
+-- one bytea of n entries, big-endian: rowids (int8 each), token counts (ntok, int4), page numbers (int4; 0 for
+-- sections), position counts (int2), then each row's positions in turn (int2: position * 4 + weight, D=0..A=3,
+-- stored minus 32768). A search reads the postings of its words and scores in the daemon (search.py), as FTS5
+-- reads its doclists, instead of reading and ranking the tsvector of every candidate row. Written with the rows
+-- (write_postings, in the writing transaction); removed with the document (ON DELETE CASCADE).
+CREATE TABLE postings (
+    kind        TEXT COLLATE "C" NOT NULL CHECK (kind IN ('pages', 'covers', 'sections')),
+    lexeme      TEXT COLLATE "C" NOT NULL,
+    document_id TEXT COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    n           INTEGER NOT NULL,
+    data        BYTEA NOT NULL,
+    PRIMARY KEY (kind, lexeme, document_id) INCLUDE (n)  -- a word's counts read from the index alone
+);
+CREATE INDEX postings_document ON postings(document_id);
+
+CREATE FUNCTION write_postings(doc TEXT) RETURNS void LANGUAGE sql AS $$
+INSERT INTO postings (kind, lexeme, document_id, n, data)
+SELECT r.kind, r.lexeme, doc, COUNT(*),
+       string_agg(int8send(r.rowid), ''::bytea ORDER BY r.rowid)
+    || string_agg(int4send(r.ntok), ''::bytea ORDER BY r.rowid)
+    || string_agg(int4send(r.number), ''::bytea ORDER BY r.rowid)
+    || string_agg(int2send(COALESCE(cardinality(r.positions), 0)::int2), ''::bytea ORDER BY r.rowid)
+    || COALESCE(string_agg(e.pos, ''::bytea ORDER BY r.rowid), ''::bytea)
+FROM (SELECT 'pages' AS kind, x.rowid, x.ntok, x.number, u.lexeme, u.positions, u.weights
+        FROM pages x, unnest(x.tsv) u WHERE x.document_id = doc
+      UNION ALL
+      SELECT 'covers', x.rowid, x.ntok, x.number, u.lexeme, u.positions, u.weights
+        FROM pages x, unnest(x.tsv) u WHERE x.document_id = doc AND x.number <= 2
+      UNION ALL
+      SELECT 'sections', x.rowid, x.ntok, 0, u.lexeme, u.positions, u.weights
+        FROM sections x, unnest(x.tsv) u WHERE x.document_id = doc) r,
+     LATERAL (SELECT string_agg(int2send((q.p * 4 + CASE q.w WHEN 'A' THEN 3 WHEN 'B' THEN 2 WHEN 'C' THEN 1
+                                                  ELSE 0 END - 32768)::int2), ''::bytea ORDER BY q.p) AS pos
+              FROM unnest(r.positions, r.weights) AS q(p, w)) e
+GROUP BY r.kind, r.lexeme
+$$;
+SELECT write_postings(id) FROM documents;
+DROP INDEX pages_tsv;
+DROP INDEX covers_tsv;
+DROP INDEX sections_tsv;
+"""),
 ]
 
 

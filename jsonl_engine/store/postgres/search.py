@@ -1,41 +1,44 @@
-"""The full-text statements of the PostgreSQL text index: BM25 over pages, sections and cover pages, phrase
-counts (the counterpart of sqlite/search.py).
+"""The full-text reads of the PostgreSQL text index: BM25 over pages, sections and cover pages, phrase counts
+(the counterpart of sqlite/search.py).
 
-Ranking is FTS5's bm25() computed in SQL, so both backends rank alike: for each phrase,
+Ranking is FTS5's bm25(), computed here from postings, so both backends rank alike: for each phrase,
     idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * D / avgdl)),  k1 = 1.2, b = 0.75,
-summed over the query's phrases, where
+summed over the query's phrases in their order (the same floating-point operations as FTS5's C code), where
 - tf is the phrase's occurrences in the row, each counted with the weight of its field (sections: title,
-  ancestors, text as tsvector weights A, B, C). `ts_rank_cd(weights, tsv, phrase, 0)` is exactly that sum
-  for a one-phrase query (every occurrence is a cover of its own, worth its label's weight); weights above 1
-  are scaled into [0, 1] and the result scaled back;
-- D is the row's token count (all fields), avgdl the table's mean (cached per KB generation);
+  ancestors, text as tsvector weights A, B, C), added in position order (which is field order);
+- D is the row's token count (all fields), avgdl the table's mean (text_stats, cached per KB generation);
 - idf = ln((N - n + 0.5) / (n + 0.5)) (at least 1e-6) with n the rows holding the phrase, N all rows (FTS5
   counts over the whole table, whatever the scope: so does this).
-The GIN index finds the candidate rows: those holding every word of some phrase (`tsv @@ (a & b) | c ...`, a
-query the index answers exactly, so no row's tsvector is read to recheck it); each candidate's tsvector is read
-once (an inner query), the phrases matched on that copy (`a <-> b`), and the score computed on the matching rows
-only, each phrase's tf once per row, from tsquery constants the server stemmed once per phrase. (A phrase query
-given to the index directly is rechecked on every candidate, whose tsvector is then read again for the score.)
-Phrase counts likewise: a one-word phrase is counted by the index alone, the multi-word phrases together in one
-pass over their candidates.
-Reader sessions run with `enable_seqscan = off`: a `tsv @@` filter on a sequential scan reads (detoasts) every
-row's tsvector, which the planner does not cost; GIN scans read only the candidates (none for a one-word count).
+The postings table (migration 7) holds, per kind, word (lexeme) and document, the rows holding the word with
+their token counts and the word's positions: what FTS5's doclists hold. A search reads the postings of its
+phrases' words in one statement (positions only for the words of multi-word phrases), matches each phrase on
+the positions (`a b` where b follows a, as `a <-> b` does) and scores the rows holding any phrase in the
+daemon; a one-word phrase's count of rows is the sum of its postings' lengths, read by the server. The server
+stems each phrase once (tsqueries, memoised by the store), so the words are its lexemes.
 """
 
 from __future__ import annotations
 
+import bisect
+import collections
+import heapq
+import itertools
 import math
-from collections.abc import Sequence
+import operator
+import re
+import struct
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from jsonl_engine.store.postgres.text import CONFIG, words
-from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
+from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
-TABLES = {"pages": ("pages", "TRUE"), "covers": ("pages", f"number <= {COVER_PAGES}"),
-          "sections": ("sections", "TRUE")}
-UNWEIGHTED = [1.0, 1.0, 1.0, 1.0]  # tsvector weights D, C, B, A
+ENTRY = 18  # bytes per row of a posting before the positions: rowid (8), ntok (4), page number (4), count (2)
+WHOLE_SHARE = 10  # Posting.placed decodes every row when asked for at least a tenth of them
+PLAIN = (1.0, 1.0, 1.0, 1.0)  # weight of each tsvector label D, C, B, A: pages count every hit once
+_TSQUERY = re.compile(r"\s*(?:'((?:[^']|'')*)'|<(-|\d+)>)")
 
 
 def query(phrase: Phrase) -> str:
@@ -44,36 +47,234 @@ def query(phrase: Phrase) -> str:
 
 
 class Tsq(NamedTuple):
-    """A phrase's tsquery texts: `exact` (its words in order, `a <-> b`) and `words` (all its words, `a & b`:
-    the candidates, which the GIN index finds without reading a row); equal for a one-word phrase."""
+    """A phrase as the index holds it: its lexemes in order and each one's offset in positions from the first
+    (`a <-> b` is b one position after a, `a <2> b` two); no lexemes when the phrase holds no indexed word."""
 
-    exact: str
-    words: str
+    lexemes: tuple[str, ...]
+    offsets: tuple[int, ...]
 
-    @property
-    def phrase(self) -> bool:
-        return self.exact != self.words
+
+def parse_tsquery(text: str) -> Tsq:
+    """phraseto_tsquery's output (`'a' <-> 'b' <2> 'c'`) as a Tsq; anything else (none is expected) matches no
+    row, as an empty tsquery does."""
+    lexemes: list[str] = []
+    offsets: list[int] = []
+    at, gap, i = 0, None, 0
+    text = text.strip()
+    while i < len(text):
+        m = _TSQUERY.match(text, i)
+        if m is None:
+            return Tsq((), ())
+        i = m.end()
+        if m.group(1) is not None:
+            if lexemes and gap is None:
+                return Tsq((), ())
+            at += gap or 0
+            lexemes.append(m.group(1).replace("''", "'"))
+            offsets.append(at)
+            gap = None
+        else:
+            if not lexemes or gap is not None:
+                return Tsq((), ())
+            gap = 1 if m.group(2) == "-" else int(m.group(2))
+    return Tsq((), ()) if gap is not None else Tsq(tuple(lexemes), tuple(offsets))
 
 
 def tsqueries(conn: Any, phrases: Sequence[Phrase]) -> dict[Phrase, Tsq]:
-    """Each phrase's tsqueries (stemmed by the server once; the store memoises them). Statements then take
-    `%s::tsquery` constants: the planner sees the lexemes, and no row re-parses a phrase."""
+    """Each phrase's lexemes, stemmed by the server once (the store memoises them)."""
     if not phrases:
         return {}
-    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text, plainto_tsquery('{CONFIG}', q)::text "
+    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text "
                         "FROM unnest(%s::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
                         ([query(p) for p in phrases],)).fetchall()
-    return {p: Tsq(r[0], r[1]) for p, r in zip(phrases, rows, strict=True)}
+    return {p: parse_tsquery(r[0]) for p, r in zip(phrases, rows, strict=True)}
 
 
-def matching(tsqs: Sequence[Tsq]) -> tuple[str, list[Any], str, list[Any]]:
-    """The rows holding any of the phrases: (the GIN condition on `x.tsv` and its arguments, the exact condition
-    on the read copy `v.tsv` (TRUE when every phrase is one word, as the index then is exact) and its arguments)."""
-    match = "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
-    if not any(q.phrase for q in tsqs):
-        return match, [q.exact for q in tsqs], "TRUE", []
-    check = "v.tsv @@ (" + " || ".join("%s::tsquery" for _ in tsqs) + ")"
-    return match, [q.words for q in tsqs], check, [q.exact for q in tsqs]
+class Posting:
+    """One document's rows holding one lexeme (a postings row, decoded): rowids, token counts, page numbers, and
+    each row's positions as codes, decoded on demand when the data holds them. A code is position * 4 + weight
+    label (D=0, C=1, B=2, A=3) less 32768: `code & 3` is the label, and a code plus 4 * k is the position k
+    words on in the same field (the fields are apart: FIELD_END, store.py)."""
+
+    __slots__ = ("data", "document_id", "n", "ntoks", "numbers", "counts", "rowids", "_starts")
+
+    def __init__(self, document_id: str, n: int, data: bytes) -> None:
+        self.document_id, self.n, self.data = document_id, n, data
+        self.rowids = struct.unpack_from(f">{n}q", data, 0)
+        self.ntoks = struct.unpack_from(f">{n}i", data, 8 * n)
+        self.numbers = struct.unpack_from(f">{n}i", data, 12 * n)
+        self.counts = struct.unpack_from(f">{n}h", data, 16 * n)
+        self._starts: list[int] = []
+
+    def placed(self, rowids: Sequence[int]) -> Iterator[int]:
+        """The codes of these rows (ascending rowids, each held here), each made unique over the library: rowid
+        << ROW_SHIFT + 32768 + code. When they are a good share of the rows, the codes of every row (C loops
+        over all; a caller intersects them with codes of these rows only)."""
+        first, counts, data = ENTRY * self.n, self.counts, self.data
+        if len(rowids) * WHOLE_SHARE >= self.n:
+            bases = itertools.chain.from_iterable(map(itertools.repeat, [(r << ROW_SHIFT) + 32768 for r in self.rowids],
+                                                      counts))
+            return map(operator.add, struct.unpack_from(f">{sum(counts)}h", data, first), bases)
+        if not self._starts:
+            self._starts = list(itertools.accumulate(counts, initial=0))
+        starts = self._starts
+
+        def row(rowid: int, i: int) -> Iterator[int]:
+            return map(((rowid << ROW_SHIFT) + 32768).__add__,
+                       struct.unpack_from(f">{counts[i]}h", data, first + 2 * starts[i]))
+
+        return itertools.chain.from_iterable(map(row, rowids, _indexes(self.rowids, rowids)))
+
+    def codes(self, i: int) -> tuple[int, ...]:
+        """Row i's position codes, ascending."""
+        if not self._starts:
+            self._starts = list(itertools.accumulate(self.counts, initial=0))
+        return struct.unpack_from(f">{self.counts[i]}h", self.data, ENTRY * self.n + 2 * self._starts[i])
+
+
+def _indexes(held: Sequence[int], wanted: Sequence[int]) -> Iterator[int]:
+    """The index in `held` (ascending) of each of `wanted` (ascending, each in `held`)."""
+    lo = 0
+    for value in wanted:
+        lo = bisect.bisect_left(held, value, lo)
+        yield lo
+
+
+Found = dict[str, dict[str, Posting]]  # lexeme -> document id -> its posting
+
+
+def read(conn: Any, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool) -> Found:
+    """The postings of the phrases' lexemes in `kind` ("pages", "covers", "sections"), of `documents` only when
+    given, in one statement: with positions for the lexemes of multi-word phrases (all, with `positions`)."""
+    lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
+    placed = lexemes if positions else sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
+    if not lexemes or documents is not None and not documents:
+        return {}
+    sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 FOR "
+           f"n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
+    args: list[Any] = [placed, kind, lexemes]
+    if documents is not None:
+        sql += " AND document_id = ANY(%s)"
+        args.append(sorted(set(documents)))
+    found: Found = {}
+    for lexeme, doc, n, data in conn.execute(sql, args, binary=True):
+        found.setdefault(lexeme, {})[doc] = Posting(doc, n, data)
+    return found
+
+
+def hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
+    """The rows holding phrase `q`: (posting, index of the row in it, tf), tf its occurrences each counted with
+    the weight of its label (added in position order, as FTS5 adds them in column order)."""
+    if len(q.lexemes) == 1:
+        return _word_hits(found.get(q.lexemes[0], {}), weights)
+    return _phrase_hits(q, found, weights) if q.lexemes else iter(())
+
+
+def _word_hits(postings: dict[str, Posting], weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
+    plain = tuple(weights) == PLAIN
+    for posting in postings.values():
+        for i, count in enumerate(posting.counts):
+            if plain:
+                yield posting, i, float(count)
+            else:
+                tf = 0.0
+                for code in posting.codes(i):
+                    tf += weights[code & 3]
+                yield posting, i, tf
+
+
+ROW_SHIFT = 17  # a row's codes as one set over the library: rowid << 17 + 32768 + code (a 17th bit between rows)
+_ROW_OF = ROW_SHIFT.__rrshift__  # global code -> rowid
+
+
+def _phrase_matches(q: Tsq, found: Found) -> tuple[set[int], list[Posting]]:
+    """Each place where a multi-word phrase's lexemes follow one another at their offsets in one field (FTS5's
+    phrase, PostgreSQL's `<->`), as the global code of its last word, and the first lexeme's postings read.
+    Only the rows holding every lexeme are looked at, each lexeme's codes there made unique over the library by
+    the rowid; then set operations (C loops): a code plus 4 * k is the code of the word k positions on in the
+    same field and row."""
+    lists = [found.get(lex, {}) for lex in q.lexemes]
+    shifts = [4 * (b - a) for a, b in itertools.pairwise(q.offsets)]
+    at: set[int] = set()
+    firsts = []
+    for doc in sorted(set(lists[0]).intersection(*lists[1:])):
+        postings = [by_doc[doc] for by_doc in lists]
+        rows = sorted(set(postings[0].rowids).intersection(*(p.rowids for p in postings[1:])))
+        if not rows:
+            continue
+        firsts.append(postings[0])
+        here = set(postings[0].placed(rows))
+        for posting, shift in zip(postings[1:], shifts, strict=True):
+            here = set(map(shift.__add__, here)).intersection(posting.placed(rows))
+            if not here:
+                break
+        at |= here
+    return at, firsts
+
+
+def _rows(postings: list[Posting], rowids: set[int]) -> dict[int, tuple[Posting, int]]:
+    """rowid -> (its posting, its index there), for these rowids."""
+    out: dict[int, tuple[Posting, int]] = {}
+    for p in postings:
+        if not rowids.isdisjoint(p.rowids):
+            where = dict(zip(p.rowids, range(p.n), strict=True))
+            out.update((r, (p, where[r])) for r in rowids.intersection(p.rowids))
+    return out
+
+
+def _phrase_hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
+    """A multi-word phrase's rows: each of its matches counts the weight of its field."""
+    at, firsts = _phrase_matches(q, found)
+    if not at:
+        return
+    if tuple(weights) == PLAIN:
+        tfs = {rowid: float(count) for rowid, count in collections.Counter(map(_ROW_OF, at)).items()}
+    else:
+        tfs = {}
+        for code in sorted(at):  # by row, then position: field order
+            rowid = code >> ROW_SHIFT
+            tfs[rowid] = tfs.get(rowid, 0.0) + weights[code & 3]
+    rows = _rows(firsts, set(tfs))
+    for rowid, tf in tfs.items():
+        yield *rows[rowid], tf
+
+
+def _phrase_count(q: Tsq, found: Found, documents: bool) -> int:
+    """The rows (or with `documents`, the documents) holding a multi-word phrase."""
+    at, firsts = _phrase_matches(q, found)
+    rowids = set(map(_ROW_OF, at))
+    if not documents:
+        return len(rowids)
+    return sum(1 for p in firsts if not rowids.isdisjoint(p.rowids))
+
+
+def bm25(tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, found: Found,
+         weights: Sequence[float] = PLAIN) -> tuple[dict[int, float], dict[int, tuple[Posting, int]]]:
+    """Every row holding a phrase: rowid -> its score (FTS5's bm25() summed over the phrases in their order: a
+    phrase a row lacks adds 0.0, which changes no sum), and rowid -> (its posting, its index there)."""
+    avgdl = avgdl or 1.0
+    k1p, short = K1 + 1.0, 1 - B
+    scores: dict[int, float] = {}
+    where: dict[int, tuple[Posting, int]] = {}
+    for q, value in zip(tsqs, idfs, strict=True):
+        for posting, i, tf in hits(q, found, weights):
+            rowid = posting.rowids[i]
+            term = value * ((tf * k1p) / (tf + K1 * (short + ((B * posting.ntoks[i]) / avgdl))))
+            before = scores.get(rowid)
+            if before is None:
+                scores[rowid] = term
+                where[rowid] = (posting, i)
+            else:
+                scores[rowid] = before + term
+    return scores, where
+
+
+def best(scores: dict[int, float], limit: int | None) -> list[tuple[int, float]]:
+    """(rowid, score) by score, best first, ties by rowid (the SQL statements' `ORDER BY score DESC, rowid`)."""
+    def key(item: tuple[int, float]) -> tuple[float, int]:
+        return -item[1], item[0]
+
+    return sorted(scores.items(), key=key) if limit is None else heapq.nsmallest(limit, scores.items(), key=key)
 
 
 def idf(rows: int, hits: int) -> float:
@@ -81,39 +282,63 @@ def idf(rows: int, hits: int) -> float:
     return value if value > 0.0 else MIN_IDF
 
 
-# A row's tsvector read once: a column reference hands each ts_rank_cd call the stored (compressed, TOASTed)
-# value to fetch and decompress again; the result of `||` is an in-memory copy the outer query shares.
-DETOASTED = "(x.tsv || ''::tsvector) AS tsv"
+def documents(scope: Scope, within: Sequence[str] | None = None) -> list[str] | None:
+    """The documents a search reads: `within` (when given) in scope; None for every document."""
+    if within is None:
+        return None if scope.complete else sorted(scope.documents)
+    return sorted(d for d in set(within) if scope.complete or d in scope.documents)
 
 
-class Score:
-    """A BM25 statement's parts: `tf` (the weighted term frequency of each phrase, selected once per matching
-    row in an inner query), `expr` (the score over those, in the outer query), `match` (the candidates, by the
-    GIN index) and `check` (the candidates holding a phrase, on their tsvector read once). Each with its
-    arguments, in the order they appear."""
+def frequencies(conn: Any, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
+    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase, in one statement: a
+    one-word phrase's count summed by the server from its postings' lengths (documents: their number), the
+    multi-word phrases matched here on their lexemes' postings."""
+    if not tsqs:
+        return []
+    table = "pages" if kind == "documents" else kind
+    single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
+    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
+    counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
+    rows = conn.execute(
+        f"SELECT lexeme, NULL, {counted}::bigint, NULL::bytea FROM postings WHERE kind = %s AND lexeme = ANY(%s) "
+        "GROUP BY lexeme UNION ALL SELECT lexeme, document_id, n, data FROM postings WHERE kind = %s AND "
+        "lexeme = ANY(%s)", [table, single, table, placed], binary=True).fetchall()
+    counts = {lex: int(n) for lex, doc, n, _ in rows if doc is None}
+    found: Found = {}
+    for lexeme, doc, n, data in rows:
+        if doc is not None:
+            found.setdefault(lexeme, {})[doc] = Posting(doc, n, data)
+    out = []
+    for q in tsqs:
+        if len(q.lexemes) == 1:
+            out.append(counts.get(q.lexemes[0], 0))
+        else:
+            out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
+    return out
 
-    def __init__(self, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, rank_weights: list[float],
-                 scale: float) -> None:
-        norm = f"({K1} * ((1 - {B}) + (({B} * t.ntok) / %s::float8)))"
-        self.tf = ", ".join(f"(ts_rank_cd(%s::float4[], v.tsv, %s::tsquery, 0)::float8 * %s::float8) AS tf{i}"
-                            for i in range(len(tsqs)))
-        self.tf_args: list[Any] = [a for q in tsqs for a in (rank_weights, q.exact, scale)]
-        self.expr = "(0.0::float8 + " + " + ".join(
-            f"(%s::float8 * ((t.tf{i} * {K1 + 1.0}) / (t.tf{i} + {norm})))" for i in range(len(tsqs))) + ")"
-        self.expr_args: list[Any] = [a for value in idfs for a in (value, avgdl or 1.0)]
-        self.match, self.match_args, self.check, self.check_args = matching(tsqs)
+
+def search_pages(conn: Any, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,
+                 limit: int | None, within: Sequence[str] | None = None,
+                 covers: bool = False) -> list[tuple[str, int, float]]:
+    """Top pages (cover pages with `covers`) by BM25: (document_id, page number, score)."""
+    found = read(conn, "covers" if covers else "pages", tsqs, documents(scope, within), False)
+    scores, where = bm25(tsqs, idfs, avgdl, found)
+    return [(where[rowid][0].document_id, where[rowid][0].numbers[where[rowid][1]], score)
+            for rowid, score in best(scores, limit)]
 
 
-def section_rank_weights(weights: SectionWeights) -> tuple[list[float], float]:
-    """tsvector weights [D, C, B, A] = [-, text, ancestors, title] scaled into (0, 1], and the scale."""
-    scale = max(weights.title, weights.ancestors, weights.text, 1e-9)
-    return [1.0, *(max(w / scale, 1e-9) for w in (weights.text, weights.ancestors, weights.title))], scale
+def pages_holding(conn: Any, tsqs: Sequence[Tsq], document_ids: Sequence[str]) -> list[PageKey]:
+    """The pages of the documents holding any of the phrases, by document id and number (no score)."""
+    found = read(conn, "pages", tsqs, document_ids, False)
+    return sorted({(posting.document_id, posting.numbers[i]) for q in tsqs for posting, i, _ in hits(q, found, PLAIN)})
 
 
-def scope_filter(scope: Scope, column: str) -> tuple[str, list[Any]]:
-    if scope.complete:
-        return "TRUE", []
-    return f"{column} = ANY(%s)", [sorted(scope.documents)]
+def search_sections(conn: Any, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, weights: SectionWeights,
+                    scope: Scope, limit: int, within: Sequence[str]) -> list[tuple[int, float]]:
+    """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""
+    labels = (1.0, weights.text, weights.ancestors, weights.title)  # tsvector labels D, C, B, A
+    found = read(conn, "sections", tsqs, documents(scope, within), labels != PLAIN)
+    return best(bm25(tsqs, idfs, avgdl, found, labels)[0], limit)
 
 
 def stats(conn: Any) -> dict[str, tuple[int, float]]:
@@ -130,77 +355,6 @@ def fold_stats(conn: Any) -> None:
     yet are not seen, so stay as they are)."""
     conn.execute("WITH gone AS (DELETE FROM text_stats RETURNING kind, rows, tokens) "
                  "INSERT INTO text_stats SELECT kind, SUM(rows), SUM(tokens) FROM gone GROUP BY kind")
-
-
-def frequencies(conn: Any, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
-    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase, in one statement: a
-    one-word phrase counted by its own GIN scan (exact, so no tsvector is read), the multi-word phrases in one
-    pass over their candidates, each candidate's tsvector read once."""
-    if not tsqs:
-        return []
-    table, where = TABLES["pages" if kind == "documents" else kind]
-    counted = "DISTINCT x.document_id" if kind == "documents" else "*"
-    words = [q for q in tsqs if not q.phrase]
-    phrases = [q for q in tsqs if q.phrase]
-    columns = [f"(SELECT COUNT({counted}) FROM {table} x WHERE {where} AND x.tsv @@ %s::tsquery)" for _ in words]
-    args: list[Any] = [q.exact for q in words]
-    sql = "SELECT " + ", ".join(columns + [f"m.n{i}" for i in range(len(phrases))])
-    if phrases:
-        counts = ", ".join(f"COUNT({counted}) FILTER (WHERE x.tsv @@ %s::tsquery) AS n{i}"
-                           for i in range(len(phrases)))
-        sql += (f" FROM (SELECT {counts} FROM (SELECT x.document_id, {DETOASTED} FROM {table} x WHERE {where} AND "
-                "x.tsv @@ (" + " || ".join("%s::tsquery" for _ in phrases) + ") OFFSET 0) x) m")
-        args += [q.exact for q in phrases] + [q.words for q in phrases]
-    row = conn.execute(sql, args).fetchone()
-    found = dict(zip([*words, *phrases], row, strict=True))
-    return [int(found[q]) for q in tsqs]
-
-
-def search_pages(conn: Any, score: Score, scope: Scope, limit: int | None, within: Sequence[str] | None = None,
-                 covers: bool = False) -> list[tuple[str, int, float]]:
-    """Top pages by BM25: (document_id, page number, score)."""
-    where, ids = scope_filter(scope, "x.document_id")
-    if within is not None:
-        where += " AND x.document_id = ANY(%s)"
-        ids.append(sorted(within))
-    if covers:
-        where += f" AND x.number <= {COVER_PAGES}"
-    sql = (f"SELECT t.document_id, t.number, {score.expr} AS s FROM (SELECT v.rowid, v.document_id, v.number, "
-           f"v.ntok, {score.tf} FROM (SELECT x.rowid, x.document_id, x.number, x.ntok, {DETOASTED} FROM pages x "
-           f"WHERE {score.match} AND {where} OFFSET 0) v WHERE {score.check} OFFSET 0) t "
-           "ORDER BY s DESC, t.rowid" + (" LIMIT %s" if limit is not None else ""))
-    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, *score.check_args] + (
-        [limit] if limit is not None else [])
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, args)]
-
-
-def pages_holding(conn: Any, tsqs: Sequence[Tsq], document_ids: Sequence[str]) -> list[PageKey]:
-    """The pages of the documents holding any of the phrases, by document id and number (no score)."""
-    match, match_args, check, check_args = matching(tsqs)
-    sql = (f"SELECT v.document_id, v.number FROM (SELECT x.document_id, x.number, {DETOASTED} FROM pages x "
-           f"WHERE {match} AND x.document_id = ANY(%s) OFFSET 0) v WHERE {check}")
-    return sorted((r[0], r[1]) for r in conn.execute(sql, [*match_args, sorted(document_ids), *check_args]))
-
-
-def search_sections(conn: Any, score: Score, scope: Scope, limit: int,
-                    within: Sequence[str]) -> list[tuple[int, float]]:
-    """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""
-    where, ids = scope_filter(scope, "x.document_id")
-    sql = (f"SELECT t.rowid, {score.expr} AS sc FROM (SELECT v.rowid, v.ntok, {score.tf} FROM (SELECT x.rowid, "
-           f"x.ntok, {DETOASTED} FROM sections x WHERE {score.match} AND {where} AND x.document_id = ANY(%s) "
-           f"OFFSET 0) v WHERE {score.check} OFFSET 0) t ORDER BY sc DESC, t.rowid LIMIT %s")
-    args = [*score.expr_args, *score.tf_args, *score.match_args, *ids, sorted(within), *score.check_args, limit]
-    return [(r[0], r[1]) for r in conn.execute(sql, args)]
-
-
-GIN_INDEXES = ("pages_tsv", "sections_tsv", "covers_tsv")
-
-
-def flush_pending(conn: Any) -> None:
-    """Move each GIN index's pending list (fastupdate: recent rows not yet in the index's trees, which every
-    search scans in full) into the index, as autovacuum would later."""
-    for index in GIN_INDEXES:
-        conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
 
 
 def generation(conn: Any) -> tuple:

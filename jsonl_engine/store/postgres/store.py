@@ -117,6 +117,7 @@ class PostgresStore(Repository):
             rows.append((*r[:10], bool(r[10]), *r[11:], len(t_title) + len(t_anc) + len(t_text),
                          " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text)))
         sql.many(_SECTION_INSERT, rows)
+        sql.run("SELECT write_postings(?)", (document_id,))  # the words' postings, from the rows' tsvectors
 
     # ---- search
 
@@ -138,13 +139,12 @@ class PostgresStore(Repository):
         conn = self._conn()
         return self._memo.get("bm25-stats", self._generation(), lambda: search.stats(conn))[kind]
 
-    def _score(self, kind: str, phrases: Sequence[Phrase], rank_weights: list[float] = search.UNWEIGHTED,
-               scale: float = 1.0) -> search.Score:
+    def _bm25(self, kind: str, phrases: Sequence[Phrase]) -> tuple[list[search.Tsq], list[float], float]:
+        """The phrases' lexemes, IDFs and the kind's mean row length: what a BM25 search of `kind` needs."""
         rows, avgdl = self._stats(kind)
         df = self.frequencies(kind, phrases)
         tsqs = self._tsqueries(phrases)
-        return search.Score([tsqs[p] for p in phrases], [search.idf(rows, df[p]) for p in phrases], avgdl,
-                            rank_weights, scale)
+        return [tsqs[p] for p in phrases], [search.idf(rows, df[p]) for p in phrases], avgdl
 
     def count(self, kind: str) -> int:
         return self._generation()[0] if kind == "documents" else self._stats(kind)[0]
@@ -153,17 +153,14 @@ class PostgresStore(Repository):
                      within: Sequence[str] | None = None) -> list[PageHit]:
         if not phrases:
             return []
-        rows = search.search_pages(self._conn(), self._score("pages", phrases), scope, limit, within)
+        rows = search.search_pages(self._conn(), *self._bm25("pages", phrases), scope, limit, within)
         return [PageHit(d, n, s) for d, n, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
         if not phrases or not within:
             return []
-        rank_weights, scale = search.section_rank_weights(weights)
-        conn = self._conn()
-        hits = search.search_sections(conn, self._score("sections", phrases, rank_weights, scale), scope, limit,
-                                      within)
+        hits = search.search_sections(self._conn(), *self._bm25("sections", phrases), weights, scope, limit, within)
         refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
@@ -171,7 +168,7 @@ class PostgresStore(Repository):
         if not phrases:
             return {}
         best: dict[str, float] = {}
-        for doc, _n, score in search.search_pages(self._conn(), self._score("covers", phrases), scope, None,
+        for doc, _n, score in search.search_pages(self._conn(), *self._bm25("covers", phrases), scope, None,
                                                   covers=True):
             best[doc] = max(score, best.get(doc, score))
         return best
@@ -187,4 +184,3 @@ class PostgresStore(Repository):
     def tidy_indexes(self) -> None:
         with self._db.write() as conn:
             search.fold_stats(conn)
-            search.flush_pending(conn)
