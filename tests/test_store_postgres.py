@@ -206,3 +206,77 @@ def test_collection_statistics_are_kept_by_the_writes(pg_server) -> None:
     assert kept() == counted()
     assert sql(store, "SELECT COUNT(*) FROM text_stats")[0][0] == 3  # folded into a row per kind
     store.close()
+
+
+_RICH = ("# Cash flows statement\n\nCash flows from operating activities. Net cash provided by operating activities "
+         "rose; cash cash cash. Purchases of property, plant and equipment fell. Property plant equipment.\n\n"
+         "## Net revenue\n\nRevenue by segment: net revenue, gross revenue, revenue revenue. Cash flows again and "
+         "cash flows. " + "Filler words to lengthen the row. " * 25 + "\n\n"
+         "## Operating income\n\nOperating income and operating expenses; income from operations. Revenue.\n")
+_PHRASES = [("cash", "flows"), ("revenue",), ("purchases", "of", "property", "plant", "and", "equipment"),
+            ("cash", "cash"), ("operating", "activities"), ("statement", "cash"), ("revenue", "net"),
+            ("income", "from", "operations"), ("property", "plant", "equipment"), ("absentword",)]
+
+
+def _ranking(store) -> tuple:
+    """Every search of the rich library, scores as they are (no rounding)."""
+    scope = store.scope(None, ["approved"])
+    docs = sorted(scope.documents)
+    weights = SectionWeights(4.0, 1.5, 1.0)
+    return ([tuple(h) for h in store.search_pages(_PHRASES, scope, 50)],
+            [tuple(h) for h in store.search_pages(_PHRASES[2:5], scope, 3, within=docs[:1])],
+            [(h.section.section_id, h.score) for h in store.search_sections(_PHRASES, weights, scope, 50, docs)],
+            [(h.section.section_id, h.score) for h in store.search_sections(_PHRASES[:4], SectionWeights(1.0, 0.3, 0.7),
+                                                                             scope, 50, docs)],
+            store.search_covers(_PHRASES, scope), store.pages_holding(_PHRASES[3:6], docs),
+            *(store.frequencies(kind, _PHRASES) for kind in ("pages", "covers", "sections", "documents")))
+
+
+def _rich_library(store) -> None:
+    sync.ingest_text(store, _RICH, "rich", "text/markdown")
+    sync.ingest_text(store, "# Other\n\nNothing about money; cash once. Flows of water.\n", "o", "text/markdown")
+    sync.ingest_text(store, "# Revenue\n\n" + "Revenue and cash flows, operating activities. " * 30 + "\n", "r",
+                     "text/markdown")
+
+
+def test_bm25_from_postings_is_bit_identical_to_sqlite(pg_server, tmp_path: Path) -> None:
+    """Pages, sections (field weights, dyadic or not), covers, phrase counts and the pages holding a phrase: the
+    same floats, not merely close, from PostgreSQL's postings as from FTS5 (phrases of one to six words, a
+    repeated word, a phrase across a field's end that must not match)."""
+    answers = []
+    for store in (open_store(tmp_path / "kb"), open_store(pg_server.new_database())):
+        _rich_library(store)
+        answers.append(_ranking(store))
+        store.close()
+    assert answers[0][0] and answers[0][2] and answers[0][4]
+    assert answers[1] == answers[0]
+
+
+def test_a_kb_made_before_postings_gets_them_and_searches_alike(pg_server) -> None:
+    """A KB at schema version 6 (GIN indexes, no postings) upgrades: migration 7 writes every document's
+    postings from its stored tsvectors, and the searches give what a KB written with postings gives; a removal
+    then takes a document's postings with it."""
+    url = pg_server.new_database()
+    store = open_store(url)
+    _rich_library(store)
+    expected = _ranking(store)
+    store.close()
+    with psycopg_connect(url) as conn:  # back to version 6, as main left it
+        conn.execute("DROP TABLE postings; DROP FUNCTION write_postings(TEXT); DELETE FROM schema_migrations "
+                     "WHERE version = 7; CREATE INDEX pages_tsv ON pages USING gin (tsv); CREATE INDEX covers_tsv "
+                     "ON pages USING gin (tsv) WHERE number <= 2; CREATE INDEX sections_tsv ON sections USING "
+                     "gin (tsv)")
+    store = open_store(url)
+    assert _ranking(store) == expected
+    kb_integrity(store)
+    doc = store.documents()[0].document_id
+    store.remove(doc)
+    assert sql(store, "SELECT COUNT(*) FROM postings WHERE document_id = %s", (doc,)) == [(0,)]
+    kb_integrity(store)
+    store.close()
+
+
+def psycopg_connect(url: str):
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)

@@ -19,12 +19,11 @@ stems each phrase once (tsqueries, memoised by the store), so the words are its 
 
 from __future__ import annotations
 
-import bisect
-import collections
+import functools
 import heapq
+import importlib
 import itertools
 import math
-import operator
 import re
 import struct
 from collections.abc import Iterator, Sequence
@@ -36,7 +35,6 @@ from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
 ENTRY = 18  # bytes per row of a posting before the positions: rowid (8), ntok (4), page number (4), count (2)
-WHOLE_SHARE = 10  # Posting.placed decodes every row when asked for at least a tenth of them
 PLAIN = (1.0, 1.0, 1.0, 1.0)  # weight of each tsvector label D, C, B, A: pages count every hit once
 _TSQUERY = re.compile(r"\s*(?:'((?:[^']|'')*)'|<(-|\d+)>)")
 
@@ -96,48 +94,32 @@ class Posting:
     label (D=0, C=1, B=2, A=3) less 32768: `code & 3` is the label, and a code plus 4 * k is the position k
     words on in the same field (the fields are apart: FIELD_END, store.py)."""
 
-    __slots__ = ("data", "document_id", "n", "ntoks", "numbers", "counts", "rowids", "_starts")
-
     def __init__(self, document_id: str, n: int, data: bytes) -> None:
         self.document_id, self.n, self.data = document_id, n, data
-        self.rowids = struct.unpack_from(f">{n}q", data, 0)
-        self.ntoks = struct.unpack_from(f">{n}i", data, 8 * n)
-        self.numbers = struct.unpack_from(f">{n}i", data, 12 * n)
-        self.counts = struct.unpack_from(f">{n}h", data, 16 * n)
-        self._starts: list[int] = []
 
-    def placed(self, rowids: Sequence[int]) -> Iterator[int]:
-        """The codes of these rows (ascending rowids, each held here), each made unique over the library: rowid
-        << ROW_SHIFT + 32768 + code. When they are a good share of the rows, the codes of every row (C loops
-        over all; a caller intersects them with codes of these rows only)."""
-        first, counts, data = ENTRY * self.n, self.counts, self.data
-        if len(rowids) * WHOLE_SHARE >= self.n:
-            bases = itertools.chain.from_iterable(map(itertools.repeat, [(r << ROW_SHIFT) + 32768 for r in self.rowids],
-                                                      counts))
-            return map(operator.add, struct.unpack_from(f">{sum(counts)}h", data, first), bases)
-        if not self._starts:
-            self._starts = list(itertools.accumulate(counts, initial=0))
-        starts = self._starts
+    @functools.cached_property
+    def rowids(self) -> tuple[int, ...]:
+        return struct.unpack_from(f">{self.n}q", self.data, 0)
 
-        def row(rowid: int, i: int) -> Iterator[int]:
-            return map(((rowid << ROW_SHIFT) + 32768).__add__,
-                       struct.unpack_from(f">{counts[i]}h", data, first + 2 * starts[i]))
+    @functools.cached_property
+    def ntoks(self) -> tuple[int, ...]:
+        return struct.unpack_from(f">{self.n}i", self.data, 8 * self.n)
 
-        return itertools.chain.from_iterable(map(row, rowids, _indexes(self.rowids, rowids)))
+    @functools.cached_property
+    def numbers(self) -> tuple[int, ...]:
+        return struct.unpack_from(f">{self.n}i", self.data, 12 * self.n)
+
+    @functools.cached_property
+    def counts(self) -> tuple[int, ...]:
+        return struct.unpack_from(f">{self.n}h", self.data, 16 * self.n)
+
+    @functools.cached_property
+    def _starts(self) -> list[int]:
+        return list(itertools.accumulate(self.counts, initial=0))
 
     def codes(self, i: int) -> tuple[int, ...]:
         """Row i's position codes, ascending."""
-        if not self._starts:
-            self._starts = list(itertools.accumulate(self.counts, initial=0))
         return struct.unpack_from(f">{self.counts[i]}h", self.data, ENTRY * self.n + 2 * self._starts[i])
-
-
-def _indexes(held: Sequence[int], wanted: Sequence[int]) -> Iterator[int]:
-    """The index in `held` (ascending) of each of `wanted` (ascending, each in `held`)."""
-    lo = 0
-    for value in wanted:
-        lo = bisect.bisect_left(held, value, lo)
-        yield lo
 
 
 Found = dict[str, dict[str, Posting]]  # lexeme -> document id -> its posting
@@ -183,33 +165,49 @@ def _word_hits(postings: dict[str, Posting], weights: Sequence[float]) -> Iterat
                 yield posting, i, tf
 
 
-ROW_SHIFT = 17  # a row's codes as one set over the library: rowid << 17 + 32768 + code (a 17th bit between rows)
-_ROW_OF = ROW_SHIFT.__rrshift__  # global code -> rowid
+ROW_SHIFT = 17  # a row's codes as one array over the library: rowid << 17 + 32768 + code (a 17th bit between rows)
 
 
-def _phrase_matches(q: Tsq, found: Found) -> tuple[set[int], list[Posting]]:
-    """Each place where a multi-word phrase's lexemes follow one another at their offsets in one field (FTS5's
-    phrase, PostgreSQL's `<->`), as the global code of its last word, and the first lexeme's postings read.
-    Only the rows holding every lexeme are looked at, each lexeme's codes there made unique over the library by
-    the rowid; then set operations (C loops): a code plus 4 * k is the code of the word k positions on in the
-    same field and row."""
+def _numpy() -> Any:
+    """numpy, imported at the first multi-word phrase (not when the store is opened)."""
+    return importlib.import_module("numpy")
+
+
+def _global_codes(np: Any, postings: list[Posting]) -> Any:
+    """Every position code of these postings' rows, made unique over the library by the rowid, ascending (an
+    int64 array, built with whole-array operations)."""
+    postings = sorted(postings, key=lambda p: struct.unpack_from(">q", p.data)[0])  # by first rowid
+    view = [memoryview(p.data) for p in postings]
+    rowids = np.frombuffer(b"".join(v[:8 * p.n] for v, p in zip(view, postings, strict=True)), dtype=">i8")
+    counts = np.frombuffer(b"".join(v[16 * p.n:ENTRY * p.n] for v, p in zip(view, postings, strict=True)),
+                           dtype=">i2")
+    codes = np.frombuffer(b"".join(v[ENTRY * p.n:] for v, p in zip(view, postings, strict=True)), dtype=">i2")
+    out = np.repeat((rowids.astype(np.int64) << ROW_SHIFT) + 32768, counts.astype(np.int64)) + codes
+    if out.size > 1 and not bool(np.all(out[1:] > out[:-1])):  # documents written at once share a rowid range
+        out.sort()
+    return out
+
+
+def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
+    """The global code of the first word of each place where a multi-word phrase's lexemes follow one another
+    at their offsets in one field (FTS5's phrase, PostgreSQL's `<->`), ascending, and the first lexeme's
+    postings read. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
+    positions on in the same field and row (a shift past a row's codes lands between rows, on no code)."""
     lists = [found.get(lex, {}) for lex in q.lexemes]
-    shifts = [4 * (b - a) for a, b in itertools.pairwise(q.offsets)]
-    at: set[int] = set()
-    firsts = []
-    for doc in sorted(set(lists[0]).intersection(*lists[1:])):
-        postings = [by_doc[doc] for by_doc in lists]
-        rows = sorted(set(postings[0].rowids).intersection(*(p.rowids for p in postings[1:])))
-        if not rows:
-            continue
-        firsts.append(postings[0])
-        here = set(postings[0].placed(rows))
-        for posting, shift in zip(postings[1:], shifts, strict=True):
-            here = set(map(shift.__add__, here)).intersection(posting.placed(rows))
-            if not here:
-                break
-        at |= here
-    return at, firsts
+    docs = sorted(set(lists[0]).intersection(*lists[1:]))
+    if not docs:
+        return [], []
+    np = _numpy()
+    codes = [_global_codes(np, [by_doc[d] for d in docs]) for by_doc in lists]
+    order = sorted(range(len(codes)), key=lambda j: (codes[j].size, j))
+    at = codes[order[0]] - 4 * q.offsets[order[0]]  # first-word codes of the candidates
+    for j in order[1:]:
+        if not at.size or not codes[j].size:
+            return [], []
+        wanted = at + 4 * q.offsets[j]
+        place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
+        at = at[codes[j][place] == wanted]
+    return at.tolist(), [lists[0][d] for d in docs]
 
 
 def _rows(postings: list[Posting], rowids: set[int]) -> dict[int, tuple[Posting, int]]:
@@ -223,17 +221,12 @@ def _rows(postings: list[Posting], rowids: set[int]) -> dict[int, tuple[Posting,
 
 
 def _phrase_hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
-    """A multi-word phrase's rows: each of its matches counts the weight of its field."""
+    """A multi-word phrase's rows: each of its matches counts the weight of its field, in position order."""
     at, firsts = _phrase_matches(q, found)
-    if not at:
-        return
-    if tuple(weights) == PLAIN:
-        tfs = {rowid: float(count) for rowid, count in collections.Counter(map(_ROW_OF, at)).items()}
-    else:
-        tfs = {}
-        for code in sorted(at):  # by row, then position: field order
-            rowid = code >> ROW_SHIFT
-            tfs[rowid] = tfs.get(rowid, 0.0) + weights[code & 3]
+    tfs: dict[int, float] = {}
+    for code in at:  # by row, then position: field order
+        rowid = code >> ROW_SHIFT
+        tfs[rowid] = tfs.get(rowid, 0.0) + weights[code & 3]
     rows = _rows(firsts, set(tfs))
     for rowid, tf in tfs.items():
         yield *rows[rowid], tf
@@ -242,7 +235,7 @@ def _phrase_hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tup
 def _phrase_count(q: Tsq, found: Found, documents: bool) -> int:
     """The rows (or with `documents`, the documents) holding a multi-word phrase."""
     at, firsts = _phrase_matches(q, found)
-    rowids = set(map(_ROW_OF, at))
+    rowids = {code >> ROW_SHIFT for code in at}
     if not documents:
         return len(rowids)
     return sum(1 for p in firsts if not rowids.isdisjoint(p.rowids))
