@@ -60,6 +60,15 @@ def test_without_the_driver_the_error_says_what_to_install() -> None:
     assert "pw" not in out.stdout.replace("pip", "")
 
 
+def test_without_numpy_the_error_says_what_to_install() -> None:
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "from jsonl_engine.store import open_store\n"
+            "try:\n    open_store('postgresql://u:pw@127.0.0.1:1/x')\n"
+            "except Exception as e:\n    print(type(e).__name__, e.message)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "KBUnavailable" in out.stdout and "numpy: pip install 'jsonl-engine[postgres]'" in out.stdout, out
+
+
 def test_without_the_driver_the_daemon_starts_and_the_first_kb_request_says_what_to_install(tmp_path: Path) -> None:
     shim = tmp_path / "shim" / "psycopg"
     shim.mkdir(parents=True)

@@ -19,22 +19,27 @@ stems each phrase once (tsqueries, memoised by the store), so the words are its 
 
 from __future__ import annotations
 
+import collections
 import functools
 import heapq
 import importlib
+import importlib.util
 import itertools
 import math
 import re
 import struct
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
+from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.postgres.text import CONFIG, words
 from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
 ENTRY = 18  # bytes per row of a posting before the positions: rowid (8), ntok (4), page number (4), count (2)
+CACHE_BYTES = 64 << 20  # postings data a store keeps (Cache)
 PLAIN = (1.0, 1.0, 1.0, 1.0)  # weight of each tsvector label D, C, B, A: pages count every hit once
 _TSQUERY = re.compile(r"\s*(?:'((?:[^']|'')*)'|<(-|\d+)>)")
 
@@ -125,23 +130,85 @@ class Posting:
 Found = dict[str, dict[str, Posting]]  # lexeme -> document id -> its posting
 
 
-def read(conn: Any, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool) -> Found:
-    """The postings of the phrases' lexemes in `kind` ("pages", "covers", "sections"), of `documents` only when
-    given, in one statement: with positions for the lexemes of multi-word phrases (all, with `positions`)."""
+class Cache:
+    """Whole postings (every document's, with positions when `placed`) of the lexemes read most recently, per
+    KB generation, up to `max_bytes` of postings data: a word common to many queries ("of", "net") is sent by
+    the server once per daemon, not once per query. Shared by the daemon's threads."""
+
+    def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._entries: collections.OrderedDict[tuple, tuple[bool, dict[str, Posting], int]] = \
+            collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, placed: bool) -> dict[str, Posting] | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or placed and not entry[0]:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: tuple, placed: bool, postings: dict[str, Posting]) -> None:
+        size = sum(len(p.data) for p in postings.values())
+        if size > self.max_bytes // 4:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[2]
+            self._entries[key] = (placed, postings, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                self._bytes -= self._entries.popitem(last=False)[1][2]
+
+
+class Source:
+    """Where a search reads postings: the thread's connection, the store's cache and the KB generation seen."""
+
+    def __init__(self, conn: Any, cache: Cache | None, generation: tuple) -> None:
+        self.conn, self.cache, self.generation = conn, cache, generation
+
+    def read(self, kind: str, lexemes: Sequence[str], placed: Sequence[str],
+             documents: Sequence[str] | None) -> Found:
+        """The postings of `lexemes` in `kind` ("pages", "covers", "sections"), of `documents` only when given,
+        with positions for the `placed` ones: from the cache, the rest in one statement (cached when whole)."""
+        if not lexemes or documents is not None and not documents:
+            return {}
+        wanted = None if documents is None else set(documents)
+        found: Found = {}
+        missing = []
+        for lex in lexemes:
+            whole = None if self.cache is None else self.cache.get((self.generation, kind, lex), lex in placed)
+            if whole is None:
+                missing.append(lex)
+            else:
+                found[lex] = whole if wanted is None else {d: p for d, p in whole.items() if d in wanted}
+        if not missing:
+            return found
+        sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
+               f"FOR n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
+        args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
+        if wanted is not None:
+            sql += " AND document_id = ANY(%s)"
+            args.append(sorted(wanted))
+        read: Found = {lex: {} for lex in missing}
+        for lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
+            read[lexeme][doc] = Posting(doc, n, data)
+        if wanted is None and self.cache is not None:
+            for lex, postings in read.items():
+                self.cache.put((self.generation, kind, lex), lex in placed, postings)
+        found.update(read)
+        return found
+
+
+def read(src: Source, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool) -> Found:
+    """The postings of the phrases' lexemes in `kind`, of `documents` only when given: with positions for the
+    lexemes of multi-word phrases (all, with `positions`)."""
     lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
     placed = lexemes if positions else sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    if not lexemes or documents is not None and not documents:
-        return {}
-    sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 FOR "
-           f"n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
-    args: list[Any] = [placed, kind, lexemes]
-    if documents is not None:
-        sql += " AND document_id = ANY(%s)"
-        args.append(sorted(set(documents)))
-    found: Found = {}
-    for lexeme, doc, n, data in conn.execute(sql, args, binary=True):
-        found.setdefault(lexeme, {})[doc] = Posting(doc, n, data)
-    return found
+    return src.read(kind, lexemes, placed, documents)
 
 
 def hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
@@ -168,8 +235,20 @@ def _word_hits(postings: dict[str, Posting], weights: Sequence[float]) -> Iterat
 ROW_SHIFT = 17  # a row's codes as one array over the library: rowid << 17 + 32768 + code (a 17th bit between rows)
 
 
+def require_numpy() -> None:
+    """KBUnavailable when numpy (of the `postgres` extra) is not installed: said when the store is opened, not at
+    the first phrase."""
+    try:
+        found = importlib.util.find_spec("numpy") is not None
+    except ValueError:  # sys.modules holds None for it: imports of it fail
+        found = False
+    if not found:
+        raise KBUnavailable("the PostgreSQL KB backend needs numpy: pip install 'jsonl-engine[postgres]'",
+                            {"backend": "postgresql"})
+
+
 def _numpy() -> Any:
-    """numpy, imported at the first multi-word phrase (not when the store is opened)."""
+    """numpy, imported at the first multi-word phrase (not when the store is opened: 0.1-0.2 s)."""
     return importlib.import_module("numpy")
 
 
@@ -282,25 +361,22 @@ def documents(scope: Scope, within: Sequence[str] | None = None) -> list[str] | 
     return sorted(d for d in set(within) if scope.complete or d in scope.documents)
 
 
-def frequencies(conn: Any, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
-    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase, in one statement: a
-    one-word phrase's count summed by the server from its postings' lengths (documents: their number), the
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
+    """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
+    count summed by the server from its postings' lengths (documents: their number), in one statement; the
     multi-word phrases matched here on their lexemes' postings."""
     if not tsqs:
         return []
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
-    rows = conn.execute(
-        f"SELECT lexeme, NULL, {counted}::bigint, NULL::bytea FROM postings WHERE kind = %s AND lexeme = ANY(%s) "
-        "GROUP BY lexeme UNION ALL SELECT lexeme, document_id, n, data FROM postings WHERE kind = %s AND "
-        "lexeme = ANY(%s)", [table, single, table, placed], binary=True).fetchall()
-    counts = {lex: int(n) for lex, doc, n, _ in rows if doc is None}
-    found: Found = {}
-    for lexeme, doc, n, data in rows:
-        if doc is not None:
-            found.setdefault(lexeme, {})[doc] = Posting(doc, n, data)
+    counts: dict[str, int] = {}
+    if single:
+        counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
+        counts = {lex: int(n) for lex, n in src.conn.execute(
+            f"SELECT lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme",
+            [table, single])}
+    found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
@@ -310,27 +386,27 @@ def frequencies(conn: Any, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
     return out
 
 
-def search_pages(conn: Any, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,
+def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,
                  limit: int | None, within: Sequence[str] | None = None,
                  covers: bool = False) -> list[tuple[str, int, float]]:
     """Top pages (cover pages with `covers`) by BM25: (document_id, page number, score)."""
-    found = read(conn, "covers" if covers else "pages", tsqs, documents(scope, within), False)
+    found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False)
     scores, where = bm25(tsqs, idfs, avgdl, found)
     return [(where[rowid][0].document_id, where[rowid][0].numbers[where[rowid][1]], score)
             for rowid, score in best(scores, limit)]
 
 
-def pages_holding(conn: Any, tsqs: Sequence[Tsq], document_ids: Sequence[str]) -> list[PageKey]:
+def pages_holding(src: Source, tsqs: Sequence[Tsq], document_ids: Sequence[str]) -> list[PageKey]:
     """The pages of the documents holding any of the phrases, by document id and number (no score)."""
-    found = read(conn, "pages", tsqs, document_ids, False)
+    found = read(src, "pages", tsqs, document_ids, False)
     return sorted({(posting.document_id, posting.numbers[i]) for q in tsqs for posting, i, _ in hits(q, found, PLAIN)})
 
 
-def search_sections(conn: Any, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, weights: SectionWeights,
+def search_sections(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, weights: SectionWeights,
                     scope: Scope, limit: int, within: Sequence[str]) -> list[tuple[int, float]]:
     """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""
     labels = (1.0, weights.text, weights.ancestors, weights.title)  # tsvector labels D, C, B, A
-    found = read(conn, "sections", tsqs, documents(scope, within), labels != PLAIN)
+    found = read(src, "sections", tsqs, documents(scope, within), labels != PLAIN)
     return best(bm25(tsqs, idfs, avgdl, found, labels)[0], limit)
 
 

@@ -97,9 +97,11 @@ class PostgresStore(Repository):
     backend = "postgresql"
 
     def __init__(self, url: str) -> None:
+        search.require_numpy()
         db = Connections(url)
         super().__init__(PostgresDialect(url, db))
         self._db = db
+        self._postings = search.Cache()
         self.url = url
         self.location = self._db.shown  # the URL without its password
 
@@ -126,11 +128,12 @@ class PostgresStore(Repository):
         return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        conn, gen = self._conn(), self._generation()
+        gen = self._generation()
+        src = self._source(gen)
         tsqs = self._tsqueries(phrases)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            return dict(zip(keys, search.frequencies(conn, kind, [tsqs[p] for _, p in keys]), strict=True))
+            return dict(zip(keys, search.frequencies(src, kind, [tsqs[p] for _, p in keys]), strict=True))
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
@@ -138,6 +141,12 @@ class PostgresStore(Repository):
     def _stats(self, kind: str) -> tuple[int, float]:
         conn = self._conn()
         return self._memo.get("bm25-stats", self._generation(), lambda: search.stats(conn))[kind]
+
+    def _source(self, generation: tuple | None = None) -> search.Source:
+        """The postings reader of this thread: the cache only inside a snapshot, where the generation it keys
+        entries with is the one the statements see."""
+        cache = self._postings if getattr(self._local, "depth", 0) else None
+        return search.Source(self._conn(), cache, self._generation() if generation is None else generation)
 
     def _bm25(self, kind: str, phrases: Sequence[Phrase]) -> tuple[list[search.Tsq], list[float], float]:
         """The phrases' lexemes, IDFs and the kind's mean row length: what a BM25 search of `kind` needs."""
@@ -153,14 +162,14 @@ class PostgresStore(Repository):
                      within: Sequence[str] | None = None) -> list[PageHit]:
         if not phrases:
             return []
-        rows = search.search_pages(self._conn(), *self._bm25("pages", phrases), scope, limit, within)
+        rows = search.search_pages(self._source(), *self._bm25("pages", phrases), scope, limit, within)
         return [PageHit(d, n, s) for d, n, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
         if not phrases or not within:
             return []
-        hits = search.search_sections(self._conn(), *self._bm25("sections", phrases), weights, scope, limit, within)
+        hits = search.search_sections(self._source(), *self._bm25("sections", phrases), weights, scope, limit, within)
         refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
@@ -168,7 +177,7 @@ class PostgresStore(Repository):
         if not phrases:
             return {}
         best: dict[str, float] = {}
-        for doc, _n, score in search.search_pages(self._conn(), *self._bm25("covers", phrases), scope, None,
+        for doc, _n, score in search.search_pages(self._source(), *self._bm25("covers", phrases), scope, None,
                                                   covers=True):
             best[doc] = max(score, best.get(doc, score))
         return best
@@ -177,7 +186,7 @@ class PostgresStore(Repository):
         if not phrases or not document_ids:
             return []
         tsqs = self._tsqueries(phrases)
-        return search.pages_holding(self._conn(), [tsqs[p] for p in phrases], document_ids)
+        return search.pages_holding(self._source(), [tsqs[p] for p in phrases], document_ids)
 
     # ---- upkeep
 
