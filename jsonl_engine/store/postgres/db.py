@@ -42,6 +42,8 @@ def failure(url: str, exc: BaseException) -> str:
 
 
 class Connections:
+    snapshot_query = ""  # a statement sent with each snapshot's BEGIN, in the same round trip (its row: begun())
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.shown = describe(url)
@@ -96,18 +98,32 @@ class Connections:
         with contextlib.suppress(psycopg.Error):
             conn.close()
 
+    def begun(self) -> Any:
+        """The row `snapshot_query` gave at the BEGIN of this thread's snapshot (None without one)."""
+        return getattr(self._local, "begun", None)
+
+    def _begin(self, conn: Any) -> None:
+        """BEGIN the snapshot, with `snapshot_query` in the same round trip."""
+        self._local.begun = None
+        if not self.snapshot_query:
+            conn.execute(BEGIN_SNAPSHOT)
+            return
+        cur = conn.execute(f"{BEGIN_SNAPSHOT}; {self.snapshot_query}")
+        cur.nextset()
+        self._local.begun = cur.fetchone()
+
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
         """A read transaction: several queries that see one consistent state (begun on a fresh connection when
         the thread's reader is found dead at its BEGIN)."""
         conn = self.reader()
         try:
-            conn.execute(BEGIN_SNAPSHOT)
+            self._begin(conn)
         except psycopg.OperationalError:
             if not conn.closed:
                 raise
             conn = self.reader()
-            conn.execute(BEGIN_SNAPSHOT)
+            self._begin(conn)
         try:
             yield conn
         finally:

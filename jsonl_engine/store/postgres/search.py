@@ -426,7 +426,14 @@ def fold_stats(conn: Any) -> None:
                  "INSERT INTO text_stats SELECT kind, SUM(rows), SUM(tokens) FROM gone GROUP BY kind")
 
 
+GENERATION = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents"
+
+
 def generation(conn: Any) -> tuple:
     """Changes whenever a document is added or removed: the count and the newest sequence number (never reused)."""
-    row = conn.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents").fetchone()
+    return generation_of(conn.execute(GENERATION).fetchone())
+
+
+def generation_of(row: Sequence[Any]) -> tuple:
+    """The generation from a row of GENERATION (a snapshot reads it with its BEGIN: db.Connections.begun)."""
     return (int(row[0]), int(row[1]))

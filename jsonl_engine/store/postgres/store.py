@@ -99,6 +99,7 @@ class PostgresStore(Repository):
     def __init__(self, url: str) -> None:
         search.require_numpy()
         db = Connections(url)
+        db.snapshot_query = search.GENERATION
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
@@ -108,7 +109,8 @@ class PostgresStore(Repository):
     # ---- the index's rows
 
     def _index_generation(self, sql: Sql) -> tuple:
-        return search.generation(sql.conn)
+        row = self._db.begun() if getattr(self._local, "depth", 0) else None  # read with the snapshot's BEGIN
+        return search.generation(sql.conn) if row is None else search.generation_of(row)
 
     def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
         """The rows with their token counts and weighted tsvectors (title A, ancestors B, text C)."""
