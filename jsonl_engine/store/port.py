@@ -95,7 +95,7 @@ class SearchIndex(Protocol):
 
     def tidy_indexes(self) -> None:
         """Bring the search indexes into their fastest form after a batch of writes (SQLite merges FTS5 segments,
-        PostgreSQL flushes GIN pending lists). Search results do not change; an ingest calls it when it has
+        PostgreSQL folds its collection statistics' deltas). Search results do not change; an ingest calls it when it has
         written documents."""
         ...
 

@@ -1,5 +1,6 @@
-"""The PostgreSQL store (psycopg 3, the optional `postgres` extra): tables like SQLite's, weighted `tsvector`
-columns with GIN indexes, BM25 computed in SQL from them, ordered migrations under an advisory lock."""
+"""The PostgreSQL store (psycopg 3 and numpy, the optional `postgres` extra): tables like SQLite's, weighted
+`tsvector` columns and postings made from them, BM25 computed from the postings, ordered migrations under an
+advisory lock."""
 
 from jsonl_engine.store.postgres.store import PostgresStore
 

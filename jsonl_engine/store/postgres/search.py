@@ -127,7 +127,19 @@ class Posting:
         return struct.unpack_from(f">{self.counts[i]}h", self.data, ENTRY * self.n + 2 * self._starts[i])
 
 
-Found = dict[str, dict[str, Posting]]  # lexeme -> document id -> its posting
+class Postings(dict[str, Posting]):
+    """One lexeme's postings read (document id -> its posting), with the global codes of all of them once
+    computed (`codes`: every phrase holding the lexeme matches on the same array)."""
+
+    _codes: Any = None
+
+    def codes(self, np: Any) -> Any:
+        if self._codes is None:
+            self._codes = _global_codes(np, list(self.values()))
+        return self._codes
+
+
+Found = dict[str, Postings]  # lexeme -> its postings
 
 
 class Cache:
@@ -137,12 +149,12 @@ class Cache:
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: collections.OrderedDict[tuple, tuple[bool, dict[str, Posting], int]] = \
+        self._entries: collections.OrderedDict[tuple, tuple[bool, Postings, int]] = \
             collections.OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, placed: bool) -> dict[str, Posting] | None:
+    def get(self, key: tuple, placed: bool) -> Postings | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or placed and not entry[0]:
@@ -150,8 +162,8 @@ class Cache:
             self._entries.move_to_end(key)
             return entry[1]
 
-    def put(self, key: tuple, placed: bool, postings: dict[str, Posting]) -> None:
-        size = sum(len(p.data) for p in postings.values())
+    def put(self, key: tuple, placed: bool, postings: Postings) -> None:
+        size = sum(len(p.data) for p in postings.values()) * (5 if placed else 1)  # with codes(): 4 bytes more a byte
         if size > self.max_bytes // 4:
             return
         with self._lock:
@@ -184,7 +196,7 @@ class Source:
             if whole is None:
                 missing.append(lex)
             else:
-                found[lex] = whole if wanted is None else {d: p for d, p in whole.items() if d in wanted}
+                found[lex] = whole if wanted is None else Postings((d, p) for d, p in whole.items() if d in wanted)
         if not missing:
             return found
         sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
@@ -193,7 +205,7 @@ class Source:
         if wanted is not None:
             sql += " AND document_id = ANY(%s)"
             args.append(sorted(wanted))
-        read: Found = {lex: {} for lex in missing}
+        read: Found = {lex: Postings() for lex in missing}
         for lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
             read[lexeme][doc] = Posting(doc, n, data)
         if wanted is None and self.cache is not None:
@@ -270,14 +282,13 @@ def _global_codes(np: Any, postings: list[Posting]) -> Any:
 def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
     """The global code of the first word of each place where a multi-word phrase's lexemes follow one another
     at their offsets in one field (FTS5's phrase, PostgreSQL's `<->`), ascending, and the first lexeme's
-    postings read. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
+    postings. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
     positions on in the same field and row (a shift past a row's codes lands between rows, on no code)."""
-    lists = [found.get(lex, {}) for lex in q.lexemes]
-    docs = sorted(set(lists[0]).intersection(*lists[1:]))
-    if not docs:
+    lists = [found.get(lex) or Postings() for lex in q.lexemes]
+    if any(not by_doc for by_doc in lists):
         return [], []
     np = _numpy()
-    codes = [_global_codes(np, [by_doc[d] for d in docs]) for by_doc in lists]
+    codes = [by_doc.codes(np) for by_doc in lists]
     order = sorted(range(len(codes)), key=lambda j: (codes[j].size, j))
     at = codes[order[0]] - 4 * q.offsets[order[0]]  # first-word codes of the candidates
     for j in order[1:]:
@@ -286,7 +297,7 @@ def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
         wanted = at + 4 * q.offsets[j]
         place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
         at = at[codes[j][place] == wanted]
-    return at.tolist(), [lists[0][d] for d in docs]
+    return at.tolist(), list(lists[0].values())
 
 
 def _rows(postings: list[Posting], rowids: set[int]) -> dict[int, tuple[Posting, int]]:

@@ -1,8 +1,8 @@
 """PostgresStore: the shared document repository (store/repository.py) over one PostgreSQL database (psycopg 3),
 with PostgreSQL's dialect (placeholders, arrays, NUL, the duplicate-content insert; psycopg's errors become
 EngineErrors in `PostgresDialect.translate`, the one place, the connection string redacted) and its text index:
-token counts and weighted tsvectors written with the rows, searched by the SearchIndex verbs below (BM25 in SQL,
-statements in search.py)."""
+token counts, weighted tsvectors and the postings made from them written with the rows, searched by the
+SearchIndex verbs below (BM25 from the postings, search.py)."""
 
 from __future__ import annotations
 
