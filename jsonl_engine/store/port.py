@@ -66,6 +66,10 @@ class SearchIndex(Protocol):
     bm25() computes it on every backend), counted in `kind`s: "pages", "covers" (the first COVER_PAGES pages of
     each document), "sections", "documents" (documents with a page holding the phrase)."""
 
+    # Whether counting phrases on two threads at once pays (SQLite: each phrase a pass over its index; PostgreSQL
+    # counts them all in one statement, and a second thread costs its own snapshot's round trips)
+    split_counts: bool
+
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         """phrase -> number of rows of `kind` holding it (cached per KB generation)."""
         ...

@@ -170,10 +170,10 @@ def _beside(store: Store, read: Callable[..., T], *args: Any) -> Future[T]:
 
 
 def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
-    """The phrases' page counts, half of them counted on a side thread (a phrase not seen before costs a pass over
-    the index)."""
+    """The phrases' page counts, half of them counted on a side thread where that pays (SQLite: a phrase not seen
+    before costs a pass over the index)."""
     half = len(phrases) // 2
-    if half < 2:
+    if half < 2 or not store.split_counts:
         return store.frequencies("pages", phrases)
     beside = _beside(store, store.frequencies, "pages", phrases[:half])
     counts = store.frequencies("pages", phrases[half:])

@@ -95,6 +95,7 @@ class PostgresStore(Repository):
     """The repository over one PostgreSQL database, with its tsvector text index (port.SearchIndex)."""
 
     backend = "postgresql"
+    split_counts = False  # every phrase counted in one statement (search.frequencies)
 
     def __init__(self, url: str) -> None:
         search.require_numpy()

@@ -52,6 +52,7 @@ class SqliteDialect(Dialect):
 class SqliteStore(Repository):
     """The repository over one SQLite file, with its FTS5 text index (port.SearchIndex)."""
 
+    split_counts = True
     def __init__(self, kb_dir: Path) -> None:
         db = Connections(kb_dir)
         super().__init__(SqliteDialect(db))
