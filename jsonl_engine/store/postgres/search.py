@@ -144,8 +144,9 @@ Found = dict[str, Postings]  # lexeme -> its postings
 
 class Cache:
     """Whole postings (every document's, with positions when `placed`) of the lexemes read most recently, per
-    KB generation, up to `max_bytes` of postings data: a word common to many queries ("of", "net") is sent by
-    the server once per daemon, not once per query. Shared by the daemon's threads."""
+    KB generation, up to `max_bytes` (counted as twice their data: the postings decode it into tuples): a word
+    common to many queries ("of", "net") is sent by the server once per daemon, not once per query. Shared by
+    the daemon's threads."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -160,10 +161,10 @@ class Cache:
             if entry is None or placed and not entry[0]:
                 return None
             self._entries.move_to_end(key)
-            return entry[1]
+            return Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
 
     def put(self, key: tuple, placed: bool, postings: Postings) -> None:
-        size = sum(len(p.data) for p in postings.values()) * (5 if placed else 1)  # with codes(): 4 bytes more a byte
+        size = 2 * sum(len(p.data) for p in postings.values())  # and the tuples decoded from it
         if size > self.max_bytes // 4:
             return
         with self._lock:
