@@ -10,7 +10,11 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.15 a sentence that names the asked period and holds a figure
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
-        terms of the document's title, its issuer's name, do not count)
+        terms of the document's title, its issuer's name, the words naming the statement to read ("balance
+        sheet") and the period's words ("year end") do not count)
+  +0.20 a unit on a page of the statement the question names ("... shown in the cash flow statement"), or
+  +0.10 on a page of the statement that holds the asked item when none is named (capex: the cash flow
+        statement; identity/statements.py judged the pages, retrieval/cues.py says which statement)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
@@ -32,9 +36,11 @@ from jsonl_engine.answer.tables import TableRow, year_of
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
+W_NAMED_STATEMENT, W_STATEMENT = 0.20, 0.10
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
+_STATEMENT_NAME = {"income": "income statement", "balance": "balance sheet", "cash_flow": "cash flow statement"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,8 @@ class Ask:
     figure: bool
     years: tuple[str, ...]
     quarter: bool = False  # the question names a quarter: a year's column is not its period
+    statements: frozenset[str] = frozenset()  # the statements holding the asked item (identity/statements.py)
+    named: bool = False  # the question names that statement as its source
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +83,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False) ->
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
-          label_extra: int = 0) -> Judged:
+          label_extra: int = 0, statement: str | None = None) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -93,6 +101,9 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         why.append("names the asked period")
     if table is None:
         value = _judge_sentence(ask, value, why, figure_near, words)
+    if statement is not None and statement in ask.statements:
+        value += W_NAMED_STATEMENT if ask.named else W_STATEMENT
+        why.append(f"on the {_STATEMENT_NAME.get(statement, statement)}" + (" the question names" if ask.named else ""))
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")

@@ -35,11 +35,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer import order
-from jsonl_engine.answer.citations import Claim, make_claim
+from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
 from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
+from jsonl_engine.retrieval import cues
 from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ _AMOUNT_CUES = frozenset({
 })
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
+_PERIOD_WORDS = frozenset({"year", "end", "fiscal"})  # keys of "year end", "fiscal year": the period, not the item
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
@@ -353,14 +355,15 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            ) -> Synthesis:
+            statement_pages: dict[str, dict[int, str]] | None = None) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
     candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), table rows read
     (`read_table`, default: on the passage text), most direct first (`_order`), rendered within `max_claims`
     and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
-    covering the period the query names) come before all others."""
+    covering the period the query names) come before all others; `statement_pages` (document id -> page ->
+    statement kind) tells which units sit on a financial statement's page."""
     tk = _terms(query, terms)
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
@@ -372,11 +375,17 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
-    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None)
+    tokens = tokenize(query)
+    named, rest = cues.named_statement(tokens)
+    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
+                    statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
-    items, judged = _order(chosen, tk, ask, readings, frozenset(first))
+    item_keys = set(keys(" ".join(rest)))
+    framing = frozenset(i for i, t in enumerate(tk)
+                        if not all(k in item_keys for k in t.keys) or set(t.keys) <= _PERIOD_WORDS)
+    items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {})
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
@@ -461,8 +470,11 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Un
 
 
 def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
-           first: frozenset[str]) -> tuple[list[_Unit], dict[int, order.Judged]]:
-    """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id())."""
+           first: frozenset[str], framing: frozenset[int] = frozenset(),
+           statement_pages: dict[str, dict[int, str]] | None = None,
+           ) -> tuple[list[_Unit], dict[int, order.Judged]]:
+    """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
+    `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.alts for k in alt.split()}
@@ -478,16 +490,19 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             label_keys = keys(reading.row.label.text)
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
-            asked = content - named_by_title[u.passage.document_id]
+            asked = content - named_by_title[u.passage.document_id] - framing
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
             label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
+        page = reading.page if reading is not None and reading.page is not None else \
+            page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), label_extra=label_extra)
+                                    words=len(body.split()), label_extra=label_extra,
+                                    statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
@@ -545,13 +560,15 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
     from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
     passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))
+                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
+                  statement_pages=statement_pages(store, sorted({p.document_id for p in passages})))
     out.warnings = warnings
     return out
 
