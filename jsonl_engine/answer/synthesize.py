@@ -364,7 +364,15 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
     covering the period the query names) come before all others; `statement_pages` (document id -> page ->
     statement kind) tells which units sit on a financial statement's page."""
+    tokens = tokenize(query)
+    named, rest = cues.named_statement(tokens)
+    item_keys = set(keys(" ".join(rest)))
+    # the statement the question names says where to read: its words are no term a unit should hold (unless
+    # they are all the question holds: "What does the balance sheet show?")
     tk = _terms(query, terms)
+    item = [t for t in tk if all(k in item_keys for k in t.keys)]
+    if named and any(not k[0].isdigit() for t in item for k in t.keys):
+        tk = item
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
@@ -375,16 +383,12 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
-    tokens = tokenize(query)
-    named, rest = cues.named_statement(tokens)
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
-    item_keys = set(keys(" ".join(rest)))
-    framing = frozenset(i for i, t in enumerate(tk)
-                        if not all(k in item_keys for k in t.keys) or set(t.keys) <= _PERIOD_WORDS)
+    framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {})
     items = _spread(items, max_claims)
     shown = items[:max_claims]
