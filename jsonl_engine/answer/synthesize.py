@@ -41,7 +41,8 @@ from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
-from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
+from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, ngrams, tokenize
+from jsonl_engine.text import STOPWORDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,7 +77,11 @@ PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while
 PER_PASSAGE = 3
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
-_LONGEST_TRIGGER = max(map(len, EXPANSIONS))
+_LONGEST_TRIGGER = max(map(len, [*EXPANSIONS, *LINE_ITEMS]))
+_NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollar",
+                       "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
+_JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
+_LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
@@ -200,6 +205,7 @@ class _Term:
     name: str
     keys: tuple[str, ...]
     alts: tuple[str, ...]  # " key key " phrases that name the same thing (capex: purchases of property ...)
+    items: tuple[str, ...] = ()  # " key key " labels statements print for the line item the term is part of
 
     def found(self, keyset: set[str], joined: str) -> bool:
         return all(k in keyset for k in self.keys) or any(a in joined for a in self.alts)
@@ -226,13 +232,55 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
         if not k:
             continue
         alts: list[str] = []
+        items: list[str] = []
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:
                 for phrase in phrases:
                     if not _STATEMENT_NAMES.search(phrase):
                         alts.append(_joined(keys(phrase)))
-        out.append(_Term(t, k, tuple(dict.fromkeys(alts))))
+        for trigger, phrases in LINE_ITEMS.items():
+            if t in trigger and trigger in grams:
+                items.extend(_joined(keys(phrase)) for phrase in phrases)
+                alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
+        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
     return out
+
+
+def _item_runs(tokens: Sequence[str]) -> list[str]:
+    """The runs of consecutive item words of the question (" total current liabil "): content words, joined by
+    "of"/"and", broken by other stopwords, numbers, periods, the period's and the unit's words."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for tok in [*tokens, ""]:
+        k = keys(tok) if tok and tok not in STOPWORDS and len(tok) > 1 and not tok[0].isdigit() else []
+        if k and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS and tok not in _NOT_ITEM:
+            current.extend(k)
+        elif tok in _JOINS and current:
+            current.append(tok)
+        else:
+            while current and current[-1] in _JOINS:
+                current.pop()
+            if current:
+                runs.append(current)
+            current = []
+    return [_joined(r) for r in runs]
+
+
+def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
+    """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
+    question's item words, or is the start of one ("Inventories" for "inventories amount"), or starts with a
+    label statements print for a line item the question names ("Purchases of property ..." for capex)."""
+    lead = list(label_keys)
+    while len(lead) > 1 and lead[0] in _LABEL_LEAD:
+        lead = lead[1:]
+    joined = _joined(lead)
+    found: set[int] = set()
+    for run in runs:
+        if joined.startswith(run) or (run.startswith(joined) and set(lead) - _LABEL_LEAD):
+            run_keys = set(run.split())
+            found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= run_keys}
+    found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
+    return frozenset(found)
 
 
 def _keys_of_lines(parts: Sequence[str], part_keys: Sequence[list[str]]) -> list[str]:
@@ -389,7 +437,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
-    items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {})
+    items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
+                           _item_runs(rest))
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
@@ -475,13 +524,13 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Un
 
 def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
            first: frozenset[str], framing: frozenset[int] = frozenset(),
-           statement_pages: dict[str, dict[int, str]] | None = None,
+           statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            ) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
-    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.alts for k in alt.split()}
+    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     for u in chosen:
         doc = u.passage.document_id
@@ -489,12 +538,14 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
-        label_share, labelled, label_extra = 0.0, False, 0
+        label_share, labelled, label_extra, item = 0.0, False, 0, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = keys(reading.row.label.text)
-            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
-            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             asked = content - named_by_title[u.passage.document_id] - framing
+            named = names_item(label_keys, tk, runs) & asked
+            item = bool(named)
+            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
+            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
             label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
@@ -505,7 +556,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), label_extra=label_extra,
+                                    words=len(body.split()), label_extra=label_extra, names_item=item,
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
