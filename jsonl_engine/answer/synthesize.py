@@ -31,13 +31,14 @@ import itertools
 import math
 import re
 from collections.abc import Collection, Sequence
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer import order
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
+from jsonl_engine.answer.tables import TableRow, contents_line, number, read_row, table_line
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -532,6 +533,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
+    whole = _largest_alike(chosen, readings)
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
@@ -557,10 +559,31 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
                                     words=len(body.split()), label_extra=label_extra, names_item=item,
+                                    whole=whole.get(id(u), 0),
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
+    """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
+    subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude (the
+    whole, not a part) -> how many rows are labelled like it (keyed by id() of the unit)."""
+    groups: dict[str, list[tuple[Decimal, int]]] = {}
+    for u in chosen:
+        reading = readings.get(id(u))
+        if reading is None or reading.row.label is None or not reading.asked:
+            continue
+        value = number(reading.row.cells[reading.asked[0]].text)
+        if value is not None:
+            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((abs(value), id(u)))
+    out = {}
+    for rows in groups.values():
+        top = max(v for v, _ in rows)
+        if len(rows) > 1 and sum(v == top for v, _ in rows) == 1:
+            out[next(i for v, i in rows if v == top)] = len(rows)
+    return out
 
 
 def _render(items: list[_Unit], max_chars: int, readings: dict[int, Reading] | None = None,

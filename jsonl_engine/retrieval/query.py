@@ -136,15 +136,17 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
 _LI_CAPEX = ("capital expenditures", "capital expenditure", "purchases of property plant and equipment",
              "purchases of property and equipment", "additions to property plant and equipment",
              "additions to property and equipment", "payments for property plant and equipment",
-             "acquisitions of property plant and equipment", "capital spending")
+             "acquisitions of property plant and equipment", "capital spending", "payments for property and equipment",
+             "purchase of property plant and equipment", "purchase of property and equipment",
+             "purchases of property plant equipment", "additions to property plant equipment")
 _LI_REVENUE = ("revenue", "revenues", "net sales", "total revenues", "total revenue", "net revenues", "net revenue",
                "total net sales", "net operating revenues", "total net revenues", "operating revenues", "sales")
 _LI_COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of revenue", "cost of products sold",
             "cost of products", "total cost of sales", "total cost of revenues")
 _LI_NET_INCOME = ("net income", "net earnings", "net income attributable", "net earnings attributable",
-                  "net income loss", "net earnings loss", "net loss")
+                  "net income loss", "net earnings loss")
 _LI_OPINC = ("operating income", "operating profit", "income from operations", "earnings from operations",
-             "operating income loss", "operating loss")
+             "operating income loss")
 _LI_DA = ("depreciation and amortization", "depreciation amortization", "depreciation depletion and amortization")
 _LI_CFO = ("net cash provided by operating activities", "net cash from operating activities",
            "cash provided by operating activities", "net cash provided by used in operating activities",
