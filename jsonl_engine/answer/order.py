@@ -56,6 +56,7 @@ class Ask:
     quarter: bool = False  # the question names a quarter: a year's column is not its period
     statements: frozenset[str] = frozenset()  # the statements holding the asked item (identity/statements.py)
     named: bool = False  # the question names that statement as its source
+    change: bool = False  # the question asks how something changed: a table's change column is part of the answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +78,31 @@ _QUARTER_COLUMN = re.compile(r"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|\b(
                              re.IGNORECASE)
 
 
-def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False) -> tuple[int, ...]:
-    """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value."""
+_CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
+                           r"\w*", re.IGNORECASE)
+_CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|decrease|variance|inc\.?|dec\.?)\b"
+                            r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
+
+
+def asks_change(query: str) -> bool:
+    """The question asks how something changed ("How much did X change ...", "Was there any drop in ...")."""
+    return bool(_CHANGE_ASKED.search(query))
+
+
+def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
+                ) -> tuple[int, ...]:
+    """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value;
+    with `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)")."""
     if not years:
         return ()
+    cells = tuple(i for i, c in enumerate(table.cells)
+                  if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text))
+                  and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
+    if not cells or not change:
+        return cells
     return tuple(i for i, c in enumerate(table.cells)
-                 if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text))
-                 and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
+                 if i in cells or (not c.empty and c.column and not year_of(c.column_text)
+                                   and _CHANGE_COLUMN.search(c.column_text)))
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
@@ -132,10 +151,12 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years, ask.quarter)
+    cells = asked_cells(table, ask.years, ask.quarter, ask.change)
     if cells:
         value += W_PERIOD_CELL
-        why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period")
+        why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"
+                   + (" (with the change the table prints)" if any(not year_of(table.cells[i].column_text)
+                                                                   for i in cells) else ""))
     elif table.label is not None and year_of(table.label.text) in ask.years and \
             year_of(table.label.text) == table.label.text.strip():
         value += W_PERIOD_CELL

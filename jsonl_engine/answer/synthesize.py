@@ -247,14 +247,16 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     return out
 
 
-def _item_runs(tokens: Sequence[str]) -> list[str]:
-    """The runs of consecutive item words of the question (" total current liabil "): content words, joined by
-    "of"/"and", broken by other stopwords, numbers, periods, the period's and the unit's words."""
+def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
+    """The runs of consecutive item words of the question (" total current liabil "): words of its terms
+    (`term_keys`), joined by "of"/"and", broken by other words, numbers, periods, the period's and the unit's
+    words, and words asking for a change ("operating margin change": the item is "operating margin")."""
     runs: list[list[str]] = []
     current: list[str] = []
     for tok in [*tokens, ""]:
         k = keys(tok) if tok and tok not in STOPWORDS and len(tok) > 1 and not tok[0].isdigit() else []
-        if k and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS and tok not in _NOT_ITEM:
+        if k and set(k) <= set(term_keys) and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS \
+                and tok not in _NOT_ITEM and not order.asks_change(tok):
             current.extend(k)
         elif tok in _JOINS and current:
             current.append(tok)
@@ -433,13 +435,14 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
-                    statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named))
+                    statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
+                    change=order.asks_change(query))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(rest))
+                           _item_runs(rest, {k for t in tk for k in t.keys}))
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
@@ -496,7 +499,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years, ask.quarter)
+        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 

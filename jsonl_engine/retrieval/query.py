@@ -182,6 +182,8 @@ LINE_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("eps",): ("earnings per share", "diluted earnings per share", "net income per share",
                "net earnings per share"),
     ("gross", "profit"): ("gross profit", "gross margin"),
+    ("gross", "margin"): ("gross margin", "gross profit margin", "gross profit"),
+    ("operating", "margin"): ("operating margin", "operating income margin", "operating profit margin"),
 }
 
 _ORDINAL_QUARTER = {"q1": "first quarter", "q2": "second quarter", "q3": "third quarter", "q4": "fourth quarter"}
