@@ -76,6 +76,7 @@ W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
+MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
 _LONGEST_TRIGGER = max(map(len, [*EXPANSIONS, *LINE_ITEMS]))
@@ -271,15 +272,15 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
 
 def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
-    question's item words, or is the start of one ("Inventories" for "inventories amount"), or starts with a
-    label statements print for a line item the question names ("Purchases of property ..." for capex)."""
+    question's item words, or with a label statements print for a line item the question names ("Purchases of
+    property ..." for capex)."""
     lead = list(label_keys)
     while len(lead) > 1 and lead[0] in _LABEL_LEAD:
         lead = lead[1:]
     joined = _joined(lead)
     found: set[int] = set()
     for run in runs:
-        if joined.startswith(run) or (run.startswith(joined) and set(lead) - _LABEL_LEAD):
+        if joined.startswith(run):
             run_keys = set(run.split())
             found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= run_keys}
     found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
@@ -646,11 +647,49 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
     passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
+    pages = statement_pages(store, sorted({p.document_id for p in passages}))
+    passages = _whole_statement(store, query, passages, pages)
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
-                  statement_pages=statement_pages(store, sorted({p.document_id for p in passages})))
+                  statement_pages=pages)
     out.warnings = warnings
+    return out
+
+
+def _whole_statement(store: Store, query: str, passages: list[Passage],
+                     pages: dict[str, dict[int, str]]) -> list[Passage]:
+    """`passages`, each followed by the other sections of the page of the statement the question names (or,
+    when it names none and asks for an amount, of a statement holding the asked item) that it reaches: a
+    statement's title may be one section and its rows others, and the row asked must be among the units."""
+    from jsonl_engine.retrieval.types import Passage as _Passage
+
+    tokens = tokenize(query)
+    named, _ = cues.named_statement(tokens)
+    wanted = frozenset([named]) if named else cues.wanted_statements(tokens) if asks_for_amount(query) else frozenset()
+    if not wanted:
+        return passages
+    have = {p.section_id for p in passages}
+    out: list[Passage] = []
+    expanded = 0
+    for p in passages:
+        out.append(p)
+        kinds = pages.get(p.document_id, {})
+        reach = [(p.document_id, n) for n in range(p.page_start, p.page_end + 1) if kinds.get(n) in wanted]
+        if not reach or expanded >= MAX_STATEMENT_PAGES:
+            continue
+        expanded += 1
+        refs = [r for r in store.sections_on_pages(reach[:1], 0) if r.section_id not in have
+                and r.page_start <= reach[0][1] <= r.page_end]
+        texts = store.section_texts([r.section_id for r in refs])
+        for r in refs:
+            if r.section_id in texts:
+                text, page_map = texts[r.section_id]
+                have.add(r.section_id)
+                out.append(_Passage(section_id=r.section_id, document_id=r.document_id,
+                                    document_title=p.document_title, title=r.title, path=r.path,
+                                    page_start=r.page_start, page_end=r.page_end, score=p.score, text=text,
+                                    snippet="", status=p.status, page_map=page_map))
     return out
 
 
