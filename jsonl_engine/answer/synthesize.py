@@ -572,16 +572,18 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
-    subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude (the
-    whole, not a part) -> how many rows are labelled like it (keyed by id() of the unit)."""
+    subsidiary's, a segment's or a per-share table): the one whose asked cell (or, when a row's columns are not
+    known, whose largest cell) is the largest in magnitude (the whole, not a part) -> how many rows are labelled
+    like it (keyed by id() of the unit)."""
     groups: dict[str, list[tuple[Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
-        if reading is None or reading.row.label is None or not reading.asked:
+        if reading is None or reading.row.label is None:
             continue
-        value = number(reading.row.cells[reading.asked[0]].text)
-        if value is not None:
-            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((abs(value), id(u)))
+        cells = [reading.row.cells[i] for i in reading.asked[:1]] if reading.asked else reading.row.cells
+        values = [abs(v) for c in cells if not c.empty and (v := number(c.text)) is not None]
+        if values:
+            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((max(values), id(u)))
     out = {}
     for rows in groups.values():
         top = max(v for v, _ in rows)
