@@ -121,9 +121,10 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
             why.append("holds no figure")
     if table is not None:
         value, cells = _judge_row(ask, table, value, why, label_share, label_extra)
-        if names_item:
-            value += W_ITEM
-            why.append("its label names the asked line item")
+    if names_item:
+        value += W_ITEM
+        why.append("its label names the asked line item")
+    if table is not None:
         if whole:
             value += W_WHOLE
             why.append(f"the largest of {whole} rows labelled alike")

@@ -84,6 +84,11 @@ _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "tho
                        "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
 _JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
+_HEADER_WORDS = frozenset("""
+january february march april may june july august september october november december jan feb mar apr jun jul
+aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
+quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
+""".split())
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
@@ -196,6 +201,8 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
     if seg.kind == "row" and contents_line(body):
         return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
+    if _column_header(body):
+        return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
         numbered = _SECTION_NUMBER.sub("", body)  # "9.7 ANALYSIS OF ...": a section's number is no figure
         return (len(body.split()) >= 4 and bool(_FIGURE.search(numbered))) or order.label_of(body) is not None
@@ -457,6 +464,15 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
                      more=len(items) - len(shown), first_claim=first_claim, tables=tables)
+
+
+def _column_header(body: str) -> bool:
+    """A line of a table's column titles: only dates, periods and the unit ("October 29, October 30, January 29,
+    ($ in millions) 2022 2021"); its numbers are days and years."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", body)]
+    numbers = re.findall(r"\d[\d,.]*", body)
+    return bool(words) and all(w in _HEADER_WORDS for w in words) \
+        and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
 
 def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
