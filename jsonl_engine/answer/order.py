@@ -64,6 +64,7 @@ class Judged:
     directness: float
     reasons: tuple[str, ...]
     asked_cells: tuple[int, ...] = ()  # indexes of the row's cells in the asked period's column(s)
+    names_item: bool = False  # a row whose label names the asked line item
 
 
 def label_of(body: str) -> str | None:
@@ -139,7 +140,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
-    return Judged(round(value, 9), tuple(why), cells)
+    return Judged(round(value, 9), tuple(why), cells, names_item)
 
 
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,

@@ -35,7 +35,7 @@ from decimal import Decimal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from jsonl_engine.answer import order
+from jsonl_engine.answer import extreme, order
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
 from jsonl_engine.answer.tables import TableRow, contents_line, number, read_row, table_line
@@ -451,6 +451,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
                            _item_runs(rest, {k for t in tk for k in t.keys}))
+    superlative = extreme.asked(query)
+    lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
@@ -460,7 +462,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if ask.figure and claims and not any(_has_figure(c.text) for c in claims):
         gaps.append("a figure: no claim states one")
         grade = "medium" if grade == "high" else grade
-    first_claim = {"id": claims[0].id, "why": "; ".join(judged[id(items[0])].reasons)} if claims else None
+    why = lead_why if lead_why is not None else "; ".join(judged[id(items[0])].reasons) if claims else ""
+    first_claim = {"id": claims[0].id, "why": why} if claims else None
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
                      more=len(items) - len(shown), first_claim=first_claim, tables=tables)
@@ -584,6 +587,51 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Reading],
+                 read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                 judged: dict[int, order.Judged]) -> str | None:
+    """A superlative question (answer/extreme.py): the row with the extreme value in the asked column among the
+    rows compared is put first (in `items`, in place), its line naming it. The rows compared: when the leading
+    table row (among the first claims) is a member (its label does not name the asked item: "Customer deposits"
+    for "the largest liability"), its run of rows in its passage; when it is the total of the asked item ("Total
+    current liabilities" for "the largest current liability"), the rows it sums (the run just above it); a line
+    item that is no total compares nothing. Returns why, or None when no table compares."""
+    lead = next((u for u in items[:PER_SECTION_SHOWN + 1] if id(u) in readings and readings[id(u)].asked), None)
+    if lead is None:
+        return None
+    reading = readings[id(lead)]
+    total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
+    if judged[id(lead)].names_item and not total:
+        return None
+    p = lead.passage
+    segs = segment(p.text)
+    at = next(i for i, seg in enumerate(segs) if seg.start == lead.seg.start)
+    first, last = at, at
+    while first > 0 and segs[first - 1].kind == "row" \
+            and not p.text[segs[first - 1].start:segs[first - 1].end].lower().startswith("total"):
+        first -= 1
+    while not total and last + 1 < len(segs) and segs[last + 1].kind == "row":
+        last += 1
+    found: list[tuple[Segment, int | None, TableRow]] = []
+    for seg in segs[first:last + 1]:
+        placed = read_table(p, seg) if read_table is not None else None
+        page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
+        if page == reading.page:
+            found.append((seg, page, row))
+    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, row in found], collapse_ws)
+    if winner is None:
+        return None
+    seg, page, row = found[winner.index]
+    unit = next((u for u in items if u.passage is p and u.seg.start == seg.start), None)
+    if unit is None:
+        unit = _Unit(p, lead.rank, seg, lead.score, lead.matched)
+    else:
+        items.remove(unit)
+    items.insert(0, unit)
+    readings[id(unit)] = Reading(page, row, (winner.cell,), winner.line)
+    return winner.why
 
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
