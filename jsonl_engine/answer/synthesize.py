@@ -31,8 +31,8 @@ import itertools
 import math
 import re
 from collections.abc import Collection, Sequence
-from decimal import Decimal
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer import extreme, order
@@ -84,11 +84,7 @@ _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "tho
                        "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
 _JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
-_HEADER_WORDS = frozenset("""
-january february march april may june july august september october november december jan feb mar apr jun jul
-aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
-quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
-""".split())
+_HEADER_WORDS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "as", "of", "at", "fiscal", "year", "years", "ended", "ending", "months", "weeks", "three", "six", "nine", "twelve", "quarter", "quarters", "in", "millions", "thousands", "billions", "except", "per", "share", "shares", "amounts", "amount", "data", "and", "dollars", "unaudited"])
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
