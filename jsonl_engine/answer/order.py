@@ -18,7 +18,7 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.15 a row whose label names the asked line item: it starts (after "Total") with the question's words for it
         ("Total current liabilities") or with a label statements print for it ("Net earnings" for net income,
         "Purchases of property, plant and equipment" for capex: retrieval/query.py LINE_ITEMS)
-  +0.15 of rows labelled alike with a value in the asked column, the largest in magnitude: the whole
+  +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its largest cell): the whole
         (the consolidated statement's total), not a part (a subsidiary's, a segment's, a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
@@ -41,7 +41,7 @@ from jsonl_engine.answer.tables import TableRow, year_of
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
-W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.15
+W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
@@ -126,7 +126,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value += W_ITEM
         why.append("its label names the asked line item")
     if table is not None:
-        if whole:
+        if whole and names_item:
             value += W_WHOLE
             why.append(f"the largest of {whole} rows labelled alike")
     elif ask.years and has_figure and any(y in body for y in ask.years):

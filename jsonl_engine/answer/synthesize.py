@@ -230,7 +230,9 @@ def _joined(seq: list[str]) -> str:
 
 def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
-    grams = ngrams(tokenize(query), _LONGEST_TRIGGER)
+    tokens = tokenize(query)
+    grams = ngrams(tokens, _LONGEST_TRIGGER)
+    ending = _ending_items(tokens, {k for t in terms for k in keys(t)})
     out = []
     for t in terms:
         k = tuple(dict.fromkeys(keys(t)))
@@ -244,23 +246,44 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
                     if not _STATEMENT_NAMES.search(phrase):
                         alts.append(_joined(keys(phrase)))
         for trigger, phrases in LINE_ITEMS.items():
-            if t in trigger and trigger in grams:
+            if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
         out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
     return out
 
 
+def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
+    """The keys of `tok` when it is a word of the asked item (a word of the question's terms, not a number, a
+    period, the period's or the unit's word, nor a word asking for a change), else []."""
+    k = keys(tok) if tok and tok not in STOPWORDS and len(tok) > 1 and not tok[0].isdigit() else []
+    if k and set(k) <= set(term_keys) and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS \
+            and tok not in _NOT_ITEM and not order.asks_change(tok):
+        return k
+    return []
+
+
+def _ending_items(tokens: Sequence[str], term_keys: Collection[str]) -> set[tuple[str, ...]]:
+    """The LINE_ITEMS triggers the question names as a whole item: not followed by another item word
+    ("operating income margin" names no "operating income")."""
+    out = set()
+    for trigger in LINE_ITEMS:
+        n = len(trigger)
+        for i in range(len(tokens) - n + 1):
+            if tuple(tokens[i:i + n]) == trigger and (i + n == len(tokens) or not _item_word(tokens[i + n],
+                                                                                           term_keys)):
+                out.add(trigger)
+    return out
+
+
 def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
-    """The runs of consecutive item words of the question (" total current liabil "): words of its terms
-    (`term_keys`), joined by "of"/"and", broken by other words, numbers, periods, the period's and the unit's
-    words, and words asking for a change ("operating margin change": the item is "operating margin")."""
+    """The runs of consecutive item words of the question (" total current liabil "): `_item_word`s joined by
+    "of"/"and", broken by other words ("operating margin change": the item is "operating margin")."""
     runs: list[list[str]] = []
     current: list[str] = []
     for tok in [*tokens, ""]:
-        k = keys(tok) if tok and tok not in STOPWORDS and len(tok) > 1 and not tok[0].isdigit() else []
-        if k and set(k) <= set(term_keys) and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS \
-                and tok not in _NOT_ITEM and not order.asks_change(tok):
+        k = _item_word(tok, term_keys)
+        if k:
             current.extend(k)
         elif tok in _JOINS and current:
             current.append(tok)
@@ -280,10 +303,10 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) 
     lead = list(label_keys)
     while len(lead) > 1 and lead[0] in _LABEL_LEAD:
         lead = lead[1:]
-    joined = _joined(lead)
+    joined, whole = _joined(lead), _joined(label_keys)
     found: set[int] = set()
     for run in runs:
-        if joined.startswith(run):
+        if joined.startswith(run) or whole.startswith(run):
             run_keys = set(run.split())
             found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= run_keys}
     found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
@@ -469,7 +492,7 @@ def _column_header(body: str) -> bool:
     """A line of a table's column titles: only dates, periods and the unit ("October 29, October 30, January 29,
     ($ in millions) 2022 2021"); its numbers are days and years."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", body)]
-    numbers = re.findall(r"\d[\d,.]*", body)
+    numbers = [n.rstrip(",.") for n in re.findall(r"\d[\d,.]*", body)]
     return bool(words) and all(w in _HEADER_WORDS for w in words) \
         and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
