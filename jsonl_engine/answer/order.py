@@ -11,7 +11,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         terms of the document's title, its issuer's name, the words naming the statement to read ("balance
-        sheet") and the period's words ("year end") do not count)
+        sheet") and the period's words ("year end") do not count; a row labelled by its period, "2024 1,097
+        862", is judged by its table's lead-in, "The benefit payments to retirees are expected to be ...")
   +0.20 a unit on a page of the statement the question names ("... shown in the cash flow statement"), or
   +0.10 on a page of the statement that holds the asked item when none is named (capex: the cash flow
         statement; identity/statements.py judged the pages, retrieval/cues.py says which statement)
@@ -109,7 +110,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0) -> Judged:
+          whole: int = 0, label_from_lead: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -121,7 +122,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
             value -= W_FIGURE
             why.append("holds no figure")
     if table is not None:
-        value, cells = _judge_row(ask, table, value, why, label_share, label_extra)
+        value, cells = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
         value += W_ITEM
         why.append("its label names the asked line item")
@@ -144,12 +145,13 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
 
 
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
-               label_extra: int) -> tuple[float, tuple[int, ...]]:
+               label_extra: int, label_from_lead: bool = False) -> tuple[float, tuple[int, ...]]:
     """`value` with a table row's terms added in turn (its label, then its period), `why` extended; and the
     asked period's cells. Added one by one, as the sum's rounding depends on the order."""
     if label_share:
         value += W_LABEL * label_share
-        why.append(f"row label holds {label_share:.0%} of the question's terms")
+        why.append(f"{'its table' + chr(39) + 's lead-in' if label_from_lead else 'row label'} holds {label_share:.0%} of "
+                   "the question's terms")
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")

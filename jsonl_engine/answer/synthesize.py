@@ -582,16 +582,19 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
-        label_share, labelled, label_extra, item = 0.0, False, 0, False
+        label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = keys(reading.row.label.text)
+            by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
+            if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
+                label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing
             named = names_item(label_keys, tk, runs) & asked
             item = bool(named)
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
-            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
+            label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
@@ -601,7 +604,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
                                     words=len(body.split()), label_extra=label_extra, names_item=item,
-                                    whole=whole.get(id(u), 0),
+                                    whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
