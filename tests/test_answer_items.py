@@ -11,9 +11,10 @@ from jsonl_engine.answer.order import asks_change
 from jsonl_engine.answer.synthesize import _column_header
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.ingest.normalize import collapse_ws
+from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.retrieval.cues import named_statement
 from jsonl_engine.retrieval.query import tokenize
-from jsonl_engine.store import Store
+from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
 
 
@@ -110,3 +111,29 @@ def test_a_line_of_column_titles_is_no_claim():
     assert _column_header("October 29, October 30, January 29, ($ in millions, except share amounts) 2022 2021 2022*")
     assert not _column_header("Inventories 56,932 56,576 61,229")
     assert not _column_header("As of April 30, 2023, we operated 10,500 stores.")
+
+
+BENEFITS = """Employee Benefits
+
+With approximately 118,000 employees and approximately 187,000 retirees eligible to participate in our benefit \
+plans in 2024, the costs of pension and retiree benefits are significant.
+
+The benefit payments to retirees are expected to be paid as follows:
+(dollars in millions)
+Year Pension Benefits Health Care and Life
+2023 $ 1,905 $ 863
+2024 1,097 862
+2025 1,032 860
+"""
+
+
+def test_a_row_labelled_by_the_asked_period_is_judged_by_its_tables_lead_in(tmp_path):
+    store = open_store(tmp_path / "kb")
+    try:
+        ingest_text(store, BENEFITS, "Benefits", media_type="text/markdown", status="approved")
+        out = synthesize(store, "How much does the company expect to pay for its retirees in 2024?")
+        check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
+        assert out.claims[0].text == "2024 1,097 862"  # not the sentence that merely names 2024 and retirees
+        assert "its table's lead-in holds" in out.first_claim["why"]
+    finally:
+        store.close()
