@@ -84,6 +84,7 @@ _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "tho
                        "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
 _JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
+_QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
 _HEADER_WORDS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "as", "of", "at", "fiscal", "year", "years", "ended", "ending", "months", "weeks", "three", "six", "nine", "twelve", "quarter", "quarters", "in", "millions", "thousands", "billions", "except", "per", "share", "shares", "amounts", "amount", "data", "and", "dollars", "unaudited"])
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
@@ -298,17 +299,23 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
 
 def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
-    question's item words, or with a label statements print for a line item the question names ("Purchases of
-    property ..." for capex)."""
+    question's item words (or the run's last two words or more: a name may lead it), or with a label statements
+    print for a line item the question names ("Purchases of property ..." for capex)."""
     lead = list(label_keys)
     while len(lead) > 1 and lead[0] in _LABEL_LEAD:
         lead = lead[1:]
     joined, whole = _joined(lead), _joined(label_keys)
     found: set[int] = set()
     for run in runs:
-        if joined.startswith(run) or whole.startswith(run):
-            run_keys = set(run.split())
-            found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= run_keys}
+        words = run.split()
+        # the run, or its end of two words or more: "Boeing's total revenues" names "total revenues" (a word that
+        # qualifies the item, "total", "net", is never cut off)
+        cut = next((i for i, w in enumerate(words) if w in _QUALIFIERS), len(words))
+        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))]:
+            if joined.startswith(tail) or whole.startswith(tail):
+                tail_keys = set(tail.split())
+                found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
+                break
     found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
     return frozenset(found)
 
