@@ -70,7 +70,10 @@ _AMOUNT_CUES = frozenset({
 })
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
-_PERIOD_WORDS = frozenset({"year", "end", "fiscal"})  # keys of "year end", "fiscal year": the period, not the item
+# keys of the words naming the asked period ("year end", "six months ended June 30", "second quarter"), not the item
+_PERIOD_WORDS = frozenset({"year", "end", "fiscal", "month", "week", "quarter", "half", "thre", "six", "nine",
+                           "twelv", "first", "second", "third", "fourth", "january", "february", "march", "april",
+                           "may", "june", "july", "august", "september", "october", "november", "december"})
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
@@ -755,8 +758,10 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
 def _whole_statement(store: Store, query: str, passages: list[Passage],
                      pages: dict[str, dict[int, str]]) -> list[Passage]:
     """`passages`, each followed by the other sections of the page of the statement the question names (or,
-    when it names none and asks for an amount, of a statement holding the asked item) that it reaches: a
-    statement's title may be one section and its rows others, and the row asked must be among the units."""
+    when it names none and asks for an amount, of a statement holding the asked item) that it reaches (a page
+    judged to be that statement, or the page of a section titled as it): a statement's title may be one section
+    and its rows others, and the row asked must be among the units."""
+    from jsonl_engine.identity.statements import head_kind
     from jsonl_engine.retrieval.types import Passage as _Passage
 
     tokens = tokenize(query)
@@ -770,7 +775,8 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
     for p in passages:
         out.append(p)
         kinds = pages.get(p.document_id, {})
-        reach = [(p.document_id, n) for n in range(p.page_start, p.page_end + 1) if kinds.get(n) in wanted]
+        titled = any(head_kind(t) in wanted for t in (p.title, *p.path))  # a section titled as the statement
+        reach = [(p.document_id, n) for n in range(p.page_start, p.page_end + 1) if kinds.get(n) in wanted or titled]
         if not reach or expanded >= MAX_STATEMENT_PAGES:
             continue
         expanded += 1
