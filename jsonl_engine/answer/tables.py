@@ -7,7 +7,8 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
   negatives) and dashes ("—", an empty cell); "$" and "%" printed apart belong to the number beside them;
-- headers: walking up from the row over the rows and labels of its table, the nearest line naming periods
+- headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
+  table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
   "June 30," over "2023", joins the pieces above it into one); lines just above it naming groups
   ("Three Months Ended") span the columns evenly; a prose sentence, or a row above the column line, ends the
@@ -42,6 +43,10 @@ _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?%?$")
 _DASH = re.compile(r"^[-–—]+$")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
+# a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
+# ("Adjustments to reconcile net income to net cash provided by operating activities:")
+_LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
+                      r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
 MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
 GROUP_LINES_UP = 3  # lines above the column line still read for groups and the unit
@@ -205,7 +210,7 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
             block = []
             continue
         if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
-                             or (line.endswith(":") and len(line.split()) > 6)):
+                             or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line))):
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
