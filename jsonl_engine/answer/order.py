@@ -6,7 +6,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.30 a table row whose column for the asked period (a year the question names; with a quarter named, a
         quarter's column: "Three Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
-        (-0.15 when the row's columns are known and none is the asked period)
+        (-0.15 when the row's columns are known and none is the asked period); a question asking how something
+        changed also takes the change column the table prints ("2022 2021 Change")
   +0.15 a sentence that names the asked period and holds a figure
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
@@ -19,13 +20,16 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.15 a row whose label names the asked line item: it starts (after "Total") with the question's words for it
         ("Total current liabilities") or with a label statements print for it ("Net earnings" for net income,
         "Purchases of property, plant and equipment" for capex: retrieval/query.py LINE_ITEMS)
-  +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its largest cell): the whole
-        (the consolidated statement's total), not a part (a subsidiary's, a segment's, a per-share figure)
+  +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its
+        largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
+        a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
-Units of the documents covering the named period stay ahead of the others (as in compose). Ties break by the
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value
+(answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).
 """

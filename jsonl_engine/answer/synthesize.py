@@ -1,8 +1,11 @@
 """kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
 
-From the passages retrieval finds, each candidate unit (sentence, table row, bullet) is scored by
+From the passages retrieval finds (each followed by the other sections of the page of the statement the question
+names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
+(sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
-                  found only in its context, section title or table header, count half)
+                  found only in its context, section title or table header, count half; the words naming the
+                  statement to read, "... in the balance sheet", are no terms)
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
