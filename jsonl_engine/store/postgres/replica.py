@@ -110,6 +110,8 @@ class Routed:
 
     def _waiting(self) -> bool:
         """Whether the replica has yet to replay this store's last write (reads then go to the primary)."""
+        if not self._behind:  # no write pending (read without the lock: an int)
+            return False
         with self._lock:
             behind = self._behind
             if not behind:
