@@ -132,7 +132,8 @@ class App:
                     from jsonl_engine.identity.card import fill_missing
                     from jsonl_engine.store import open_store
 
-                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite)
+                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite,
+                                       read_url=self.settings.kb_read_url)
                     fill_missing(store)  # documents stored before cards existed (schema < 3)
                     statements.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
                     self._store = store
