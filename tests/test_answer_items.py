@@ -8,7 +8,7 @@ from __future__ import annotations
 from jsonl_engine.answer import extreme
 from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.order import asks_change
-from jsonl_engine.answer.synthesize import _column_header
+from jsonl_engine.answer.synthesize import _column_header, _ending_items, keys
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.ingest.sync import ingest_text
@@ -137,3 +137,13 @@ def test_a_row_labelled_by_the_asked_period_is_judged_by_its_tables_lead_in(tmp_
         assert "its table's lead-in holds" in out.first_claim["why"]
     finally:
         store.close()
+
+
+def test_the_line_items_a_question_names_as_a_whole():
+    def named(query: str) -> set[tuple[str, ...]]:
+        tokens = tokenize(query)
+        return _ending_items(tokens, {k for t in tokens for k in keys(t)})
+
+    assert named("What is the FY2022 cost of sales?") == {("cost", "of", "sales")}  # not "sales": revenue
+    assert ("operating", "income") not in named("How did the operating income margin change?")
+    assert named("What was Boeing's capital expenditure amount?") == {("capital", "expenditure")}

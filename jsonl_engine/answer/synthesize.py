@@ -272,15 +272,13 @@ def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
 
 def _ending_items(tokens: Sequence[str], term_keys: Collection[str]) -> set[tuple[str, ...]]:
     """The LINE_ITEMS triggers the question names as a whole item: not followed by another item word
-    ("operating income margin" names no "operating income")."""
-    out = set()
-    for trigger in LINE_ITEMS:
-        n = len(trigger)
-        for i in range(len(tokens) - n + 1):
-            if tuple(tokens[i:i + n]) == trigger and (i + n == len(tokens) or not _item_word(tokens[i + n],
-                                                                                           term_keys)):
-                out.add(trigger)
-    return out
+    ("operating income margin" names no "operating income"), nor inside a longer one ("cost of sales" names no
+    "sales")."""
+    found = [(i, len(trigger), trigger) for trigger in LINE_ITEMS for i in range(len(tokens) - len(trigger) + 1)
+             if tuple(tokens[i:i + len(trigger)]) == trigger
+             and (i + len(trigger) == len(tokens) or not _item_word(tokens[i + len(trigger)], term_keys))]
+    return {t for i, n, t in found
+            if not any(j <= i and i + n <= j + m and m > n for j, m, _ in found)}
 
 
 def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
