@@ -91,7 +91,12 @@ _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "tho
 _JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 _QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
-_HEADER_WORDS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "as", "of", "at", "fiscal", "year", "years", "ended", "ending", "months", "weeks", "three", "six", "nine", "twelve", "quarter", "quarters", "in", "millions", "thousands", "billions", "except", "per", "share", "shares", "amounts", "amount", "data", "and", "dollars", "unaudited"])
+_HEADER_TEXT = """
+january february march april may june july august september october november december jan feb mar apr jun jul
+aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
+quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
+"""
+_HEADER_WORDS = frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
