@@ -63,7 +63,8 @@ def test_a_change_question_shows_the_change_column_the_table_prints(dev_kb: Stor
     line, _ = first_line(dev_kb, "3M_2022_10K", "What drove operating margin change as of FY2022 for 3M? If "
                          "operating margin is not a useful metric for a company like this, then please state that "
                          "and explain why.")
-    assert line.split(" [")[0] == "Operating income margin, 2022: 19.1 %; Change: (1.7)% (Percent of net sales)"
+    assert line.split(" [")[0] == \
+        "Operating income margin, 2022: 19.1 %; 2021: 20.8 %; Change: (1.7)% (Percent of net sales)"  # the two compared
     assert asks_change("Was there any drop in cash?") and asks_change("How much did X change?")
     assert not asks_change("What is the FY2018 capital expenditure?")
 

@@ -7,7 +7,7 @@ an answer direct, judged from how the text is written, never from what it is abo
         quarter's column: "Three Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
-        changed also takes the change column the table prints ("2022 2021 Change")
+        changed also takes the change column the table prints and the periods it compares ("2022 2021 Change")
   +0.15 a sentence that names the asked period and holds a figure
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
@@ -98,7 +98,8 @@ def asks_change(query: str) -> bool:
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value;
-    with `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)")."""
+    with `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with
+    the periods it compares (the columns before it, after the previous change column)."""
     if not years:
         return ()
     cells = tuple(i for i, c in enumerate(table.cells)
@@ -106,9 +107,11 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
                   and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
     if not cells or not change:
         return cells
-    return tuple(i for i, c in enumerate(table.cells)
-                 if i in cells or (not c.empty and c.column and not year_of(c.column_text)
-                                   and _CHANGE_COLUMN.search(c.column_text)))
+    changes = [i for i, c in enumerate(table.cells)
+               if not c.empty and c.column and not year_of(c.column_text) and _CHANGE_COLUMN.search(c.column_text)]
+    compared = {j for n, i in enumerate(changes) if any((changes[n - 1] if n else -1) < k < i for k in cells)
+                for j in range((changes[n - 1] if n else -1) + 1, i + 1) if not table.cells[j].empty}
+    return tuple(sorted(set(cells) | compared))
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
