@@ -1,16 +1,26 @@
 """Start-up loads only what the first requests need: `capabilities` answers without the store, the ingest, the
-retrieval pipeline, the LLM client or pdfium (bench/protocol.py measures the time; this checks the imports)."""
+retrieval pipeline, the LLM client, pdfium or the other methods' handlers and models (the method table starts from
+the generated catalog); bench/protocol.py measures the time, this checks the imports."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from jsonl_engine.app import _builtin_handler, builtin_handlers, load_methods
+from jsonl_engine.registry import Method
 from tests.support.daemon import Daemon
 
 NOT_AT_START = ("jsonl_engine.store.port", "jsonl_engine.store.types", "jsonl_engine.store.sqlite",
                 "jsonl_engine.store.postgres", "jsonl_engine.ingest.model", "jsonl_engine.ingest.pipeline",
                 "jsonl_engine.ingest.pdf", "jsonl_engine.identity", "jsonl_engine.retrieval.pipeline",
-                "jsonl_engine.answer", "jsonl_engine.llm.gateway", "httpx", "pypdfium2", "apsw", "sqlite3", "tomllib")
+                "jsonl_engine.answer", "jsonl_engine.llm.gateway", "httpx", "pypdfium2", "apsw", "sqlite3", "tomllib",
+                # the handlers of methods not yet asked for, and the models they build
+                "jsonl_engine.methods.documents", "jsonl_engine.methods.context", "jsonl_engine.methods.answer",
+                "jsonl_engine.methods.synthesize", "jsonl_engine.methods.render", "jsonl_engine.models.documents",
+                "jsonl_engine.models.context", "jsonl_engine.models.answer", "jsonl_engine.models.synthesize",
+                "jsonl_engine.models.render", "jsonl_engine.models.query_params")
 
 
 def test_capabilities_answers_without_loading_what_a_request_would(tmp_path: Path) -> None:
@@ -18,6 +28,26 @@ def test_capabilities_answers_without_loading_what_a_request_would(tmp_path: Pat
         assert "kb.ingest" in {m["name"] for m in d.result("capabilities")["methods"]}
         loaded = d.result("test.modules")["modules"]
         assert [m for m in loaded if m.startswith(NOT_AT_START)] == []
-        d.result("kb.documents")  # the first request that reads the KB opens it
+        d.result("kb.documents")  # the first request that reads the KB opens it, and loads its handler's module
         loaded = d.result("test.modules")["modules"]
-    assert {"jsonl_engine.store.types", "jsonl_engine.store.sqlite", "jsonl_engine.identity"} <= set(loaded)
+    assert {"jsonl_engine.store.types", "jsonl_engine.store.sqlite", "jsonl_engine.identity",
+            "jsonl_engine.methods.documents", "jsonl_engine.models.documents"} <= set(loaded)
+    assert not {"jsonl_engine.methods.answer", "jsonl_engine.methods.render"} & set(loaded)  # still unasked for
+
+
+def test_the_catalog_gives_each_builtin_method_its_handler_and_models() -> None:
+    table = load_methods()
+    handlers = builtin_handlers()
+    assert list(table) == [m.name for m in handlers]
+    for m in handlers:
+        listed = table[m.name]
+        assert listed.row() == m.row()
+        assert (listed.params, listed.result, listed.handler) == (m.params, m.result, m.handler)
+
+
+def test_a_catalog_row_that_no_longer_says_what_its_handler_does_is_refused() -> None:
+    row = next(m.row() for m in builtin_handlers() if m.name == "kb.read")
+    stale = Method.from_row({**row, "events": ["progress", "result"]}, _builtin_handler)
+    assert stale.summary == row["summary"]  # its description needs no import
+    with pytest.raises(RuntimeError, match=r"catalog\.json is out of date for 'kb.read'.*schemas --write"):
+        stale.params  # noqa: B018 - the first use loads the handler
