@@ -171,6 +171,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # pydantic scans every installed distribution's entry points for its plugins when it builds its first model
+    # (a few ms of each start): jsonl-engine loads none unless the variable says otherwise (empty: load them all)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = parse(argv)
     if args.command == "schemas":
         return _schemas(args)
