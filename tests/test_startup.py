@@ -4,13 +4,15 @@ the generated catalog); bench/protocol.py measures the time, this checks the imp
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from jsonl_engine.app import _builtin_handler, builtin_handlers, load_methods
 from jsonl_engine.registry import Method
-from tests.support.daemon import Daemon
+from tests.support.daemon import ROOT, Daemon
 
 NOT_AT_START = ("jsonl_engine.store.port", "jsonl_engine.store.types", "jsonl_engine.store.sqlite",
                 "jsonl_engine.store.postgres", "jsonl_engine.ingest.model", "jsonl_engine.ingest.pipeline",
@@ -51,3 +53,19 @@ def test_a_catalog_row_that_no_longer_says_what_its_handler_does_is_refused() ->
     assert stale.summary == row["summary"]  # its description needs no import
     with pytest.raises(RuntimeError, match=r"catalog\.json is out of date for 'kb.read'.*schemas --write"):
         stale.params  # noqa: B018 - the first use loads the handler
+
+
+def test_a_method_whose_handler_cannot_be_loaded_answers_internal_on_its_id(tmp_path: Path) -> None:
+    """A catalog out of date (a handler changed without `schemas --write`) costs that method, not the daemon."""
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "jsonl_engine", copy / "jsonl_engine", ignore=shutil.ignore_patterns("__pycache__"))
+    catalog = copy / "jsonl_engine" / "methods" / "catalog.json"
+    rows = orjson.loads(catalog.read_bytes())
+    next(row for row in rows if row["name"] == "kb.read")["summary"] = "something else"
+    catalog.write_bytes(orjson.dumps(rows))
+    with Daemon(tmp_path / "kb", env={"PYTHONPATH": str(copy)}, cwd=copy) as d:
+        events = d.request("kb.read", {"section_id": "x:0"})
+        assert d.result("kb.documents")["documents"] == []  # the daemon serves on
+    assert [e["event"] for e in events] == ["error", "done"]
+    assert events[0]["error"]["code"] == "internal" and events[1]["status"] == "error"
+    assert "catalog.json is out of date for 'kb.read'" in d.stderr
