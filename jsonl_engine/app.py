@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonl_engine.config import Settings
@@ -31,9 +30,6 @@ T = TypeVar("T")
 POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
 
 
-CATALOG = Path(__file__).parent / "methods" / "catalog.json"  # generated: `jsonl-engine schemas --write`
-
-
 def builtin_handlers() -> list[Method]:
     """Every built-in method, its handler's module imported: one row per handler (a new method is a handler in
     `methods/` and a row here, then `jsonl-engine schemas --write` lists it in the catalog)."""
@@ -48,11 +44,11 @@ def builtin_handlers() -> list[Method]:
 
 
 def builtin_methods() -> list[Method]:
-    """The built-in methods as the catalog lists them (`builtin_handlers`, generated): a method's handler module,
-    and the models it builds, load at the method's first request, not at start."""
-    import orjson
+    """The built-in methods as the catalog lists them (`methods/catalog.py`, generated from `builtin_handlers`): a
+    method's handler module, and the models it builds, load at the method's first request, not at start."""
+    from jsonl_engine.methods import catalog
 
-    return [Method.from_row(row, _builtin_handler) for row in orjson.loads(CATALOG.read_bytes())]
+    return [Method.from_row(row, _builtin_handler) for row in catalog.read()["methods"]]
 
 
 def _builtin_handler(name: str) -> Callable[..., Any]:

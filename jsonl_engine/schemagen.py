@@ -1,6 +1,6 @@
 """Generate the committed contract: schemas/<method>.{params,result}.json, schemas/events.json and
-capabilities.json, all from the method table and the models, and the catalog of the built-in methods the daemon
-starts from (jsonl_engine/methods/catalog.json, `app.builtin_methods`). `check` reports drift."""
+capabilities.json, all from the method table and the models, and the catalog the daemon starts from
+(jsonl_engine/methods/catalog.json: the built-in methods, strategies and media types). `check` reports drift."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
-from jsonl_engine.app import CATALOG, builtin_handlers
+from jsonl_engine.app import builtin_handlers
 from jsonl_engine.config import Settings
+from jsonl_engine.methods import catalog
 from jsonl_engine.registry import method_table
 
 _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-CATALOG_FILE = CATALOG.relative_to(CATALOG.parents[2]).as_posix()  # jsonl_engine/methods/catalog.json
+CATALOG_FILE = catalog.PATH.relative_to(catalog.PATH.parents[2]).as_posix()  # jsonl_engine/methods/catalog.json
 
 
 def contract_files() -> dict[str, bytes]:
@@ -25,7 +26,8 @@ def contract_files() -> dict[str, bytes]:
     from jsonl_engine.wire.envelope import AnyEvent, Request
 
     methods = method_table(builtin_handlers())
-    files: dict[str, bytes] = {CATALOG_FILE: _dump([m.row() for m in methods.values()])}
+    listed = catalog.generate(methods.values())
+    files: dict[str, bytes] = {CATALOG_FILE: _dump(listed)}
     for name in sorted(methods):
         m = methods[name]
         files[f"schemas/{m.schema_files['params']}"] = _dump(m.params.model_json_schema(by_alias=True))
@@ -33,7 +35,7 @@ def contract_files() -> dict[str, bytes]:
             m.result.model_json_schema(by_alias=True, mode="serialization"))
     files["schemas/events.json"] = _dump(TypeAdapter(AnyEvent).json_schema())
     files["schemas/request.json"] = _dump(Request.model_json_schema())
-    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1), methods)
+    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1), methods, listed)
     files["capabilities.json"] = _dump(CapabilitiesResult.model_validate(capabilities).model_dump(mode="json"))
     return files
 

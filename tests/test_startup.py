@@ -1,6 +1,6 @@
 """Start-up loads only what the first requests need: `capabilities` answers without the store, the ingest, the
-retrieval pipeline, the LLM client, pdfium or the other methods' handlers and models (the method table starts from
-the generated catalog); bench/protocol.py measures the time, this checks the imports."""
+retrieval package, the LLM client, pdfium or the other methods' handlers and models (the daemon starts from the
+generated catalog, `methods/catalog.py`); bench/protocol.py measures the time, this checks the imports."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from jsonl_engine.registry import Method
 from tests.support.daemon import ROOT, Daemon
 
 NOT_AT_START = ("jsonl_engine.store.port", "jsonl_engine.store.types", "jsonl_engine.store.sqlite",
-                "jsonl_engine.store.postgres", "jsonl_engine.ingest.model", "jsonl_engine.ingest.pipeline",
-                "jsonl_engine.ingest.pdf", "jsonl_engine.identity", "jsonl_engine.retrieval.pipeline",
-                "jsonl_engine.answer", "jsonl_engine.llm.gateway", "httpx", "pypdfium2", "apsw", "sqlite3", "tomllib",
+                "jsonl_engine.store.postgres", "jsonl_engine.identity", "jsonl_engine.answer", "jsonl_engine.llm.gateway",
+                "httpx", "pypdfium2", "apsw", "sqlite3", "tomllib",
+                # the parsers' and strategies' tables: capabilities lists their names from the catalog
+                "jsonl_engine.ingest", "jsonl_engine.retrieval",
                 # the handlers of methods not yet asked for, and the models they build
                 "jsonl_engine.methods.documents", "jsonl_engine.methods.context", "jsonl_engine.methods.answer",
                 "jsonl_engine.methods.synthesize", "jsonl_engine.methods.render", "jsonl_engine.models.documents",
@@ -60,9 +61,9 @@ def test_a_method_whose_handler_cannot_be_loaded_answers_internal_on_its_id(tmp_
     copy = tmp_path / "src"
     shutil.copytree(ROOT / "jsonl_engine", copy / "jsonl_engine", ignore=shutil.ignore_patterns("__pycache__"))
     catalog = copy / "jsonl_engine" / "methods" / "catalog.json"
-    rows = orjson.loads(catalog.read_bytes())
-    next(row for row in rows if row["name"] == "kb.read")["summary"] = "something else"
-    catalog.write_bytes(orjson.dumps(rows))
+    listed = orjson.loads(catalog.read_bytes())
+    next(row for row in listed["methods"] if row["name"] == "kb.read")["summary"] = "something else"
+    catalog.write_bytes(orjson.dumps(listed))
     with Daemon(tmp_path / "kb", env={"PYTHONPATH": str(copy)}, cwd=copy) as d:
         events = d.request("kb.read", {"section_id": "x:0"})
         assert d.result("kb.documents")["documents"] == []  # the daemon serves on

@@ -8,6 +8,7 @@ from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.config import Settings
 from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import ERROR_CODES
+from jsonl_engine.methods import catalog
 from jsonl_engine.models.system import (
     CancelParams,
     CancelResult,
@@ -21,14 +22,11 @@ from jsonl_engine.registry import Method, method
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 
 
-def build_capabilities(settings: Settings, methods: dict[str, Method]) -> dict[str, Any]:
-    """The `capabilities` result (CapabilitiesResult's shape; schemagen validates it against the model): built as
-    plain data, the one request a client sends at start need not build the result models."""
-    from jsonl_engine.ingest.parsers import (
-        PARSERS,  # light modules: no httpx, no pdfium, no retrieval pipeline
-    )
+def build_capabilities(settings: Settings, methods: dict[str, Method], listed: dict[str, Any]) -> dict[str, Any]:
+    """The `capabilities` result (CapabilitiesResult's shape; schemagen validates it against the model), as plain
+    data: `methods` and the strategies and media types the catalog lists (`methods/catalog.py`, `listed`), so the
+    first request of a client loads neither the tables behind them nor the result models."""
     from jsonl_engine.llm.readers import reader_names
-    from jsonl_engine.retrieval.strategies import STRATEGIES
     from jsonl_engine.store.location import backend_of, describe
 
     return {
@@ -41,8 +39,8 @@ def build_capabilities(settings: Settings, methods: dict[str, Method]) -> dict[s
         "events": EVENT_KINDS,
         "error_codes": list(ERROR_CODES),
         "readers": reader_names(settings),
-        "strategies": sorted(STRATEGIES),
-        "media_types": [p.media_type for p in PARSERS],
+        "strategies": listed["strategies"],
+        "media_types": listed["media_types"],
         "kb": {"backend": backend_of(settings.kb_location), "location": describe(settings.kb_location)},
     }
 
@@ -52,7 +50,8 @@ def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, A
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
     if cached is None:
-        cached = ctx.app.extras["capabilities"] = build_capabilities(ctx.app.settings, ctx.app.methods)
+        cached = ctx.app.extras["capabilities"] = build_capabilities(ctx.app.settings, ctx.app.methods,
+                                                                     catalog.read())
     return cached
 
 
