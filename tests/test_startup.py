@@ -4,6 +4,7 @@ generated catalog, `methods/catalog.py`); bench/protocol.py measures the time, t
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -70,3 +71,40 @@ def test_a_method_whose_handler_cannot_be_loaded_answers_internal_on_its_id(tmp_
     assert [e["event"] for e in events] == ["error", "done"]
     assert events[0]["error"]["code"] == "internal" and events[1]["status"] == "error"
     assert "catalog.json is out of date for 'kb.read'" in d.stderr
+
+
+PYDANTIC_PLUGIN = '''
+import os
+from pathlib import Path
+
+Path(os.environ["MARKER"]).write_text("loaded")
+
+
+class Plugin:
+    def new_schema_validator(self, *args, **kwargs):
+        return None, None, None
+
+
+plugin = Plugin()
+'''
+
+
+@pytest.mark.parametrize("setting", [None, ""])
+def test_pydantic_plugins_are_not_looked_up_unless_asked_for(tmp_path: Path, setting: str | None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed distribution's pydantic plugin (an entry point): the daemon neither scans for it nor loads it,
+    unless PYDANTIC_DISABLE_PLUGINS is set (empty: every plugin)."""
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)  # as a user's shell has it
+    site = tmp_path / "site"
+    (site / "marker_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "marker_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: marker-plugin\n"
+                                                                   "Version: 1.0\n")
+    (site / "marker_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nmarker = marker_plugin:plugin\n")
+    (site / "marker_plugin.py").write_text(PYDANTIC_PLUGIN)
+    marker = tmp_path / "marker"
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "MARKER": str(marker)}
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    with Daemon(tmp_path / "kb", env=env) as d:
+        assert d.result("capabilities")["name"] == "jsonl-engine"
+    assert marker.exists() == (setting == "")
