@@ -3,10 +3,11 @@ baseline (a minimal read-line/orjson/write-line echo loop, the practical floor f
 import profile of a start to the first `capabilities` result (python -X importtime, summed per package).
 
     .venv/bin/python bench/protocol.py [--spawns 10] [--pings 5000] [--pipelined 50000]
-    .venv/bin/python bench/protocol.py --startup-only --spawns 15 [--compare /path/to/other/checkout]
+    .venv/bin/python bench/protocol.py --startup-only --spawns 15 [--compare /path/to/other/checkout] [--instructions]
 
 `--compare` spawns another checkout's daemon (its `jsonl_engine` first on PYTHONPATH, this interpreter) in the same
-rounds: a before/after figure on one machine state.
+rounds: a before/after figure on one machine state. `--instructions` also counts each start's instructions under
+valgrind (callgrind), which the machine's load does not move: on a shared machine the steadier before/after.
 """
 
 from __future__ import annotations
@@ -69,6 +70,23 @@ def import_profile(cmd: list[str], top: int = 12) -> tuple[float, list[tuple[str
         by_package[key] = by_package.get(key, 0.0) + int(own) / 1000
     ranked = sorted(by_package.items(), key=lambda kv: -kv[1])
     return sum(by_package.values()), ranked[:top]
+
+
+def instructions(cmd: list[str]) -> int | None:
+    """Instructions (valgrind callgrind's `I refs`) of one process from its start to its exit after answering one
+    `capabilities` request and reading EOF: a figure the load of a shared machine does not move. None without
+    valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-protocol-vg-") as tmp:
+        log = Path(tmp) / "callgrind.log"
+        proc = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}",
+                               *cmd], input=REQUEST % 1, capture_output=True, timeout=600,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert b'"event":"done"' in proc.stdout, "no capabilities result under valgrind"
+        refs = [line for line in log.read_text().splitlines() if "I   refs:" in line or "I refs:" in line]
+        return int(refs[-1].rsplit(":", 1)[1].strip().replace(",", ""))
 
 
 def startup(cmds: list[list[str]], n: int) -> list[tuple[float, float]]:
@@ -150,6 +168,8 @@ def main() -> None:
     parser.add_argument("--no-bytecode", action="store_true",
                         help="every start compiles the package from source (as under PYTHONDONTWRITEBYTECODE=1)")
     parser.add_argument("--compare", type=Path, metavar="CHECKOUT", help="another checkout, started in the same rounds")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each start's instructions under valgrind (load-independent; ~15 s a process)")
     args = parser.parse_args()
     for root in (ROOT, args.compare):  # the bytecode a user's install has (PYTHONDONTWRITEBYTECODE would
         if root is None:                # otherwise have every start compile the package), or none
@@ -173,8 +193,10 @@ def main() -> None:
     starts = startup(cmds, args.spawns)
     if args.startup_only:
         print(f"\n{'':24} {'ready ms':>9} {'1st result ms':>14}   median of {args.spawns} spawns, alternating")
-        for name, (ready, first) in zip(names, starts, strict=True):
-            print(f"{name:24} {ready:9.1f} {first:14.1f}")
+        counts = [instructions(cmd) for cmd in cmds] if args.instructions else [None] * len(cmds)
+        for name, (ready, first), count in zip(names, starts, counts, strict=True):
+            shown = f"   {count / 1e6:8.1f} M instructions" if count is not None else ""
+            print(f"{name:24} {ready:9.1f} {first:14.1f}{shown}")
         print(f"\nfirst capabilities result {starts[1][1]:.0f} ms after spawn, {starts[1][1] / starts[0][1]:.1f}x the "
               "echo floor (target <= 150 ms)")
         return

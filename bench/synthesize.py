@@ -18,7 +18,10 @@ version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in 
   kb.read of its page).
 
     .venv/bin/python bench/synthesize.py [--kb bench/out/dev-kb] [--rebuild] [--depth 5] [--max-chars 4000] [-v]
-                                         [--baseline-root DIR]
+                                         [--baseline-root DIR] [--questions FILE --pdfs DIR]
+
+`--questions bench/data/figures.jsonl --pdfs /work/shared/financebench-more/pdfs` runs our own held-out figure
+questions (bench/data/README.md) on a KB of only the filings they name (bench/out/figures-kb unless --kb).
 """
 
 from __future__ import annotations
@@ -111,9 +114,9 @@ def uncited(answer: str) -> int:
                and not _CITE.search(line) and not re.search(r"\[c[0-9a-f]{12}\]", line))
 
 
-def build_kb(kb: Path, pdfs: Path) -> None:
-    """Parse the PDFs in a process pool, write them one by one, into a temporary KB renamed into place
-    (another bench may build the same shared KB at the same time)."""
+def build_kb(kb: Path, pdfs: Path, names: set[str] | None = None) -> None:
+    """Parse the PDFs (only those whose stem is in `names` when given) in a process pool, write them one by one,
+    into a temporary KB renamed into place (another bench may build the same shared KB at the same time)."""
     import os
     import shutil
     from concurrent.futures import ProcessPoolExecutor
@@ -125,7 +128,7 @@ def build_kb(kb: Path, pdfs: Path) -> None:
     tmp = kb.with_name(kb.name + f".tmp{os.getpid()}")
     store = open_store(tmp)
     t0 = time.perf_counter()
-    paths = sorted(str(p) for p in pdfs.glob("*.pdf"))
+    paths = sorted(str(p) for p in pdfs.glob("*.pdf") if names is None or p.stem in names)
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         for path, parsed in zip(paths, pool.map(parse_file, paths), strict=True):
             sha256, document_id = file_digest(path)
@@ -240,8 +243,12 @@ def answer_first(questions: list[dict],
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kb", type=Path, default=ROOT / "bench" / "out" / "dev-kb")
+    parser.add_argument("--kb", type=Path, default=None,
+                        help="default bench/out/dev-kb, or bench/out/<questions file stem>-kb with --questions")
     parser.add_argument("--dev", type=Path, default=DEV)
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="a questions.jsonl (default: the dev split's); the KB then holds only the PDFs it names")
+    parser.add_argument("--pdfs", type=Path, default=None, help="the PDFs' folder (default: the dev split's pdfs)")
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--max-chars", type=int, default=4000)
     parser.add_argument("--rebuild", action="store_true", help="rebuild the KB (after ingest changes)")
@@ -249,6 +256,9 @@ def main() -> None:
     parser.add_argument("--baseline-root", type=Path, default=None,
                         help="a checkout of another version (e.g. main) whose daemon is measured in the same run")
     args = parser.parse_args()
+    if args.kb is None:
+        args.kb = ROOT / "bench" / "out" / (f"{args.questions.stem}-kb" if args.questions else "dev-kb")
+    questions = load_questions(args.questions or args.dev / "questions.jsonl")
 
     from tests.support.client import engine
 
@@ -258,12 +268,16 @@ def main() -> None:
         shutil.rmtree(args.kb)
     if not (args.kb / "kb.sqlite3").exists():
         args.kb.parent.mkdir(parents=True, exist_ok=True)
-        build_kb(args.kb, args.dev / "pdfs")
-    questions = load_questions(args.dev / "questions.jsonl")
+        pdfs, names = args.pdfs or args.dev / "pdfs", {q["doc_name"] for q in questions} if args.questions else None
+        if names and (missing := sorted(n for n in names if not (pdfs / f"{n}.pdf").exists())):
+            sys.exit(f"{len(missing)} filings the questions name are not in {pdfs} (pass --pdfs): {missing[:3]}")
+        build_kb(args.kb, pdfs, names)
 
     with engine(args.kb, timeout=300) as d:
         docs = d.call("kb.documents", {})
         doc_ids = {Path(doc["path"] or doc["title"]).stem: doc["document_id"] for doc in docs["documents"]}
+        if skipped := sum(q["doc_name"] not in doc_ids for q in questions):
+            print(f"{skipped} questions skipped: their filing is not in {args.kb} (--rebuild)", file=sys.stderr)
         questions = [q for q in questions if q["doc_name"] in doc_ids]
         has_context = any(m["name"] == "kb.context" for m in d.call("capabilities")["methods"])
         results, latency, ctx_latency, checks = run_questions(d, questions, doc_ids, args, has_context)

@@ -30,8 +30,9 @@ T = TypeVar("T")
 POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
 
 
-def builtin_methods() -> list[Method]:
-    """Every built-in method: one row per handler (a new method is a handler in `methods/` and a row here)."""
+def builtin_handlers() -> list[Method]:
+    """Every built-in method, its handler's module imported: one row per handler (a new method is a handler in
+    `methods/` and a row here, then `jsonl-engine schemas --write` lists it in the catalog)."""
     from jsonl_engine.methods import answer, context, documents, render, synthesize, system
 
     return [method_of(handler) for handler in (
@@ -40,6 +41,24 @@ def builtin_methods() -> list[Method]:
         documents.remove, documents.review,
         context.context, synthesize.synthesize, answer.answer, render.render,
     )]
+
+
+def builtin_methods() -> list[Method]:
+    """The built-in methods as the catalog lists them (`methods/catalog.py`, generated from `builtin_handlers`): a
+    method's handler module, and the models it builds, load at the method's first request, not at start."""
+    from jsonl_engine.methods import catalog
+
+    return [Method.from_row(row, _builtin_handler) for row in catalog.read()["methods"]]
+
+
+def _builtin_handler(name: str) -> Callable[..., Any]:
+    """The handler a catalog row names ("jsonl_engine.methods.MODULE:function")."""
+    from importlib import import_module
+
+    module, _, function = name.partition(":")
+    if not module.startswith("jsonl_engine.methods."):
+        raise ValueError(f"the catalog names a handler outside jsonl_engine.methods: {name!r}")
+    return getattr(import_module(module), function)
 
 
 def load_methods(plugins: list[str] = ()) -> dict[str, Method]:
@@ -132,7 +151,8 @@ class App:
                     from jsonl_engine.identity.card import fill_missing
                     from jsonl_engine.store import open_store
 
-                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite)
+                    store = open_store(self.settings.kb_location, sqlite=self.settings.kb.sqlite,
+                                       read_url=self.settings.kb_read_url)
                     fill_missing(store)  # documents stored before cards existed (schema < 3)
                     statements.fill_missing(store)  # documents stored before statement pages were kept (schema < 4)
                     self._store = store

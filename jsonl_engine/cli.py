@@ -11,6 +11,7 @@ from __future__ import annotations
 from jsonl_engine.wire import parent  # isort: skip - first: records the parent before anything else runs
 
 import argparse
+import gc
 import logging
 import os
 import shutil
@@ -171,14 +172,23 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
+    # pydantic scans every installed distribution's entry points for its plugins when it builds its first model
+    # (a few ms of each start): jsonl-engine loads none unless the variable says otherwise (empty: load them all)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # Start-up makes what the process keeps (modules, classes, models, settings): no collection would free any of
+    # it, so none runs until the daemon starts serving (`_serve`) or the command line is parsed.
+    gc.disable()
+    try:
+        args = parse(argv)
+        if args.command in (None, "serve"):
+            return _serve(args)
+    finally:
+        gc.enable()
     if args.command == "schemas":
         return _schemas(args)
-    if args.command not in (None, "serve"):
-        from jsonl_engine import cli_oneshot
+    from jsonl_engine import cli_oneshot
 
-        return cli_oneshot.run(args)
-    return _serve(args)
+    return cli_oneshot.run(args)
 
 
 def _schemas(args: argparse.Namespace) -> int:
@@ -224,6 +234,9 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"jsonl-engine: cannot load plugin: {exc}", file=sys.stderr)
         return 2
-    code = run(App(settings, handlers), handlers, protocol_fd)
+    app = App(settings, handlers)
+    gc.freeze()  # what start-up made stays out of every collection (else the first one would go through it all)
+    gc.enable()
+    code = run(app, handlers, protocol_fd)
     sys.stderr.flush()
     os._exit(code)  # handler threads may still run cancelled work; the KB is transactional

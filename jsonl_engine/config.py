@@ -47,6 +47,8 @@ class KBSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
+    # A streaming replica of `url` (postgresql://): reads go there, writes to `url` (store/postgres/replica.py)
+    read_url: SecretStr | None = None
     sqlite: Literal["auto", "apsw", "sqlite3"] = "auto"  # the SQLite library: APSW when installed, or the stdlib's
 
 
@@ -87,6 +89,11 @@ class Settings(BaseModel):
         """Where the KB is: the PostgreSQL URL when one is set, else the SQLite directory."""
         return self.kb.url.get_secret_value() if self.kb.url is not None else self.kb_dir
 
+    @property
+    def kb_read_url(self) -> str | None:
+        """The read replica's URL (`[kb] read_url`), or None: reads go to the KB itself."""
+        return self.kb.read_url.get_secret_value() if self.kb.read_url is not None else None
+
 
 class ConfigError(Exception):
     """The configuration file or environment is invalid; the CLI reports it and exits 2."""
@@ -108,6 +115,8 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
             out[key] = value
     if sqlite := env.get(ENV_PREFIX + "SQLITE", "").strip().lower():
         out["kb"] = {"sqlite": sqlite}
+    if read_url := env.get(ENV_PREFIX + "KB_READ_URL", "").strip():
+        out["kb"] = {**out.get("kb", {}), "read_url": read_url}
     if plugins := env.get(ENV_PREFIX + "PLUGINS"):
         out["plugins"] = [p.strip() for p in plugins.split(",") if p.strip()]
     llm: dict[str, Any] = {}
@@ -142,10 +151,10 @@ def _is_url(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower().startswith(("postgresql://", "postgres://"))
 
 
-def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None) -> None:
+def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None, read_url_env: bool = False) -> None:
     """`--kb`, JSONL_ENGINE_KB and `kb_dir` take a directory or a URL; `[kb] url` a URL. The flag beats the
     environment, which beats the file: whichever wins says the backend (a directory given later drops a URL
-    from the file)."""
+    from the file, and the file's `read_url` with it; JSONL_ENGINE_KB_READ_URL with a directory is an error)."""
     given = cli if cli is not None else env
     kb = data.get("kb") if isinstance(data.get("kb"), dict) else None
     if given is not None:
@@ -154,8 +163,17 @@ def _place_kb(data: dict[str, Any], *, cli: Any, env: str | None) -> None:
             data.pop("kb_dir", None)
         elif kb is not None:
             kb.pop("url", None)
+            if not read_url_env:
+                kb.pop("read_url", None)
     elif _is_url(data.get("kb_dir")):
         data["kb"] = {**(kb or {}), "url": data.pop("kb_dir").strip()}
+    kb = data.get("kb") if isinstance(data.get("kb"), dict) else {}
+    if kb.get("read_url") is not None:
+        if not _is_url(kb["read_url"]):
+            raise ConfigError("invalid configuration: kb.read_url is not a postgresql:// URL")
+        if not kb.get("url"):
+            raise ConfigError("invalid configuration: kb.read_url (a read replica) needs a PostgreSQL KB: "
+                              "set [kb] url, JSONL_ENGINE_KB or --kb to the primary's postgresql:// URL")
 
 
 def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path | None = None,
@@ -176,7 +194,8 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
         data["kb_dir"] = kb_dir
     if log_level is not None:
         data["log_level"] = log_level
-    _place_kb(data, cli=kb_dir, env=env.get(ENV_PREFIX + "KB") or None)
+    _place_kb(data, cli=kb_dir, env=env.get(ENV_PREFIX + "KB") or None,
+              read_url_env=bool(env.get(ENV_PREFIX + "KB_READ_URL", "").strip()))
     llm = data.get("llm")
     fallback_key = env.get("OPENAI_API_KEY")
     if isinstance(llm, dict) and llm.get("api_key") is None and not llm.get("api_key_env") and fallback_key:

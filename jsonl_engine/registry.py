@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -16,16 +15,75 @@ from jsonl_engine.errors import InvalidParams
 from jsonl_engine.models import Params
 
 
-@dataclass(frozen=True, slots=True)
-class Method:
-    name: str
+class Typed(NamedTuple):
+    """The typed side of a method: its params and result models and the handler."""
+
     params: type[Params]
     result: type[BaseModel]
     handler: Callable[..., Any]
-    summary: str
-    events: tuple[str, ...]
-    is_async: bool
-    inline: bool = False
+
+
+class Method:
+    """One method of the table: what `capabilities` says of it (name, summary, events), how the server runs it
+    (`is_async`; `inline`: in the dispatch itself), and its typed side (params and result models, handler).
+
+    A `@method` handler carries its Method (`fn.method`). A built-in method starts as its row of the generated
+    catalog (`methods/catalog.json`, `app.builtin_methods`), its handler named `module:function`: `params`,
+    `result` and `handler` find the handler (`find`, importing its module) at their first use, the method's
+    first request, so the daemon answers `capabilities` without building the other methods' models."""
+
+    __slots__ = ("name", "summary", "events", "is_async", "inline", "handler_name", "_typed", "_find")
+
+    def __init__(self, name: str, summary: str, events: tuple[str, ...], is_async: bool, inline: bool,
+                 handler_name: str, typed: Typed | None = None,
+                 find: Callable[[str], Callable[..., Any]] | None = None) -> None:
+        self.name = name
+        self.summary = summary
+        self.events = tuple(events)
+        self.is_async = is_async
+        self.inline = inline
+        self.handler_name = handler_name  # "module:function", where the `@method` handler is defined
+        self._typed = typed
+        self._find = find
+
+    def row(self) -> dict[str, Any]:
+        """What the catalog keeps of the method (everything but the typed side)."""
+        return {"name": self.name, "summary": self.summary, "events": list(self.events), "is_async": self.is_async,
+                "inline": self.inline, "handler": self.handler_name}
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], find: Callable[[str], Callable[..., Any]]) -> Method:
+        """The method a catalog row describes; `find("module:function")` gives its handler when first needed."""
+        return cls(row["name"], row["summary"], tuple(row["events"]), row["is_async"], row["inline"], row["handler"],
+                   find=find)
+
+    @property
+    def typed(self) -> Typed:
+        if self._typed is None:
+            self._typed = self._load()
+        return self._typed
+
+    def _load(self) -> Typed:
+        """The typed side of the `@method` handler the row names, which must be described as the row says (else
+        the catalog is out of date: `jsonl-engine schemas --write`)."""
+        assert self._find is not None, "a @method record is typed from the start"
+        loaded = method_of(self._find(self.handler_name))
+        if loaded.row() != self.row():
+            raise RuntimeError(f"methods/catalog.json is out of date for {self.name!r} (it says {self.row()}, the "
+                               f"handler {loaded.row()}): run `jsonl-engine schemas --write`")
+        return loaded.typed
+
+    @property
+    def params(self) -> type[Params]:
+        return self.typed.params
+
+    @property
+    def result(self) -> type[BaseModel]:
+        return self.typed.result
+
+    @property
+    def handler(self) -> Callable[..., Any]:
+        return self.typed.handler
 
     @property
     def schema_files(self) -> dict[str, str]:
@@ -51,9 +109,8 @@ def method(name: str, *, params: type[Params], result: type[BaseModel],
         if inline and inspect.iscoroutinefunction(fn):
             raise TypeError(f"inline method {name!r} must be a plain function")
         doc = summary or (inspect.getdoc(fn) or "").split("\n", 1)[0].strip()
-        fn.method = Method(name=name, params=params, result=result, handler=fn, summary=doc,
-                                events=tuple(events), is_async=inspect.iscoroutinefunction(fn),
-                                inline=inline)
+        fn.method = Method(name, doc, tuple(events), inspect.iscoroutinefunction(fn), inline,
+                           f"{fn.__module__}:{fn.__qualname__}", Typed(params, result, fn))
         return fn
 
     return register

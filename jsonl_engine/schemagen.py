@@ -1,5 +1,6 @@
 """Generate the committed contract: schemas/<method>.{params,result}.json, schemas/events.json and
-capabilities.json, all from the method table (`app.load_methods`) and the models. `check` reports drift."""
+capabilities.json, all from the method table and the models, and the catalog the daemon starts from
+(jsonl_engine/methods/catalog.json: the built-in methods, strategies and media types). `check` reports drift."""
 
 from __future__ import annotations
 
@@ -9,19 +10,24 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
-from jsonl_engine.app import load_methods
+from jsonl_engine.app import builtin_handlers
 from jsonl_engine.config import Settings
+from jsonl_engine.methods import catalog
+from jsonl_engine.registry import method_table
 
 _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+CATALOG_FILE = catalog.PATH.relative_to(catalog.PATH.parents[2]).as_posix()  # jsonl_engine/methods/catalog.json
 
 
 def contract_files() -> dict[str, bytes]:
     """Relative path -> file content, for every generated file."""
     from jsonl_engine.methods.system import build_capabilities
+    from jsonl_engine.models.system import CapabilitiesResult
     from jsonl_engine.wire.envelope import AnyEvent, Request
 
-    methods = load_methods()
-    files: dict[str, bytes] = {}
+    methods = method_table(builtin_handlers())
+    listed = catalog.generate(methods.values())
+    files: dict[str, bytes] = {CATALOG_FILE: _dump(listed)}
     for name in sorted(methods):
         m = methods[name]
         files[f"schemas/{m.schema_files['params']}"] = _dump(m.params.model_json_schema(by_alias=True))
@@ -29,8 +35,8 @@ def contract_files() -> dict[str, bytes]:
             m.result.model_json_schema(by_alias=True, mode="serialization"))
     files["schemas/events.json"] = _dump(TypeAdapter(AnyEvent).json_schema())
     files["schemas/request.json"] = _dump(Request.model_json_schema())
-    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1), methods)
-    files["capabilities.json"] = _dump(capabilities.model_dump(mode="json"))
+    capabilities = build_capabilities(Settings(kb_dir=Path(".jsonl-engine"), workers=1), methods, listed)
+    files["capabilities.json"] = _dump(CapabilitiesResult.model_validate(capabilities).model_dump(mode="json"))
     return files
 
 
@@ -45,6 +51,7 @@ def write(root: Path) -> list[str]:
         if f"schemas/{stale.name}" not in files:
             stale.unlink()
     for rel, content in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(content)
     return sorted(files)
 

@@ -43,15 +43,28 @@ def dev_questions() -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _need_pg(*programs: str) -> None:
+    if not pg.driver_available():
+        pytest.skip("the psycopg driver is not installed (pip install -e '.[test]')")
+    if pg.server_bin() is None or not all((pg.server_bin() / p).exists() for p in programs):
+        pytest.skip("PostgreSQL server binaries not found (apt-get install postgresql)")
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """The session's PostgreSQL server (started on first use, stopped at the end)."""
-    if not pg.driver_available():
-        pytest.skip("the psycopg driver is not installed (pip install -e '.[test]')")
-    if pg.server_bin() is None:
-        pytest.skip("PostgreSQL server binaries not found (apt-get install postgresql)")
+    _need_pg()
     with pg.PgServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def pg_replica():
+    """A PostgreSQL primary of the module's own and a streaming replica of it (`pg.PgReplica`): (primary,
+    replica); a database made on the primary appears on the replica."""
+    _need_pg("pg_basebackup")
+    with pg.PgServer() as primary, pg.PgReplica(primary) as replica:
+        yield primary, replica
 
 
 def new_kb(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:

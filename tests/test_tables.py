@@ -93,6 +93,27 @@ def test_multi_line_headers_group_the_columns(quarterly):
     assert number(cost.cells[2].text) == Decimal(-6024) and cost.cells[2].column_text.startswith("Six Months")
 
 
+def test_a_column_line_printed_one_date_piece_a_line(dev_pdfs):
+    """"June 30," / "2023" / "December 31," / "2022" on lines of their own are one column line."""
+    pages = parse_file(str(dev_pdfs / "MGMRESORTS_2023Q2_10Q.pdf")).pages
+    text = next(p for p in pages if "CONSOLIDATED BALANCE SHEETS" in p and "Cash and cash equivalents $" in p)
+    row = row_at(text, "Cash and cash equivalents $")
+    verbatim(text, row)
+    assert [c.column_text for c in row.cells] == ["June 30, 2023", "December 31, 2022"]
+    assert row.unit.text == "(In thousands, except share data)"
+    assert asked_cells(row, ("2023",)) == (0,)
+
+
+def test_a_statements_sub_heading_does_not_end_its_table(dev_kb: Store):
+    """"Adjustments to reconcile net income to net cash provided by operating activities:" is a sub-heading of the
+    cash flow statement, not a sentence leading into another table: the rows below it keep the statement's years."""
+    text = page(dev_kb, "AMCOR_2023_10K", 53)
+    row = row_at(text, "Dividends paid")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [("(723)", "June 30, 2023"), ("(732)", "2022"),
+                                                            ("(742)", "2021")]
+
+
 def test_synthesize_leads_with_the_row_read_as_a_table(dev_kb: Store):
     doc = dev_kb.doc_ids["3M_2022_10K"]
     out = synthesize(dev_kb, "What was the FY2022 capital expenditure of 3M?", document_ids=[doc])

@@ -5,6 +5,8 @@ what follows is about something else. Checked against the pages' index (unranked
 retrieval did not rank is not taken for absent. A run of several words whose phrase no page holds counts only
 when it is written as a proper name ("Acme Airlines": each word capitalised, none in capitals) or one of its
 words is on no page: "Highest EBITDAR Contribution" is a description whose words the pages hold, not a name.
+An abbreviation that documents spell out ("EPS", "PP&E", "CFO") is held when a page holds a phrase it stands for
+(retrieval's vocabulary, or an office's title).
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine.identity.route import parse_periods
-from jsonl_engine.retrieval.query import names
+from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, names
 
 if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 NOTICE = "Not in the documents searched: "  # the one line of an answer that quotes nothing (it cites nothing)
 _WORD = re.compile(r"[^\W_]+")
+_OFFICES = {("ceo",): ("chief executive officer",), ("cfo",): ("chief financial officer",),
+            ("coo",): ("chief operating officer",)}
+
+
+def _spelled(phrase: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The phrases an abbreviation stands for ("eps" -> ("earnings", "per", "share"), ...), none for a name."""
+    found = [*LINE_ITEMS.get(phrase, ()), *EXPANSIONS.get(phrase, ()), *_OFFICES.get(phrase, ())]
+    return [tuple(_WORD.findall(p.lower())) for p in found]
 
 
 def _surface(query: str, tokens: Sequence[str]) -> str | None:
@@ -68,7 +78,7 @@ def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
         wanted.append((str(year), (str(year),)))
     out = []
     for surface, phrase in dict.fromkeys(wanted):
-        if store.pages_holding([phrase], docs):
+        if store.pages_holding([phrase], docs) or ((spelled := _spelled(phrase)) and store.pages_holding(spelled, docs)):
             continue
         words = surface.split()
         proper = len(words) > 1 and all(w[:1].isupper() and not w[1:].isupper() for w in words)

@@ -1,8 +1,11 @@
 """kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
 
-From the passages retrieval finds, each candidate unit (sentence, table row, bullet) is scored by
+From the passages retrieval finds (each followed by the other sections of the page of the statement the question
+names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
+(sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
-                  found only in its context, section title or table header, count half)
+                  found only in its context, section title or table header, count half; the words naming the
+                  statement to read, "... in the balance sheet", are no terms)
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
@@ -32,15 +35,18 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from jsonl_engine.answer import order
-from jsonl_engine.answer.citations import Claim, make_claim
+from jsonl_engine.answer import extreme, order
+from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, contents_line, read_row, table_line
+from jsonl_engine.answer.tables import TableRow, contents_line, number, read_row, table_line
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
-from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
+from jsonl_engine.retrieval import cues
+from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, ngrams, tokenize
+from jsonl_engine.text import STOPWORDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,14 +73,30 @@ _AMOUNT_CUES = frozenset({
 })
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
+# keys of the words naming the asked period ("year end", "six months ended June 30", "second quarter"), not the item
+_PERIOD_WORDS = frozenset({"year", "end", "fiscal", "month", "week", "quarter", "half", "thre", "six", "nine",
+                           "twelv", "first", "second", "third", "fourth", "january", "february", "march", "april",
+                           "may", "june", "july", "august", "september", "october", "november", "december"})
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
+MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
-_LONGEST_TRIGGER = max(map(len, EXPANSIONS))
+_LONGEST_TRIGGER = max(map(len, [*EXPANSIONS, *LINE_ITEMS]))
+_NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollar",
+                       "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
+_JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
+_LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
+_QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
+_HEADER_TEXT = """
+january february march april may june july august september october november december jan feb mar apr jun jul
+aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
+quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
+"""
+_HEADER_WORDS = frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
@@ -187,6 +209,8 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
     if seg.kind == "row" and contents_line(body):
         return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
+    if _column_header(body):
+        return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
         numbered = _SECTION_NUMBER.sub("", body)  # "9.7 ANALYSIS OF ...": a section's number is no figure
         return (len(body.split()) >= 4 and bool(_FIGURE.search(numbered))) or order.label_of(body) is not None
@@ -198,6 +222,7 @@ class _Term:
     name: str
     keys: tuple[str, ...]
     alts: tuple[str, ...]  # " key key " phrases that name the same thing (capex: purchases of property ...)
+    items: tuple[str, ...] = ()  # " key key " labels statements print for the line item the term is part of
 
     def found(self, keyset: set[str], joined: str) -> bool:
         return all(k in keyset for k in self.keys) or any(a in joined for a in self.alts)
@@ -217,20 +242,91 @@ def _joined(seq: list[str]) -> str:
 
 def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
-    grams = ngrams(tokenize(query), _LONGEST_TRIGGER)
+    tokens = tokenize(query)
+    grams = ngrams(tokens, _LONGEST_TRIGGER)
+    ending = _ending_items(tokens, {k for t in terms for k in keys(t)})
     out = []
     for t in terms:
         k = tuple(dict.fromkeys(keys(t)))
         if not k:
             continue
         alts: list[str] = []
+        items: list[str] = []
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:
                 for phrase in phrases:
                     if not _STATEMENT_NAMES.search(phrase):
                         alts.append(_joined(keys(phrase)))
-        out.append(_Term(t, k, tuple(dict.fromkeys(alts))))
+        for trigger, phrases in LINE_ITEMS.items():
+            if t in trigger and trigger in ending:
+                items.extend(_joined(keys(phrase)) for phrase in phrases)
+                alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
+        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
     return out
+
+
+def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
+    """The keys of `tok` when it is a word of the asked item (a word of the question's terms, not a number, a
+    period, the period's or the unit's word, nor a word asking for a change), else []."""
+    k = keys(tok) if tok and tok not in STOPWORDS and len(tok) > 1 and not tok[0].isdigit() else []
+    if k and set(k) <= set(term_keys) and not _PERIOD.match(tok) and not set(k) <= _PERIOD_WORDS \
+            and tok not in _NOT_ITEM and not order.asks_change(tok):
+        return k
+    return []
+
+
+def _ending_items(tokens: Sequence[str], term_keys: Collection[str]) -> set[tuple[str, ...]]:
+    """The LINE_ITEMS triggers the question names as a whole item: not followed by another item word
+    ("operating income margin" names no "operating income"), nor inside a longer one ("cost of sales" names no
+    "sales")."""
+    found = [(i, len(trigger), trigger) for trigger in LINE_ITEMS for i in range(len(tokens) - len(trigger) + 1)
+             if tuple(tokens[i:i + len(trigger)]) == trigger
+             and (i + len(trigger) == len(tokens) or not _item_word(tokens[i + len(trigger)], term_keys))]
+    return {t for i, n, t in found
+            if not any(j <= i and i + n <= j + m and m > n for j, m, _ in found)}
+
+
+def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
+    """The runs of consecutive item words of the question (" total current liabil "): `_item_word`s joined by
+    "of"/"and", broken by other words ("operating margin change": the item is "operating margin")."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for tok in [*tokens, ""]:
+        k = _item_word(tok, term_keys)
+        if k:
+            current.extend(k)
+        elif tok in _JOINS and current:
+            current.append(tok)
+        else:
+            while current and current[-1] in _JOINS:
+                current.pop()
+            if current:
+                runs.append(current)
+            current = []
+    return [_joined(r) for r in runs]
+
+
+def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
+    """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
+    question's item words (or the run's last two words or more: a name may lead it), or with a label statements
+    print for a line item the question names ("Purchases of property ..." for capex)."""
+    lead = list(label_keys)
+    while len(lead) > 1 and lead[0] in _LABEL_LEAD:
+        lead = lead[1:]
+    joined, whole = _joined(lead), _joined(label_keys)
+    found: set[int] = set()
+    for run in runs:
+        words = run.split()
+        # the run, or its end of two words or more: "Boeing's total revenues" names "total revenues" (a word that
+        # qualifies the item, "total", "net", is never cut off)
+        cut = next((i for i, w in enumerate(words) if w in _QUALIFIERS), len(words))
+        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))]:
+            if joined.startswith(tail) or whole.startswith(tail):
+                tail_keys = set(tail.split())
+                found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
+                break
+    found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
+    return frozenset(found)
 
 
 def _keys_of_lines(parts: Sequence[str], part_keys: Sequence[list[str]]) -> list[str]:
@@ -353,15 +449,24 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            ) -> Synthesis:
+            statement_pages: dict[str, dict[int, str]] | None = None) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
     candidate units (`_matches`), their scores (`_score`), the best of them (`_choose`), table rows read
     (`read_table`, default: on the passage text), most direct first (`_order`), rendered within `max_claims`
     and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
-    covering the period the query names) come before all others."""
+    covering the period the query names) come before all others; `statement_pages` (document id -> page ->
+    statement kind) tells which units sit on a financial statement's page."""
+    tokens = tokenize(query)
+    named, rest = cues.named_statement(tokens)
+    item_keys = set(keys(" ".join(rest)))
+    # the statement the question names says where to read: its words are no term a unit should hold (unless
+    # they are all the question holds: "What does the balance sheet show?")
     tk = _terms(query, terms)
+    item = [t for t in tk if all(k in item_keys for k in t.keys)]
+    if named and any(not k[0].isdigit() for t in item for k in t.keys):
+        tk = item
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
@@ -372,11 +477,17 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
-    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None)
+    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
+                    statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
+                    change=order.asks_change(query))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
-    items, judged = _order(chosen, tk, ask, readings, frozenset(first))
+    framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
+    items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
+                           _item_runs(rest, {k for t in tk for k in t.keys}))
+    superlative = extreme.asked(query)
+    lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings)
@@ -386,10 +497,20 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if ask.figure and claims and not any(_has_figure(c.text) for c in claims):
         gaps.append("a figure: no claim states one")
         grade = "medium" if grade == "high" else grade
-    first_claim = {"id": claims[0].id, "why": "; ".join(judged[id(items[0])].reasons)} if claims else None
+    why = lead_why if lead_why is not None else "; ".join(judged[id(items[0])].reasons) if claims else ""
+    first_claim = {"id": claims[0].id, "why": why} if claims else None
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
                      more=len(items) - len(shown), first_claim=first_claim, tables=tables)
+
+
+def _column_header(body: str) -> bool:
+    """A line of a table's column titles: only dates, periods and the unit ("October 29, October 30, January 29,
+    ($ in millions) 2022 2021"); its numbers are days and years."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", body)]
+    numbers = [n.rstrip(",.") for n in re.findall(r"\d[\d,.]*", body)]
+    return bool(words) and all(w in _HEADER_WORDS for w in words) \
+        and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
 
 def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
@@ -433,7 +554,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years, ask.quarter)
+        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -461,36 +582,116 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Un
 
 
 def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
-           first: frozenset[str]) -> tuple[list[_Unit], dict[int, order.Judged]]:
-    """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id())."""
+           first: frozenset[str], framing: frozenset[int] = frozenset(),
+           statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
+           ) -> tuple[list[_Unit], dict[int, order.Judged]]:
+    """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
+    `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
-    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.alts for k in alt.split()}
+    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
+    whole = _largest_alike(chosen, readings)
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
-        label_share, labelled, label_extra = 0.0, False, 0
+        label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = keys(reading.row.label.text)
-            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)}
+            by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
+            if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
+                label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
+            asked = content - named_by_title[u.passage.document_id] - framing
+            named = names_item(label_keys, tk, runs) & asked
+            item = bool(named)
+            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
-            asked = content - named_by_title[u.passage.document_id]
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
-            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
+            label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
+        page = reading.page if reading is not None and reading.page is not None else \
+            page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), label_extra=label_extra)
+                                    words=len(body.split()), label_extra=label_extra, names_item=item,
+                                    whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
+                                    statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Reading],
+                 read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                 judged: dict[int, order.Judged]) -> str | None:
+    """A superlative question (answer/extreme.py): the row with the extreme value in the asked column among the
+    rows compared is put first (in `items`, in place), its line naming it. The rows compared: when the leading
+    table row (among the first claims) is a member (its label does not name the asked item: "Customer deposits"
+    for "the largest liability"), its run of rows in its passage; when it is the total of the asked item ("Total
+    current liabilities" for "the largest current liability"), the rows it sums (the run just above it); a line
+    item that is no total compares nothing. Returns why, or None when no table compares."""
+    lead = next((u for u in items[:PER_SECTION_SHOWN + 1] if id(u) in readings and readings[id(u)].asked), None)
+    if lead is None:
+        return None
+    reading = readings[id(lead)]
+    total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
+    if judged[id(lead)].names_item and not total:
+        return None
+    p = lead.passage
+    segs = segment(p.text)
+    at = next(i for i, seg in enumerate(segs) if seg.start == lead.seg.start)
+    first, last = at, at
+    while first > 0 and segs[first - 1].kind == "row" \
+            and not p.text[segs[first - 1].start:segs[first - 1].end].lower().startswith("total"):
+        first -= 1
+    while not total and last + 1 < len(segs) and segs[last + 1].kind == "row":
+        last += 1
+    found: list[tuple[Segment, int | None, TableRow]] = []
+    for seg in segs[first:last + 1]:
+        placed = read_table(p, seg) if read_table is not None else None
+        page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
+        if page == reading.page:
+            found.append((seg, page, row))
+    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, row in found], collapse_ws)
+    if winner is None:
+        return None
+    seg, page, row = found[winner.index]
+    unit = next((u for u in items if u.passage is p and u.seg.start == seg.start), None)
+    if unit is None:
+        unit = _Unit(p, lead.rank, seg, lead.score, lead.matched)
+    else:
+        items.remove(unit)
+    items.insert(0, unit)
+    readings[id(unit)] = Reading(page, row, (winner.cell,), winner.line)
+    return winner.why
+
+
+def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
+    """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
+    subsidiary's, a segment's or a per-share table): the one whose asked cell (or, when a row's columns are not
+    known, whose largest cell) is the largest in magnitude (the whole, not a part) -> how many rows are labelled
+    like it (keyed by id() of the unit)."""
+    groups: dict[str, list[tuple[Decimal, int]]] = {}
+    for u in chosen:
+        reading = readings.get(id(u))
+        if reading is None or reading.row.label is None:
+            continue
+        cells = [reading.row.cells[i] for i in reading.asked[:1]] if reading.asked else reading.row.cells
+        values = [abs(v) for c in cells if not c.empty and (v := number(c.text)) is not None]
+        if values:
+            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((max(values), id(u)))
+    out = {}
+    for rows in groups.values():
+        top = max(v for v, _ in rows)
+        if len(rows) > 1 and sum(v == top for v, _ in rows) == 1:
+            out[next(i for v, i in rows if v == top)] = len(rows)
+    return out
 
 
 def _render(items: list[_Unit], max_chars: int, readings: dict[int, Reading] | None = None,
@@ -545,14 +746,57 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
     from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
     passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
+    pages = statement_pages(store, sorted({p.document_id for p in passages}))
+    passages = _whole_statement(store, query, passages, pages)
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row))
+                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
+                  statement_pages=pages)
     out.warnings = warnings
+    return out
+
+
+def _whole_statement(store: Store, query: str, passages: list[Passage],
+                     pages: dict[str, dict[int, str]]) -> list[Passage]:
+    """`passages`, each followed by the other sections of the page of the statement the question names (or,
+    when it names none and asks for an amount, of a statement holding the asked item) that it reaches (a page
+    judged to be that statement, or the page of a section titled as it): a statement's title may be one section
+    and its rows others, and the row asked must be among the units."""
+    from jsonl_engine.identity.statements import head_kind
+    from jsonl_engine.retrieval.types import Passage as _Passage
+
+    tokens = tokenize(query)
+    named, _ = cues.named_statement(tokens)
+    wanted = frozenset([named]) if named else cues.wanted_statements(tokens) if asks_for_amount(query) else frozenset()
+    if not wanted:
+        return passages
+    have = {p.section_id for p in passages}
+    out: list[Passage] = []
+    expanded = 0
+    for p in passages:
+        out.append(p)
+        kinds = pages.get(p.document_id, {})
+        titled = any(head_kind(t) in wanted for t in (p.title, *p.path))  # a section titled as the statement
+        reach = [(p.document_id, n) for n in range(p.page_start, p.page_end + 1) if kinds.get(n) in wanted or titled]
+        if not reach or expanded >= MAX_STATEMENT_PAGES:
+            continue
+        expanded += 1
+        refs = [r for r in store.sections_on_pages(reach[:1], 0) if r.section_id not in have
+                and r.page_start <= reach[0][1] <= r.page_end]
+        texts = store.section_texts([r.section_id for r in refs])
+        for r in refs:
+            if r.section_id in texts:
+                text, page_map = texts[r.section_id]
+                have.add(r.section_id)
+                out.append(_Passage(section_id=r.section_id, document_id=r.document_id,
+                                    document_title=p.document_title, title=r.title, path=r.path,
+                                    page_start=r.page_start, page_end=r.page_end, score=p.score, text=text,
+                                    snippet="", status=p.status, page_map=page_map))
     return out
 
 

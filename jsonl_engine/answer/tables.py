@@ -7,8 +7,10 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
   negatives) and dashes ("—", an empty cell); "$" and "%" printed apart belong to the number beside them;
-- headers: walking up from the row over the rows and labels of its table, the nearest line naming periods
-  (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line; lines just above it naming groups
+- headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
+  table, the nearest line naming periods
+  (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
+  "June 30," over "2023", joins the pieces above it into one); lines just above it naming groups
   ("Three Months Ended") span the columns evenly; a prose sentence, or a row above the column line, ends the
   table;
 - a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
@@ -19,6 +21,7 @@ Every part is a verbatim span of the text read, with its offsets.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +43,11 @@ _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?%?$")
 _DASH = re.compile(r"^[-–—]+$")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
+# a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
+# ("Adjustments to reconcile net income to net cash provided by operating activities:")
+_LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
+                      r"we|our|the company)\b", re.IGNORECASE)
+_FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
 MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
 GROUP_LINES_UP = 3  # lines above the column line still read for groups and the unit
 
@@ -163,6 +171,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     groups: list[Part] = []
     lines = ((s, e) for s, e in _line_spans(text, start) if e > s)  # walking up, blank lines skipped
     column_line, periods, block = _below_column_line(text, lines)
+    if column_line is not None:
+        column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
     if column_line is None:
         headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
@@ -200,10 +210,26 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
             block = []
             continue
         if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
-                             or (line.endswith(":") and len(line.split()) > 6)):
+                             or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line))):
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
+
+
+def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
+             ) -> tuple[tuple[int, int], list[Part], Iterator[tuple[int, int]]]:
+    """A column line printed one date piece a line ("June 25," / "2023" / "June 26," / "2022", nearest last): the
+    pieces above it joined into one column line (its periods read across the line breaks), `lines` left after
+    them; any other column line unchanged."""
+    s, e = column_line
+    if not _FRAGMENT.fullmatch(text[s:e]):
+        return column_line, periods, lines
+    for ls, le in lines:
+        if _FRAGMENT.fullmatch(text[ls:le]):
+            s = ls
+            continue
+        return (s, e), _periods(text, s, e), itertools.chain([(ls, le)], lines)
+    return (s, e), _periods(text, s, e), iter(())
 
 
 def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: list[Part],

@@ -56,6 +56,11 @@ def _head_kind(head: str) -> str | None:
     return next((kind for kind, pattern in _HEADS if pattern.search(head)), None)
 
 
+def head_kind(title: str) -> str | None:
+    """The statement a title names ("Consolidated Statements of Cash Flows (Unaudited)" -> cash flow), else None."""
+    return _head_kind(title)
+
+
 def _mostly_figures(text: str) -> bool:
     tokens = _TOKEN.findall(text[:HEAD_TEXT])
     numeric = sum(1 for t in tokens if t[0].isdigit() or t[0] in "($-")

@@ -1,6 +1,6 @@
 """Extraction: files and inline text -> ParsedDocument (pages plus a section tree), picklable for the pool.
 Which parser reads which file type is the table in parsers.py. Importing this package loads neither the parsers nor
-the store (the wire models read the table at start-up)."""
+the store (the wire models read the table)."""
 
 from __future__ import annotations
 

@@ -8,13 +8,12 @@ from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.config import Settings
 from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import ERROR_CODES
+from jsonl_engine.methods import catalog
 from jsonl_engine.models.system import (
     CancelParams,
     CancelResult,
     CapabilitiesParams,
     CapabilitiesResult,
-    KBInfo,
-    MethodInfo,
     ShutdownParams,
     ShutdownResult,
 )
@@ -23,30 +22,27 @@ from jsonl_engine.registry import Method, method
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 
 
-def build_capabilities(settings: Settings, methods: dict[str, Method]) -> CapabilitiesResult:
-    from jsonl_engine.ingest.parsers import (
-        PARSERS,  # light modules: no httpx, no pdfium, no retrieval pipeline
-    )
+def build_capabilities(settings: Settings, methods: dict[str, Method], listed: dict[str, Any]) -> dict[str, Any]:
+    """The `capabilities` result (CapabilitiesResult's shape; schemagen validates it against the model), as plain
+    data: `methods` and the strategies and media types the catalog lists (`methods/catalog.py`, `listed`), so the
+    first request of a client loads neither the tables behind them nor the result models."""
     from jsonl_engine.llm.readers import reader_names
-    from jsonl_engine.retrieval.strategies import STRATEGIES
     from jsonl_engine.store.location import backend_of, describe
 
-    return CapabilitiesResult(
-        name="jsonl-engine",
-        version=__version__,
-        protocol=PROTOCOL_VERSION,
-        methods=[
-            MethodInfo(name=m.name, summary=m.summary, events=list(m.events),
-                       params_schema=m.schema_files["params"], result_schema=m.schema_files["result"])
-            for m in sorted(methods.values(), key=lambda m: m.name)
-        ],
-        events=EVENT_KINDS,
-        error_codes=list(ERROR_CODES),
-        readers=reader_names(settings),
-        strategies=sorted(STRATEGIES),
-        media_types=[p.media_type for p in PARSERS],
-        kb=KBInfo(backend=backend_of(settings.kb_location), location=describe(settings.kb_location)),
-    )
+    return {
+        "name": "jsonl-engine",
+        "version": __version__,
+        "protocol": PROTOCOL_VERSION,
+        "methods": [{"name": m.name, "summary": m.summary, "events": list(m.events),
+                     "params_schema": m.schema_files["params"], "result_schema": m.schema_files["result"]}
+                    for m in sorted(methods.values(), key=lambda m: m.name)],
+        "events": EVENT_KINDS,
+        "error_codes": list(ERROR_CODES),
+        "readers": reader_names(settings),
+        "strategies": listed["strategies"],
+        "media_types": listed["media_types"],
+        "kb": {"backend": backend_of(settings.kb_location), "location": describe(settings.kb_location)},
+    }
 
 
 @method("capabilities", params=CapabilitiesParams, result=CapabilitiesResult, inline=True)
@@ -54,8 +50,8 @@ def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, A
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
     if cached is None:
-        cached = build_capabilities(ctx.app.settings, ctx.app.methods).model_dump(mode="json")
-        ctx.app.extras["capabilities"] = cached
+        cached = ctx.app.extras["capabilities"] = build_capabilities(ctx.app.settings, ctx.app.methods,
+                                                                     catalog.read())
     return cached
 
 

@@ -45,3 +45,36 @@ _TRIGGERS: dict[tuple[str, ...], tuple[str, ...]] = {
 def wanted_statements(tokens: list[str]) -> frozenset[str]:
     grams = ngrams(tokens)
     return frozenset(k for trigger, found in _TRIGGERS.items() if trigger in grams for k in found)
+
+
+# The statement a question names as its source ("... shown in the cash flow statement", "based on the balance
+# sheet", "the P&L"): a token run -> the statement. Its words say where to read, not which line item is asked.
+_NAMED: dict[tuple[str, ...], str] = {
+    ("balance", "sheet"): BALANCE, ("balance", "sheets"): BALANCE, ("financial", "position"): BALANCE,
+    ("financial", "condition"): BALANCE,
+    ("income", "statement"): INCOME, ("income", "statements"): INCOME, ("statement", "of", "income"): INCOME,
+    ("statements", "of", "income"): INCOME, ("statement", "of", "operations"): INCOME,
+    ("statements", "of", "operations"): INCOME, ("statement", "of", "earnings"): INCOME,
+    ("statements", "of", "earnings"): INCOME, ("p", "l"): INCOME, ("p", "l", "statement"): INCOME,
+    ("profit", "and", "loss"): INCOME, ("cash", "flow", "statement"): CASH_FLOW, ("cash", "flow", "statements"): CASH_FLOW,
+    ("cash", "flows", "statement"): CASH_FLOW, ("statement", "of", "cash", "flows"): CASH_FLOW,
+    ("statements", "of", "cash", "flows"): CASH_FLOW,
+}
+_NAMED_LONGEST = max(map(len, _NAMED))
+
+
+def named_statement(tokens: list[str]) -> tuple[str | None, list[str]]:
+    """The statement the query names as its source (the first named), and the query's tokens without the runs
+    naming a statement: what is left names the item asked."""
+    kind, rest, i = None, [], 0
+    while i < len(tokens):
+        for n in range(_NAMED_LONGEST, 1, -1):
+            run = tuple(tokens[i:i + n])
+            if run in _NAMED:
+                kind = kind or _NAMED[run]
+                i += n
+                break
+        else:
+            rest.append(tokens[i])
+            i += 1
+    return kind, rest

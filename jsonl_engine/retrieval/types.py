@@ -1,5 +1,5 @@
 """What retrieval strategies take and return: the request (every setting typed), passages, the outcome, and the
-Strategy interface. Light: imported at start-up by `capabilities`."""
+Strategy interface. Light: the strategy table (strategies.py) imports it."""
 
 from __future__ import annotations
 

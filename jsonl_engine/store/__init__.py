@@ -22,14 +22,14 @@ __all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "Du
            "Transaction", "TreeRow", "open_store"]
 
 
-def open_store(kb: Path | str, *, sqlite: str = "auto") -> Store:
+def open_store(kb: Path | str, *, sqlite: str = "auto", read_url: str | None = None) -> Store:
     """The KB at `kb` (a directory, or a postgresql:// URL), created (and migrated) when needed. The one place
     a backend is chosen (each imported only then); `sqlite`: the SQLite library, "auto" (APSW when installed) or
-    "sqlite3" (`driver.choose`)."""
+    "sqlite3" (`driver.choose`); `read_url`: a streaming replica of a PostgreSQL KB, read instead of `kb`."""
     if is_url(kb):  # without psycopg this import raises KBUnavailable naming the extra to install
         from jsonl_engine.store.postgres import PostgresStore
 
-        return PostgresStore(str(kb).strip())
+        return PostgresStore(str(kb).strip(), read_url=read_url and read_url.strip())
     from jsonl_engine.store.sqlite import SqliteStore, driver
 
     driver.choose(sqlite)

@@ -234,6 +234,11 @@ class Server(Control):
         if method is None:
             raise Rejected(request_id, MethodNotFound(f"unknown method {name!r}", {"method": name}))
         try:
+            method.typed  # noqa: B018 - a built-in method's handler and models load at its first request
+        except Exception:
+            log.exception("method %s: its handler cannot be loaded", name)
+            raise Rejected(request_id, Internal(f"internal error in {name}; see the daemon's stderr")) from None
+        try:
             parsed = method.params.model_validate(params)
             parsed.check()
         except ValidationError as exc:

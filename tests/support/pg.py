@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests and benchmarks: Debian's `postgresql` package (initdb, pg_ctl),
 a temporary data directory, a free port on 127.0.0.1, trust authentication; run as the unprivileged `postgres`
-user when we are root (initdb refuses root). `with PgServer() as pg: url = pg.new_database()`.
+user when we are root (initdb refuses root). `with PgServer() as pg: url = pg.new_database()`; a streaming
+replica of it: `with PgReplica(pg) as replica: replica.url(name)` (the primary's databases, read-only).
 """
 
 from __future__ import annotations
@@ -64,12 +65,21 @@ class PgServer:
     def start(self) -> PgServer:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8",
                   "--locale=C.UTF-8", "--no-sync")
+        self.resume()
+        return self
+
+    def resume(self) -> None:
+        """Start the server on its data directory (again, after `halt`). initdb's pg_hba.conf lets 127.0.0.1
+        replicate (trust) and wal_level defaults to replica: any of these servers can be a primary (`PgReplica`)."""
         opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
                 "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB")
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"),
                   "-w", "-t", "60", "start")
         self.started = True
-        return self
+
+    def halt(self) -> None:
+        """Stop the server (fast: every connection is closed), keeping its data for `resume`."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
 
     def restart(self) -> None:
         """Stop the server (fast: every connection is closed) and start it again on the same port."""
@@ -109,6 +119,28 @@ class PgServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class PgReplica(PgServer):
+    """A hot standby of `primary` on a port of its own: `pg_basebackup -R` (streaming, a fast checkpoint) of the
+    whole cluster, then started; it replays the primary's WAL as it streams in and refuses writes."""
+
+    def __init__(self, primary: PgServer) -> None:
+        super().__init__(primary.bin)
+        self.primary = primary
+
+    def start(self) -> PgReplica:
+        self._run(str(self.bin / "pg_basebackup"), "-D", str(self.data), "-R", "-X", "stream", "-c", "fast",
+                  "--no-sync", "-h", "127.0.0.1", "-p", str(self.primary.port), "-U", self.user)
+        self.resume()
+        return self
+
+    def replay_paused(self, paused: bool) -> None:
+        """Pause (or resume) the replay of the primary's WAL: the replica shows nothing newer until resumed."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute("SELECT pg_wal_replay_pause()" if paused else "SELECT pg_wal_replay_resume()")
 
 
 def main() -> None:

@@ -5,7 +5,7 @@
   agentic       the model navigates with outline / expand / read / done actions, up to `max_hops`
   pageindex     the model reads pages (structure / pages / done) and cites page ranges with confidence
 
-This module is light (capabilities lists strategy names at start-up): each strategy imports its
+This module is light (the strategy table imports it): each strategy imports its
 implementation when it first runs (the rows below name small loader functions). Settings are StrategyRequest fields; one left None takes its default:
 max_tokens_per_call (the reader's context window less the reply), max_hops (loop.DEFAULT_MAX_HOPS = 6),
 concurrency (chunked-tree: the reader's max_concurrency), max_cited_ranges (pageindex.DEFAULT_MAX_CITATIONS = 3),

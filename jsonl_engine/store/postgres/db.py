@@ -76,6 +76,10 @@ class Connections:
         conn = getattr(self._local, "conn", None)
         return isinstance(exc, psycopg.OperationalError) and conn is not None and conn.closed
 
+    def url_of(self, exc: BaseException) -> str:
+        """The URL of the server `exc` came from (a store with a read replica has two: replica.Routed)."""
+        return self.url
+
     def reader(self) -> Any:
         """This thread's read connection (autocommit: each statement sees the latest committed state)."""
         conn = getattr(self._local, "conn", None)

@@ -15,6 +15,7 @@ from jsonl_engine.store.dialect import Dialect, Sql
 from jsonl_engine.store.location import describe
 from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
+from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
 from jsonl_engine.store.repository import Repository
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
@@ -27,17 +28,19 @@ class PostgresDialect(Dialect):
 
     errors = (psycopg.Error,)
 
-    def __init__(self, url: str, db: Connections) -> None:
+    def __init__(self, url: str, db: Connections | Routed) -> None:
         self._url, self._db = url, db
 
     def translate(self, what: str, exc: BaseException) -> EngineError:
-        text = failure(self._url, exc)
+        url = self._db.url_of(exc)  # the primary's, or the read replica's
+        text = failure(url, exc)
         reason = _unusable(exc)
         if reason is None:
             return Internal(f"the KB store failed ({what}): {text}")
         problem = "is unreachable" if reason == "unreachable" else f"cannot be used ({reason})"
-        return KBUnavailable(f"the KB database {problem} ({what}): {text}",
-                             {"kb": describe(self._url), "reason": reason})
+        server = "database" if url == self._url else "read replica"
+        return KBUnavailable(f"the KB {server} {describe(url)} {problem} ({what}): {text}",
+                             {"kb": describe(url), "reason": reason})
 
     def lost(self, exc: BaseException) -> bool:
         return self._db.lost(exc)
@@ -97,10 +100,13 @@ class PostgresStore(Repository):
     backend = "postgresql"
     split_counts = False  # every phrase counted in one statement (search.frequencies)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, read_url: str | None = None) -> None:
         search.require_numpy()
-        db = Connections(url)
+        db: Connections | Routed = Connections(url)
         db.snapshot_query = search.GENERATION
+        if read_url:  # reads on the replica, writes here
+            db = Routed(db, read_url)
+            db.replica.snapshot_query = search.GENERATION
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()

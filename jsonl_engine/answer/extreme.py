@@ -1,0 +1,83 @@
+"""Superlative questions ("Which segment had the highest operating income in 2021?", "which one had the largest
+notional value?"): the answer is the row of one table column holding the extreme value.
+
+The rule is about how tables are printed: the rows compared are the rows of the leading claim's table (same page,
+same column headers) with a value in its asked column; rows that sum or adjust the others ("Total ...",
+"Consolidated ...", "Eliminations", "Corporate ...") are not members. The answer line is built from the winning
+row's verbatim parts, the question's own superlative word first: "Highest of 4 (2021): Safety and Industrial:
+2,xxx (Millions)" — it cites that row like any table claim, and `first_claim.why` says how many rows it beat.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from jsonl_engine.answer.tables import TableRow, number
+
+_ASK = re.compile(r"\b(highest|largest|biggest|greatest|most|best|strongest|lowest|smallest|least|worst|weakest)\b",
+                  re.IGNORECASE)
+_LOW = frozenset({"lowest", "smallest", "least", "worst", "weakest"})
+_WHICH = re.compile(r"\b(?:which|what|who)\b", re.IGNORECASE)
+_NOT_MEMBER = re.compile(r"^\W*(?:total|consolidated|eliminations?|intersegment|inter-segment|corporate|unallocated|"
+                         r"reconciling|adjustments?)\b", re.IGNORECASE)
+MIN_ROWS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    word: str  # the question's superlative, as written ("highest", "worst")
+    low: bool  # the smallest value wins
+
+
+def asked(query: str) -> Asked | None:
+    """The superlative a "which ... highest ..." question asks for, if any."""
+    m = _ASK.search(query)
+    if m is None or not _WHICH.search(query):
+        return None
+    return Asked(m.group(1).lower(), m.group(1).lower() in _LOW)
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    index: int  # of the row in the rows given
+    cell: int  # the cell of the compared column
+    members: int  # rows compared
+    line: str  # the answer line (verbatim parts)
+    why: str
+
+
+def _key(row: TableRow) -> tuple[tuple[int, int], ...]:
+    return tuple((h.start, h.end) for h in row.headers)
+
+
+def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
+         flat: Callable[[str], str]) -> Winner | None:
+    """Among `rows` (the lead's page or passage rows, read with their headers), the member of the lead's table whose
+    value in the lead's column `cell` is the extreme one; None when fewer than MIN_ROWS rows compare or two tie."""
+    column = lead.cells[cell].column_text
+    if not lead.headers or not column:
+        return None
+    members: list[tuple[Decimal, int]] = []
+    for i, row in enumerate(rows):
+        if _key(row) != _key(lead) or row.label is None or _NOT_MEMBER.match(row.label.text) \
+                or len(row.cells) != len(lead.cells) or row.cells[cell].column_text != column or row.cells[cell].empty:
+            continue
+        value = number(row.cells[cell].text)
+        if value is not None:
+            members.append((value, i))
+    if len(members) < MIN_ROWS:
+        return None
+    best = min(v for v, _ in members) if ask.low else max(v for v, _ in members)
+    winners = [i for v, i in members if v == best]
+    if len(winners) != 1:
+        return None
+    row = rows[winners[0]]
+    assert row.label is not None
+    unit = f" {flat(row.unit.text)}" if row.unit is not None and row.unit.text not in row.label.text else ""
+    line = (f"{ask.word.capitalize()} of {len(members)} ({column}): {flat(row.label.text).rstrip(' :')}: "
+            f"{flat(row.cells[cell].text)}{unit}")
+    why = f"the {ask.word} of {len(members)} rows of its table in column {column}"
+    return Winner(winners[0], cell, len(members), line, why)
