@@ -50,23 +50,16 @@ def test_unreachable_database_is_kb_unavailable_without_the_password() -> None:
     assert "alice:***@127.0.0.1:1" in err.value.message
 
 
-def test_without_the_driver_the_error_says_what_to_install() -> None:
-    code = ("import sys; sys.modules['psycopg'] = None\n"
+@pytest.mark.parametrize(("module", "said"), [("psycopg", "pip install 'jsonl-engine[postgres]'"),
+                                              ("numpy", "needs numpy: pip install 'jsonl-engine[postgres]'")])
+def test_without_the_driver_or_numpy_the_error_says_what_to_install(module: str, said: str) -> None:
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
             "from jsonl_engine.store import open_store\n"
             "try:\n    open_store('postgresql://u:pw@127.0.0.1:1/x')\n"
             "except Exception as e:\n    print(type(e).__name__, e.message)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert "KBUnavailable" in out.stdout and "pip install 'jsonl-engine[postgres]'" in out.stdout, out
+    assert "KBUnavailable" in out.stdout and said in out.stdout, out
     assert "pw" not in out.stdout.replace("pip", "")
-
-
-def test_without_numpy_the_error_says_what_to_install() -> None:
-    code = ("import sys; sys.modules['numpy'] = None\n"
-            "from jsonl_engine.store import open_store\n"
-            "try:\n    open_store('postgresql://u:pw@127.0.0.1:1/x')\n"
-            "except Exception as e:\n    print(type(e).__name__, e.message)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert "KBUnavailable" in out.stdout and "numpy: pip install 'jsonl-engine[postgres]'" in out.stdout, out
 
 
 def test_without_the_driver_the_daemon_starts_and_the_first_kb_request_says_what_to_install(tmp_path: Path) -> None:
