@@ -81,17 +81,46 @@ class Connections:
         return self.url
 
     def reader(self) -> Any:
-        """This thread's read connection (autocommit: each statement sees the latest committed state)."""
+        """This thread's read connection (autocommit: each statement sees the latest committed state): the one it
+        holds, else the idle reader used last (its statements prepared, its server process warm), else a new one.
+        A thread gives its reader back when a snapshot ends, so a daemon holds as many readers as it has threads
+        reading at once, not one per thread it ever ran."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
-            if conn is not None:
+            if conn is not None:  # found dead (a restart, a terminated backend): the idle ones likely are too
                 self._forget(conn)
-            conn = self._connect()
-            conn.execute(READER_SETTINGS)
-            self._local.conn = conn
+                with self._lock:
+                    idle, self._readers = self.__dict__.get("_readers", []), []
+                for old in idle:
+                    self._forget(old)
+            conn = None
             with self._lock:
-                self._all.append(conn)
+                idle = self.__dict__.setdefault("_readers", [])
+                while idle and conn is None:
+                    conn = idle.pop()
+                    if conn.closed:
+                        if conn in self._all:
+                            self._all.remove(conn)
+                        conn = None
+            if conn is None:
+                conn = self._connect()
+                conn.execute(READER_SETTINGS)
+                with self._lock:
+                    self._all.append(conn)
+            self._local.conn = conn
         return conn
+
+    def _give_back(self) -> None:
+        """This thread's reader back to the idle readers (closed instead when unusable)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is None:
+            return
+        if conn.closed or conn.info.transaction_status != IDLE:
+            self._forget(conn)
+            return
+        with self._lock:
+            self.__dict__.setdefault("_readers", []).append(conn)
 
     def _forget(self, conn: Any) -> None:
         with self._lock:
@@ -131,8 +160,11 @@ class Connections:
         try:
             yield conn
         finally:
-            if not conn.closed and conn.info.transaction_status != IDLE:
-                conn.execute("ROLLBACK")
+            try:
+                if not conn.closed and conn.info.transaction_status != IDLE:
+                    conn.execute("ROLLBACK")
+            finally:
+                self._give_back()
 
     @contextmanager
     def write(self) -> Iterator[Any]:
@@ -182,3 +214,4 @@ class Connections:
                 conn.close()
             self._all.clear()
             self._idle.clear()
+            self.__dict__.get("_readers", []).clear()
