@@ -14,7 +14,6 @@ import argparse
 import gc
 import logging
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -68,6 +67,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     written (they are written to fit 80 columns)."""
 
     def __init__(self, prog: str) -> None:
+        import shutil  # only for help and usage: it imports the compression modules
+
         super().__init__(prog, width=min(80, shutil.get_terminal_size((80, 24)).columns), max_help_position=28)
 
 
