@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 
 
 class Typed(NamedTuple):
-    """The typed side of a method: its params and result models and the handler. A model may be named
-    ("module:Class", imported at its first use) and params may be None (the method takes none)."""
+    """The typed side of a method: its params and result models and the handler. A model may be given by a function
+    that imports it (called at its first use) and params may be None (the method takes none)."""
 
-    params: type[Params] | str | None
-    result: type[BaseModel] | str
+    params: type[Params] | Callable[[], type[Params]] | None
+    result: type[BaseModel] | Callable[[], type[BaseModel]]
     handler: Callable[..., Any]
 
 
@@ -120,21 +120,23 @@ class DuplicateMethod(RuntimeError):
     pass
 
 
-def method(name: str, *, params: type[Params] | str | None, result: type[BaseModel] | str,
+def method(name: str, *, params: type[Params] | Callable[[], type[Params]] | None,
+           result: type[BaseModel] | Callable[[], type[BaseModel]],
            events: tuple[str, ...] = ("result",), summary: str | None = None,
            inline: bool = False) -> Callable[[Callable], Callable]:
     """Describe `fn(params, ctx)` as method `name` (the record is `fn.method`; `method_table` collects it). Async handlers run on the loop; plain functions in a thread,
     unless `inline`: a plain function that never blocks (capabilities, cancel) runs in the dispatch itself.
 
-    `params` and `result` are models, or their names ("module:Class", imported at first use: a handler module
-    that names its models imports no pydantic); `params=None`: the method takes no params (its handler gets None).
+    `params` and `result` are models, or functions that import and return one (called at first use: a handler
+    module that defers its models imports no pydantic); `params=None`: the method takes no params (its handler
+    gets None).
     `events` lists the event kinds the method may emit besides `error` and `done`.
     """
 
     def register(fn: Callable) -> Callable:
         import inspect
 
-        if not (params is None or isinstance(params, str)):
+        if isinstance(params, type):
             from jsonl_engine.models import Params
 
             if not (isinstance(params, type) and issubclass(params, Params)):
@@ -173,14 +175,9 @@ def invalid_params_from(exc: ValidationError) -> InvalidParams:
     return InvalidParams(message, fields=fields)
 
 
-def _model(model: type[BaseModel] | str) -> Any:
-    """A model, or the one a name ("module:Class") gives."""
-    if not isinstance(model, str):
-        return model
-    from importlib import import_module
-
-    module, _, name = model.partition(":")
-    return getattr(import_module(module), name)
+def _model(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> Any:
+    """A model, or the one a function gives (the function imports it)."""
+    return model if isinstance(model, type) else model()
 
 
 def method_of(handler: Callable) -> Method:

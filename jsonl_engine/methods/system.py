@@ -1,8 +1,9 @@
-"""capabilities, cancel, shutdown. Their models are named, not imported (`@method`), and their results are plain
+"""capabilities, cancel, shutdown. Their models are imported at first use (`@method`) and their results are plain
 data: a daemon answers `capabilities` without importing pydantic (the first request with params loads it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jsonl_engine import PROTOCOL_VERSION, __version__
@@ -13,9 +14,19 @@ from jsonl_engine.methods import catalog
 from jsonl_engine.registry import Method, method
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from jsonl_engine.models.system import CancelParams, ShutdownParams
 
-MODELS = "jsonl_engine.models.system:"
+
+def _model(name: str) -> Callable[[], type[BaseModel]]:
+    """A model of models/system.py, imported when first needed (a request with params, a schema)."""
+    def load() -> type[BaseModel]:
+        from jsonl_engine.models import system
+
+        return getattr(system, name)
+
+    return load
 
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 
@@ -43,7 +54,7 @@ def build_capabilities(settings: Settings, methods: dict[str, Method], listed: d
     }
 
 
-@method("capabilities", params=None, result=MODELS + "CapabilitiesResult", inline=True)
+@method("capabilities", params=None, result=_model("CapabilitiesResult"), inline=True)
 def capabilities(params: None, ctx: RequestContext) -> dict[str, Any]:
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
@@ -53,13 +64,13 @@ def capabilities(params: None, ctx: RequestContext) -> dict[str, Any]:
     return cached
 
 
-@method("cancel", params=MODELS + "CancelParams", result=MODELS + "CancelResult", inline=True)
+@method("cancel", params=_model("CancelParams"), result=_model("CancelResult"), inline=True)
 def cancel(params: CancelParams, ctx: RequestContext) -> dict[str, Any]:
     """Cancel a request in flight; an unknown or finished id answers `cancelled: false`."""
     return {"cancelled": ctx.app.control.cancel(params.target)}
 
 
-@method("shutdown", params=MODELS + "ShutdownParams", result=MODELS + "ShutdownResult")
+@method("shutdown", params=_model("ShutdownParams"), result=_model("ShutdownResult"))
 async def shutdown(params: ShutdownParams, ctx: RequestContext) -> dict[str, Any]:
     """Stop accepting work, finish the requests in flight, answer, then exit 0."""
     control = ctx.app.control
