@@ -77,18 +77,23 @@ class Method:
 
     @property
     def params(self) -> type[Params]:
-        """The params model (a method without params: `NoParams`, for its schema)."""
+        """The params model, imported at its first use (a method without params: `NoParams`, for its schema)."""
+        declared = self.typed.params
+        if isinstance(declared, type):
+            return declared
         from jsonl_engine.models import NoParams, Params
 
-        declared = self.typed.params
-        model = NoParams if declared is None else _model(declared)
+        model = NoParams if declared is None else declared()
         if not (isinstance(model, type) and issubclass(model, Params)):
             raise TypeError(f"method {self.name!r}: params must subclass jsonl_engine.models.Params")
+        if declared is not None:
+            self._typed = self.typed._replace(params=model)  # imported once
         return model
 
     @property
     def result(self) -> type[BaseModel]:
-        return _model(self.typed.result)
+        declared = self.typed.result
+        return declared if isinstance(declared, type) else declared()
 
     def parse(self, params: dict[str, Any]) -> Any:
         """A request's params, checked: validated by the params model, then its cross-field rules (`check`). A
@@ -139,7 +144,7 @@ def method(name: str, *, params: type[Params] | Callable[[], type[Params]] | Non
         if isinstance(params, type):
             from jsonl_engine.models import Params
 
-            if not (isinstance(params, type) and issubclass(params, Params)):
+            if not issubclass(params, Params):
                 raise TypeError(f"method {name!r}: params must subclass jsonl_engine.models.Params")
         if inline and inspect.iscoroutinefunction(fn):
             raise TypeError(f"inline method {name!r} must be a plain function")
@@ -173,11 +178,6 @@ def invalid_params_from(exc: ValidationError) -> InvalidParams:
                 names.append(name)
     message = "; ".join(f"{label}: {', '.join(names)}" for label, names in by_kind.items() if names)
     return InvalidParams(message, fields=fields)
-
-
-def _model(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> Any:
-    """A model, or the one a function gives (the function imports it)."""
-    return model if isinstance(model, type) else model()
 
 
 def method_of(handler: Callable) -> Method:
