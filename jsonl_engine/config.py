@@ -220,8 +220,7 @@ class Section:
     def model_dump_json(self) -> str:
         import json
 
-        return json.dumps(self.model_dump(), separators=(",", ":"),
-                          default=lambda value: str(value) if isinstance(value, (Secret, Path)) else None)
+        return json.dumps(self.model_dump(), separators=(",", ":"), default=_shown)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen: use model_copy(update=...)")
@@ -242,6 +241,13 @@ def _dump(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _dump(item) for key, item in value.items()}
     return list(value) if isinstance(value, list) else value
+
+
+def _shown(value: Any) -> str:
+    """A Path or a Secret in `model_dump_json` (a Secret as stars)."""
+    if isinstance(value, (Secret, Path)):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _section(cls: type[Section]) -> Callable[[Any], Any]:
