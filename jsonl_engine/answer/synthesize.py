@@ -513,12 +513,17 @@ def _column_header(body: str) -> bool:
         and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
 
+_MONTH_KEYS = frozenset(keys("january february march april may june july august september october november december "
+                             "jan feb mar apr jun jul aug sep sept oct nov dec"))
+
+
 def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
-    """A figure (not a year) within order.NEAR_TOKENS keys of a content term of the question."""
+    """A figure (not a year, nor the day of a date: "August 30, 2023") within order.NEAR_TOKENS keys of a content term of the question."""
     seq = keys(body)
     joined = _joined(seq)
     at = [j for i in content for j in tk[i].positions(seq, joined)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
+               and not (j and seq[j - 1] in _MONTH_KEYS and k.isdigit() and int(k) <= 31)]  # "August 30": a date
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
 
 
@@ -674,23 +679,31 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
-    subsidiary's, a segment's or a per-share table): the one whose asked cell (or, when a row's columns are not
-    known, whose largest cell) is the largest in magnitude (the whole, not a part) -> how many rows are labelled
-    like it (keyed by id() of the unit)."""
-    groups: dict[str, list[tuple[Decimal, int]]] = {}
+    subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
+    those whose asked period's column is known (never compared with another period's figure), as long as no row
+    whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
+    one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
+    by id() of the unit)."""
+    groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
         if reading is None or reading.row.label is None:
             continue
-        cells = [reading.row.cells[i] for i in reading.asked[:1]] if reading.asked else reading.row.cells
-        values = [abs(v) for c in cells if not c.empty and (v := number(c.text)) is not None]
+        values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
+        asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
-            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((max(values), id(u)))
+            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
+                (asked[0] if asked else None, max(values), id(u)))
     out = {}
-    for rows in groups.values():
+    for alike in groups.values():
+        known = [(v, i) for v, _top, i in alike if v is not None]
+        rows = known or [(top, i) for _v, top, i in alike]
         top = max(v for v, _ in rows)
-        if len(rows) > 1 and sum(v == top for v, _ in rows) == 1:
-            out[next(i for v, i in rows if v == top)] = len(rows)
+        if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
+            continue
+        winner = next(i for v, i in rows if v == top)
+        if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
+            out[winner] = len(alike)
     return out
 
 
