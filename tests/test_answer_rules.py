@@ -16,6 +16,21 @@ from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
 
 PRESS_RELEASE = "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30"
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+
+
+def filing_kb(tmp_path: Path, *filings: str) -> Store:
+    """A SQLite Store of whole filings of financebench-more (`doc_ids` by file stem)."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    assert MORE is not None
+    store = open_store(tmp_path / "kb")
+    outcomes = ingest_paths(store, [str(MORE / f"{name}.pdf") for name in filings])
+    assert not [o for o in outcomes if o.error]
+    store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}  # type: ignore[attr-defined]
+    return store
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +91,18 @@ def test_rows_alike_are_compared_by_the_asked_periods_cell(dev_kb: Store):
     # a row whose columns are not read and prints a larger figure than the asked row's largest: no whole is known
     readings[id(part)] = Reading(None, read_row("Gross profit 9,999 1", 0, 20), (), "")
     assert _largest_alike([statement, part], readings) == {}  # type: ignore[list-item]
+
+
+@needs_more
+def test_a_sentence_opening_with_the_asked_item_leads(tmp_path):
+    # "Approximately 57,000 employees, which constitute 35% of our total workforce, ..." holds a figure next to
+    # "total workforce"; the sentence whose subject is the total workforce states it
+    store = filing_kb(tmp_path, "BOEING_2019_10K")
+    line, out = first_line(store, "BOEING_2019_10K", "What was Boeing's total workforce at the end of FY2019?")
+    assert line.startswith("Total workforce level at December 31, 2019 was approximately 161,100.")
+    assert "it opens with the asked item" in out.first_claim["why"]
+    store.close()
+    query = "What was Boeing's total workforce at the end of FY2019?"
+    tk = _terms(query, answer_terms(query))
+    share = "Approximately 57,000 employees, which constitute 35% of our total workforce, were union represented"
+    assert not _figure_near(tk, set(range(len(tk))), share)  # a share of the workforce, not its figure

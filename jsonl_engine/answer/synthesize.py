@@ -82,6 +82,7 @@ W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
+SUBJECT_KEYS = 8  # the first words of a sentence, where its subject is
 MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -517,9 +518,13 @@ _MONTH_KEYS = frozenset(keys("january february march april may june july august 
                              "jan feb mar apr jun jul aug sep sept oct nov dec"))
 
 
+_SHARE_OF = re.compile(r"\d+(?:\.\d+)?\s?(?:%|percent)\s+of\b", re.IGNORECASE)
+
+
 def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
-    """A figure (not a year, nor the day of a date: "August 30, 2023") within order.NEAR_TOKENS keys of a content term of the question."""
-    seq = keys(body)
+    """A figure (not a year, nor the day of a date: "August 30, 2023", nor a share of something: "35% of ...")
+    within order.NEAR_TOKENS keys of a content term of the question."""
+    seq = keys(_SHARE_OF.sub(" ", body))  # "35% of our total workforce": a share of the item, not its figure
     joined = _joined(seq)
     at = [j for i in content for j in tk[i].positions(seq, joined)]
     figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
@@ -619,6 +624,10 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
+        if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
+            # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
+            asked = content - named_by_title[u.passage.document_id] - framing
+            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs) & asked)
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
