@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.order import asked_cells
 from jsonl_engine.answer.synthesize import Reading, _figure_near, _largest_alike, _terms
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.retrieval import answer_terms
 from jsonl_engine.store import Store, open_store
-from tests.support.answer_lines import check_lines
+from tests.test_answer_items import first_line
 
 PRESS_RELEASE = "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30"
 MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
@@ -44,13 +43,6 @@ def filings(dev_pdfs: Path, tmp_path_factory: pytest.TempPathFactory):
     store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}  # type: ignore[attr-defined]
     yield store
     store.close()
-
-
-def first_line(store: Store, doc: str, query: str) -> tuple[str, object]:
-    out = synthesize(store, query, document_ids=[store.doc_ids[doc]])  # type: ignore[attr-defined]
-    check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
-    lines = [line for line in out.answer.split("\n") if not line.startswith("Not in the documents searched")]
-    return lines[0], out
 
 
 def test_the_day_of_a_date_is_no_figure_next_to_the_terms(filings: Store):
