@@ -98,3 +98,14 @@ def test_a_sentence_opening_with_the_asked_item_leads(tmp_path):
     tk = _terms(query, answer_terms(query))
     share = "Approximately 57,000 employees, which constitute 35% of our total workforce, were union represented"
     assert not _figure_near(tk, set(range(len(tk))), share)  # a share of the workforce, not its figure
+
+
+@needs_more
+def test_the_document_the_question_names_is_where_to_read(tmp_path):
+    # "in its 8-K dated February 21, 2023" names the filing: its signature line "Date: February 21, 2023 By: ..."
+    # once led, holding the date the question gives
+    store = filing_kb(tmp_path, "FOOTLOCKER_2022_8K_dated_2023-02-21")
+    line, out = first_line(store, "FOOTLOCKER_2022_8K_dated_2023-02-21", "Who did Foot Locker appoint as interim CFO "
+                           "in its 8-K dated February 21, 2023, and how old was he?")
+    assert "appointed Robert Higginbotham, age 46" in line
+    store.close()

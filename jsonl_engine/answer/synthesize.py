@@ -5,7 +5,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
 (sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
                   found only in its context, section title or table header, count half; the words naming the
-                  statement to read, "... in the balance sheet", are no terms)
+                  statement to read, "... in the balance sheet", or the document, "its 8-K dated March 1,
+                  2023", are no terms)
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
@@ -468,6 +469,11 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     item = [t for t in tk if all(k in item_keys for k in t.keys)]
     if named and any(not k[0].isdigit() for t in item for k in t.keys):
         tk = item
+    # so does the document it names ("in its 8-K dated February 21, 2023"): a page's date line is no answer
+    source = set(keys(" ".join(m.group(0) for m in _DOCUMENT_NAMED.finditer(query))))
+    kept = [t for t in tk if not set(t.keys) <= source]
+    if source and any(not k[0].isdigit() for t in kept for k in t.keys):
+        tk = kept
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
@@ -514,6 +520,8 @@ def _column_header(body: str) -> bool:
         and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
 
+_DOCUMENT_NAMED = re.compile(r"\b(?:8|10)-?[KQ]\b|\bdated\s+(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{4}-\d{2}-\d{2})",
+                             re.IGNORECASE)  # "8-K", "10-K", "dated March 1, 2023": the document to read
 _MONTH_KEYS = frozenset(keys("january february march april may june july august september october november december "
                              "jan feb mar apr jun jul aug sep sept oct nov dec"))
 
