@@ -308,10 +308,12 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
     return [_joined(r) for r in runs]
 
 
-def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
+def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], printed: bool = True,
+               ) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
     question's item words (or the run's last two words or more: a name may lead it), or with a label statements
-    print for a line item the question names ("Purchases of property ..." for capex)."""
+    print for a line item the question names ("Purchases of property ..." for capex; not with `printed` False: a
+    sentence's subject is named in the question's words, "Sales of the Company's largest product" is no revenue)."""
     lead = list(label_keys)
     while len(lead) > 1 and lead[0] in _LABEL_LEAD:
         lead = lead[1:]
@@ -327,7 +329,8 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) 
                 tail_keys = set(tail.split())
                 found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
                 break
-    found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
+    if printed:
+        found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
     return frozenset(found)
 
 
@@ -635,7 +638,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
-            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs) & asked)
+            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
