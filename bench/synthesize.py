@@ -10,7 +10,8 @@ The answer-first figures (issue 24), for this code and, with `--baseline-root DI
 version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in the same run:
 - figure questions: those whose gold answer holds a number printed on an evidence page (the page's text in the
   dataset; a page's figure of 10,000 or more also counts in thousands: "5,466,312" for "$5466 million"); the
-  share whose first claim holds it, whose answer (any claim, or the answer text) holds it;
+  share whose first claim holds it, whose answer (any claim, or the answer text) holds it; the same per question_type
+  (metrics-generated, domain-relevant, novel-generated);
 - claims per answer (median, mean); computed answers on metrics-generated questions: right (within 1% or equal at
   the gold's decimals), wrong (a computed value that is not), absent;
 - evidence page cited; answer lines without a citation (the "Not in the documents searched" notice excepted);
@@ -63,6 +64,16 @@ def gold_figures(q: dict) -> set[Decimal]:
     """The numbers of the gold answer printed on an evidence page (years left out): a figure question's figure."""
     page = set().union(*(scaled(e.get("evidence_text_full_page") or e["evidence_text"]) for e in q["evidence"]))
     return {n for n in numbers(q["answer"]) if n in page and not (n == n.to_integral() and 1900 <= n <= 2100)}
+
+
+def in_first(q: dict, r: dict) -> bool:
+    """The first claim holds the gold figure."""
+    return bool(gold_figures(q) & scaled(r["claims"][0]["text"] if r["claims"] else ""))
+
+
+def in_answer(q: dict, r: dict) -> bool:
+    """Any claim, or the answer text, holds the gold figure."""
+    return bool(gold_figures(q) & scaled(r["answer"] + " ".join(c["text"] for c in r["claims"])))
 
 
 def computed_verdict(q: dict, r: dict) -> str:
@@ -215,10 +226,8 @@ def answer_first(questions: list[dict],
     print(f"{'':34}" + "".join(f"{name[:26]:>28}" for name, _, _, _ in versions))
     rows: dict[str, list[str]] = {}
     for _name, results, checks, latency in versions:
-        first = sum(bool(gold_figures(questions[i]) & scaled(results[i]["claims"][0]["text"] if results[i]["claims"]
-                                                             else "")) for i in figure_qs)
-        anywhere = sum(bool(gold_figures(questions[i]) & scaled(results[i]["answer"] + " ".join(
-            c["text"] for c in results[i]["claims"]))) for i in figure_qs)
+        first = sum(in_first(questions[i], results[i]) for i in figure_qs)
+        anywhere = sum(in_answer(questions[i], results[i]) for i in figure_qs)
         counts = [len(r["claims"]) for r in results]
         verdicts = [computed_verdict(questions[i], results[i]) for i in metric_qs]
         wrong_any = sum(computed_verdict(q, r) == "wrong" for q, r in zip(questions, results, strict=True))
@@ -228,6 +237,11 @@ def answer_first(questions: list[dict],
         add = rows.setdefault
         add("figure in the first claim", []).append(f"{first}/{len(figure_qs)} {first / n_first:.0%}")
         add("figure in the answer", []).append(f"{anywhere}/{len(figure_qs)} {anywhere / n_first:.0%}")
+        for kind in sorted({questions[i]["question_type"] for i in figure_qs}):
+            of_kind = [i for i in figure_qs if questions[i]["question_type"] == kind]
+            first_k = sum(in_first(questions[i], results[i]) for i in of_kind)
+            any_k = sum(in_answer(questions[i], results[i]) for i in of_kind)
+            add(f"  {kind[:20]}: first, answer", []).append(f"{first_k}/{len(of_kind)}, {any_k}/{len(of_kind)}")
         add("claims per answer: median, mean", []).append(
             f"{statistics.median(counts):.0f}, {statistics.mean(counts):.1f}")
         add("computed right/wrong/absent", []).append(

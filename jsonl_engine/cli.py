@@ -11,10 +11,10 @@ from __future__ import annotations
 from jsonl_engine.wire import parent  # isort: skip - first: records the parent before anything else runs
 
 import argparse
+import contextlib
 import gc
 import logging
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -68,7 +68,18 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     written (they are written to fit 80 columns)."""
 
     def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=min(80, shutil.get_terminal_size((80, 24)).columns), max_help_position=28)
+        super().__init__(prog, width=min(80, _columns()), max_help_position=28)
+
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size gives it (COLUMNS, else stdout's terminal, else 80), without
+    importing shutil and the compression modules with it: argparse builds a formatter at each add_argument."""
+    with contextlib.suppress(ValueError):
+        if (columns := int(os.environ.get("COLUMNS", ""))) > 0:
+            return columns
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    return 80
 
 
 def add_globals(parser: argparse.ArgumentParser, after: bool) -> None:

@@ -1,37 +1,277 @@
-"""One settings object, read once at start: defaults < TOML file (`--config`) < JSONL_ENGINE_* env < CLI flags."""
+"""One settings object, read once at start: defaults < TOML file (`--config`) < JSONL_ENGINE_* env < CLI flags.
+
+The sections are plain frozen objects checked against a table of fields (`field`: a conversion, a default and
+the limits), not pydantic models: the daemon answers its first request without importing pydantic. The checks are
+pydantic's lax ones (a TOML value or an environment string: "8" is an int, "yes" a bool), and an invalid
+configuration names every field at fault (`kb.sqlite`, `readers.NAME.max_tokens`, an unknown key)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from typing import Any, ClassVar, NamedTuple
 
 ENV_PREFIX = "JSONL_ENGINE_"
 
 
-class ReaderSettings(BaseModel):
+class Invalid(ValueError):
+    """A settings section was given invalid values: `fields` names them (`kb.url`, `plugins.0`, `no_such_key`)."""
+
+    def __init__(self, fields: list[str]) -> None:
+        super().__init__(f"invalid settings: {', '.join(fields)}")
+        self.fields = fields
+
+
+class Secret:
+    """A key or a URL that may hold a password: repr, str and `model_dump_json` never show it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+# ---- conversions: a value from TOML, the environment or code -> the field's type (TypeError/ValueError: invalid)
+
+def _int(value: Any) -> int:
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            value = float(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int):
+        return int(value)  # True is 1, as pydantic's lax mode has it
+    raise ValueError(value)
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, (str, int, float)):
+        return float(value)
+    raise TypeError(value)
+
+
+_BOOLS = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True,
+          "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str) and value.lower() in _BOOLS:
+        return _BOOLS[value.lower()]
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    raise ValueError(value)
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(value)
+
+
+def _path(value: Any) -> Path:
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise TypeError(value)
+
+
+def _secret(value: Any) -> Secret:
+    return value if isinstance(value, Secret) else Secret(_str(value))
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else convert(value)
+
+
+def _one_of(*choices: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if value in choices:
+            return value
+        raise ValueError(value)
+
+    return convert
+
+
+def _items(convert: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
+    """A list (or tuple) of values, each converted; invalid ones are named by index."""
+    def check(value: Any) -> list[Any]:
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(value)
+        return list(_each(dict(enumerate(value)), convert).values())
+
+    return check
+
+
+def _by_name(convert: Callable[[Any], Any]) -> Callable[[Any], dict[str, Any]]:
+    """A table of values by name, each converted; invalid ones are named by their key."""
+    def check(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise TypeError(value)
+        return _each(value, convert)
+
+    return check
+
+
+def _each(values: dict[Any, Any], convert: Callable[[Any], Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    bad: list[str] = []
+    for key, value in values.items():
+        try:
+            out[key] = convert(value)
+        except Invalid as exc:
+            bad += [f"{key}.{name}" for name in exc.fields]
+        except (TypeError, ValueError):
+            bad.append(str(key))
+    if bad:
+        raise Invalid(bad)
+    return out
+
+
+class Field(NamedTuple):
+    """One setting: how a given value is converted, its default (or a factory of it) and its limits."""
+
+    convert: Callable[[Any], Any]
+    default: Any = None
+    factory: Callable[[], Any] | None = None
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    min_length: int | None = None
+    pattern: str | None = None
+
+    def check(self, value: Any) -> Any:
+        value = self.convert(value)
+        if ((self.ge is not None and not value >= self.ge) or (self.gt is not None and not value > self.gt)
+                or (self.le is not None and not value <= self.le)
+                or (self.min_length is not None and len(value) < self.min_length)
+                or (self.pattern is not None and not re.search(self.pattern, value))):
+            raise ValueError(value)
+        return value
+
+
+def field(convert: Callable[[Any], Any], default: Any = None, **limits: Any) -> Any:
+    """A settings section's field (typed Any so that the class body can annotate the attribute's type)."""
+    return Field(convert, default, **limits)
+
+
+class Section:
+    """A settings section: its class attributes made with `field` are its fields. Built from keyword values,
+    each checked (an unknown key or any invalid value raises Invalid naming them all); frozen once built."""
+
+    model_fields: ClassVar[dict[str, Field]] = {}
+    model_fields_set: frozenset[str]  # the fields given, not defaulted (a reader inherits the others)
+
+    def __init_subclass__(cls) -> None:
+        cls.model_fields = {name: f for name, f in vars(cls).items() if isinstance(f, Field)}
+
+    def __init__(self, **values: Any) -> None:
+        fields = self.model_fields
+        unknown = [key for key in values if key not in fields]
+        try:
+            given = _each({name: (f, values[name]) for name, f in fields.items() if name in values},
+                          lambda pair: pair[0].check(pair[1]))
+        except Invalid as exc:
+            raise Invalid(exc.fields + unknown) from None
+        if unknown:
+            raise Invalid(unknown)
+        for name, f in fields.items():
+            value = given[name] if name in given else f.factory() if f.factory is not None else f.default
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "model_fields_set", frozenset(given))
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Any:
+        """`data` (a mapping of the section's fields, or a section of this class) checked as a section."""
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, Mapping) or not all(isinstance(key, str) for key in data):
+            raise TypeError(data)
+        return cls(**data)
+
+    def model_copy(self, *, update: Mapping[str, Any]) -> Any:
+        """A copy with `update`'s fields replaced (not checked again: they come from code)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update({**self.__dict__, **update,
+                              "model_fields_set": self.model_fields_set | frozenset(update)})
+        return copy
+
+    def model_dump(self) -> dict[str, Any]:
+        """The fields as plain data (nested sections as dicts; a Secret stays one)."""
+        return {name: _dump(getattr(self, name)) for name in self.model_fields}
+
+    def model_dump_json(self) -> str:
+        import json
+
+        return json.dumps(self.model_dump(), separators=(",", ":"), default=_shown)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: use model_copy(update=...)")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.model_dump() == other.model_dump()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.model_fields)
+        return f"{type(self).__name__}({shown})"
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Section):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {key: _dump(item) for key, item in value.items()}
+    return list(value) if isinstance(value, list) else value
+
+
+def _shown(value: Any) -> str:
+    """A Path or a Secret in `model_dump_json` (a Secret as stars)."""
+    if isinstance(value, (Secret, Path)):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _section(cls: type[Section]) -> Callable[[Any], Any]:
+    return cls.model_validate
+
+
+class ReaderSettings(Section):
     """One OpenAI-compatible chat-completions endpoint and model (`[llm]` or `[readers.NAME]`).
 
     base_url and model may be missing here: a `[readers.NAME]` inherits unset fields from `[llm]`, and
     `llm.readers.resolve_reader` reports what is still missing as `llm_unavailable` (never at start-up).
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = None
-    model: str | None = None
-    api_key: SecretStr | None = None
-    api_key_env: str | None = None
-    max_tokens: int = Field(1024, ge=1)
-    timeout_s: float = Field(60.0, gt=0)
-    max_concurrency: int = Field(4, ge=1)
-    max_retries: int = Field(3, ge=0)
-    context_tokens: int = Field(8192, ge=256)
-    retry_backoff_s: float = Field(0.5, ge=0)  # first retry waits ~this, doubling, with jitter
-    retry_max_wait_s: float = Field(30.0, ge=0)  # cap on one wait, Retry-After included
+    base_url: str | None = field(_optional(_str))
+    model: str | None = field(_optional(_str))
+    api_key: Secret | None = field(_optional(_secret))
+    api_key_env: str | None = field(_optional(_str))
+    max_tokens: int = field(_int, 1024, ge=1)
+    timeout_s: float = field(_float, 60.0, gt=0)
+    max_concurrency: int = field(_int, 4, ge=1)
+    max_retries: int = field(_int, 3, ge=0)
+    context_tokens: int = field(_int, 8192, ge=256)
+    retry_backoff_s: float = field(_float, 0.5, ge=0)  # first retry waits ~this, doubling, with jitter
+    retry_max_wait_s: float = field(_float, 30.0, ge=0)  # cap on one wait, Retry-After included
 
     def resolved_api_key(self, env: Mapping[str, str] = os.environ) -> str | None:
         if self.api_key is not None:
@@ -41,48 +281,43 @@ class ReaderSettings(BaseModel):
         return None
 
 
-class KBSettings(BaseModel):
+class KBSettings(Section):
     """`[kb]`: a shared PostgreSQL KB (`url = "postgresql://user@host:5432/db"`); without it, `kb_dir` (SQLite)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    url: SecretStr | None = None  # may hold a password: never shown (SecretStr), redacted in errors
+    url: Secret | None = field(_optional(_secret))  # may hold a password: never shown (Secret), redacted in errors
     # A streaming replica of `url` (postgresql://): reads go there, writes to `url` (store/postgres/replica.py)
-    read_url: SecretStr | None = None
-    sqlite: Literal["auto", "apsw", "sqlite3"] = "auto"  # the SQLite library: APSW when installed, or the stdlib's
+    read_url: Secret | None = field(_optional(_secret))
+    # the SQLite library: APSW when installed, or the stdlib's
+    sqlite: str = field(_one_of("auto", "apsw", "sqlite3"), "auto")
 
 
-class OcrSettings(BaseModel):
+class OcrSettings(Section):
     """`[ocr]`: scanned PDF pages (no text layer, an image) read with Tesseract in the extraction workers
     (`ingest/ocr.py`); used when `command` is installed (Debian: `apt-get install tesseract-ocr`)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    command: str = Field("tesseract", min_length=1)  # the tesseract executable (a name on PATH or a path)
-    languages: str = Field("eng", min_length=1)  # tesseract's -l: installed traineddata, e.g. "eng+deu"
-    timeout_s: float = Field(60.0, gt=0)  # per page: tesseract is killed after this and the page stays unread
-    dpi: int = Field(300, ge=72, le=600)  # pages are rendered at this resolution for OCR
+    enabled: bool = field(_bool, True)
+    command: str = field(_str, "tesseract", min_length=1)  # the tesseract executable (a name on PATH or a path)
+    languages: str = field(_str, "eng", min_length=1)  # tesseract's -l: installed traineddata, e.g. "eng+deu"
+    timeout_s: float = field(_float, 60.0, gt=0)  # per page: tesseract is killed after this and the page stays unread
+    dpi: int = field(_int, 300, ge=72, le=600)  # pages are rendered at this resolution for OCR
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    kb_dir: Path = Path(".jsonl-engine")
-    kb: KBSettings = Field(default_factory=KBSettings)
-    max_line_bytes: int = Field(16 * 1024 * 1024, ge=1024)
-    max_in_flight: int = Field(4096, ge=1)
-    workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
+class Settings(Section):
+    kb_dir: Path = field(_path, Path(".jsonl-engine"))
+    kb: KBSettings = field(_section(KBSettings), factory=KBSettings)
+    max_line_bytes: int = field(_int, 16 * 1024 * 1024, ge=1024)
+    max_in_flight: int = field(_int, 4096, ge=1)
+    workers: int = field(_int, factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     # A pool worker whose resident memory passes this is stopped: the file it was extracting is unsupported_media
     # (too_large). A hostile PDF of 0.6 MB (a compressed content stream of 250 MB) took 3.9 GiB in one worker; a
     # 419-page 10-K parsed whole in one process peaks at 40 MB.
-    worker_memory_mb: int = Field(512, ge=64)
-    plugins: list[str] = Field(default_factory=list)
-    llm: ReaderSettings | None = None
-    readers: dict[str, ReaderSettings] = Field(default_factory=dict)
-    default_reader: str | None = None
-    ocr: OcrSettings = Field(default_factory=OcrSettings)
-    log_level: str = Field("WARNING", pattern=r"(?i)^(debug|info|warning|error|critical)$")  # stderr
+    worker_memory_mb: int = field(_int, 512, ge=64)
+    plugins: list[str] = field(_items(_str), factory=list)
+    llm: ReaderSettings | None = field(_optional(_section(ReaderSettings)))
+    readers: dict[str, ReaderSettings] = field(_by_name(_section(ReaderSettings)), factory=dict)
+    default_reader: str | None = field(_optional(_str))
+    ocr: OcrSettings = field(_section(OcrSettings), factory=OcrSettings)
+    log_level: str = field(_str, "WARNING", pattern=r"(?i)^(debug|info|warning|error|critical)$")  # stderr
 
     @property
     def kb_location(self) -> Path | str:
@@ -202,6 +437,5 @@ def load_settings(config_file: str | Path | None = None, *, kb_dir: str | Path |
         llm["api_key"] = fallback_key
     try:
         return Settings.model_validate(data)
-    except ValidationError as exc:
-        fields = [".".join(str(p) for p in err["loc"]) for err in exc.errors()]
-        raise ConfigError(f"invalid configuration: {', '.join(fields)}") from exc
+    except Invalid as exc:
+        raise ConfigError(f"invalid configuration: {', '.join(exc.fields)}") from exc

@@ -10,11 +10,11 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pydantic import BaseModel
-
 from jsonl_engine.errors import Cancelled
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from jsonl_engine.config import Settings
     from jsonl_engine.registry import Method
     from jsonl_engine.store import Store

@@ -5,21 +5,23 @@ explicitly (the composition root, `app.load_methods`, lists the built-in ones an
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jsonl_engine.errors import InvalidParams
-from jsonl_engine.models import Params
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from jsonl_engine.models import Params
 
 
 class Typed(NamedTuple):
-    """The typed side of a method: its params and result models and the handler."""
+    """The typed side of a method: its params and result models and the handler. A model may be given by a function
+    that imports it (called at its first use) and params may be None (the method takes none)."""
 
-    params: type[Params]
-    result: type[BaseModel]
+    params: type[Params] | Callable[[], type[Params]] | None
+    result: type[BaseModel] | Callable[[], type[BaseModel]]
     handler: Callable[..., Any]
 
 
@@ -75,11 +77,40 @@ class Method:
 
     @property
     def params(self) -> type[Params]:
-        return self.typed.params
+        """The params model, imported at its first use (a method without params: `NoParams`, for its schema)."""
+        declared = self.typed.params
+        if isinstance(declared, type):
+            return declared
+        from jsonl_engine.models import NoParams, Params
+
+        model = NoParams if declared is None else declared()
+        if not (isinstance(model, type) and issubclass(model, Params)):
+            raise TypeError(f"method {self.name!r}: params must subclass jsonl_engine.models.Params")
+        if declared is not None:
+            self._typed = self.typed._replace(params=model)  # imported once
+        return model
 
     @property
     def result(self) -> type[BaseModel]:
-        return self.typed.result
+        declared = self.typed.result
+        return declared if isinstance(declared, type) else declared()
+
+    def parse(self, params: dict[str, Any]) -> Any:
+        """A request's params, checked: validated by the params model, then its cross-field rules (`check`). A
+        method without params takes `{}` only (checked here, so that `capabilities` builds no validator) and its
+        handler gets None. Raises InvalidParams naming the params at fault."""
+        if self.typed.params is None:
+            if params:
+                raise InvalidParams(f"{_KINDS['extra_forbidden']}: {', '.join(params)}", fields=list(params))
+            return None
+        from pydantic import ValidationError
+
+        try:
+            parsed = self.params.model_validate(params)
+        except ValidationError as exc:
+            raise invalid_params_from(exc) from None
+        parsed.check()
+        return parsed
 
     @property
     def handler(self) -> Callable[..., Any]:
@@ -94,18 +125,27 @@ class DuplicateMethod(RuntimeError):
     pass
 
 
-def method(name: str, *, params: type[Params], result: type[BaseModel],
+def method(name: str, *, params: type[Params] | Callable[[], type[Params]] | None,
+           result: type[BaseModel] | Callable[[], type[BaseModel]],
            events: tuple[str, ...] = ("result",), summary: str | None = None,
            inline: bool = False) -> Callable[[Callable], Callable]:
     """Describe `fn(params, ctx)` as method `name` (the record is `fn.method`; `method_table` collects it). Async handlers run on the loop; plain functions in a thread,
     unless `inline`: a plain function that never blocks (capabilities, cancel) runs in the dispatch itself.
 
+    `params` and `result` are models, or functions that import and return one (called at first use: a handler
+    module that defers its models imports no pydantic); `params=None`: the method takes no params (its handler
+    gets None).
     `events` lists the event kinds the method may emit besides `error` and `done`.
     """
 
     def register(fn: Callable) -> Callable:
-        if not (isinstance(params, type) and issubclass(params, Params)):
-            raise TypeError(f"method {name!r}: params must subclass jsonl_engine.models.Params")
+        import inspect
+
+        if isinstance(params, type):
+            from jsonl_engine.models import Params
+
+            if not issubclass(params, Params):
+                raise TypeError(f"method {name!r}: params must subclass jsonl_engine.models.Params")
         if inline and inspect.iscoroutinefunction(fn):
             raise TypeError(f"inline method {name!r} must be a plain function")
         doc = summary or (inspect.getdoc(fn) or "").split("\n", 1)[0].strip()

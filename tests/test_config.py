@@ -68,3 +68,25 @@ def test_log_level_and_sqlite_library_are_settings(tmp_path: Path) -> None:
     for env in ({"JSONL_ENGINE_LOG_LEVEL": "loud"}, {"JSONL_ENGINE_SQLITE": "mysql"}):
         with pytest.raises(ConfigError):
             load_settings(env=env)
+
+
+def test_every_invalid_setting_is_named(tmp_path: Path) -> None:
+    """Fields in the order Settings declares them (a section's by their path, a list item by its index), then the
+    unknown keys."""
+    config = tmp_path / "bad.toml"
+    config.write_text('max_in_flight = 0\nbogus = 1\nplugins = ["a", 3]\n[readers.careful]\nmax_tokens = 0\n'
+                      'colour = "red"\n[kb]\nsqlite = "mysql"\n[ocr]\ndpi = 601\ncommand = ""\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(config, env={})
+    assert str(err.value) == ("invalid configuration: kb.sqlite, max_in_flight, plugins.1, "
+                              "readers.careful.max_tokens, readers.careful.colour, ocr.command, ocr.dpi, bogus")
+
+
+def test_environment_strings_are_converted_and_checked() -> None:
+    settings = load_settings(env={"JSONL_ENGINE_WORKERS": " 3 ", "JSONL_ENGINE_OCR": "no",
+                                  "JSONL_ENGINE_LLM_TIMEOUT": "2.5", "JSONL_ENGINE_LLM_MAX_TOKENS": "512.0"})
+    assert (settings.workers, settings.ocr.enabled, settings.llm.timeout_s, settings.llm.max_tokens) == (3, False,
+                                                                                                        2.5, 512)
+    for name, value in (("OCR", "maybe"), ("LLM_MAX_TOKENS", "1.5"), ("LLM_TIMEOUT", "nan"), ("WORKERS", "0")):
+        with pytest.raises(ConfigError, match=r"invalid configuration: \w+"):
+            load_settings(env={f"JSONL_ENGINE_{name}": value})

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -25,6 +27,9 @@ NOT_AT_START = ("jsonl_engine.store.port", "jsonl_engine.store.types", "jsonl_en
                 "jsonl_engine.methods.synthesize", "jsonl_engine.methods.render", "jsonl_engine.models.documents",
                 "jsonl_engine.models.context", "jsonl_engine.models.answer", "jsonl_engine.models.synthesize",
                 "jsonl_engine.models.render", "jsonl_engine.models.query_params")
+# ... nor pydantic (the settings are checked without it; capabilities takes no params and answers plain data), nor
+# what pydantic's plugin lookup brings (importlib.metadata, email)
+NOT_BEFORE_CAPABILITIES = (*NOT_AT_START, "pydantic", "pydantic_core", "email", "importlib.metadata")
 
 
 def test_capabilities_answers_without_loading_what_a_request_would(tmp_path: Path) -> None:
@@ -37,6 +42,30 @@ def test_capabilities_answers_without_loading_what_a_request_would(tmp_path: Pat
     assert {"jsonl_engine.store.types", "jsonl_engine.store.sqlite", "jsonl_engine.identity",
             "jsonl_engine.methods.documents", "jsonl_engine.models.documents"} <= set(loaded)
     assert not {"jsonl_engine.methods.answer", "jsonl_engine.methods.render"} & set(loaded)  # still unasked for
+
+
+def test_the_first_capabilities_result_needs_no_pydantic(tmp_path: Path) -> None:
+    """Every module a daemon imports up to its first `capabilities` result (python -X importtime; no plugin, which
+    would import its own models)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JSONL_ENGINE_")}
+    env.update(PYTHONPATH=str(ROOT), PYTHONPROFILEIMPORTTIME="1")
+    profile = tmp_path / "imports.txt"
+    with profile.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "jsonl_engine", "--kb", str(tmp_path / "kb")],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
+        try:
+            proc.stdin.write(b'{"id": 1, "method": "capabilities"}\n')
+            proc.stdin.flush()
+            while b'"event":"done"' not in (line := proc.stdout.readline()):
+                assert line, "the daemon exited before its capabilities result"
+        finally:
+            proc.kill()  # what it would import after the result is not the question
+            proc.wait()
+    imported = [line.rsplit("|", 1)[1].strip() for line in profile.read_text().splitlines()
+                if line.startswith("import time:") and "self [us]" not in line]
+    assert "jsonl_engine.llm.readers" in imported  # the profile covers the request (its handler imports it)
+    assert [m for m in imported if m.startswith(tuple(p + "." for p in NOT_BEFORE_CAPABILITIES))
+            or m in NOT_BEFORE_CAPABILITIES] == []
 
 
 def test_the_catalog_gives_each_builtin_method_its_handler_and_models() -> None:
@@ -92,8 +121,9 @@ plugin = Plugin()
 @pytest.mark.parametrize("setting", [None, ""])
 def test_pydantic_plugins_are_not_looked_up_unless_asked_for(tmp_path: Path, setting: str | None,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """An installed distribution's pydantic plugin (an entry point): the daemon neither scans for it nor loads it,
-    unless PYDANTIC_DISABLE_PLUGINS is set (empty: every plugin)."""
+    """An installed distribution's pydantic plugin (an entry point): the daemon neither scans for it nor loads it
+    when it builds its first validator (a request with params), unless PYDANTIC_DISABLE_PLUGINS is set (empty:
+    every plugin)."""
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)  # as a user's shell has it
     site = tmp_path / "site"
     (site / "marker_plugin-1.0.dist-info").mkdir(parents=True)
@@ -107,4 +137,5 @@ def test_pydantic_plugins_are_not_looked_up_unless_asked_for(tmp_path: Path, set
         env["PYDANTIC_DISABLE_PLUGINS"] = setting
     with Daemon(tmp_path / "kb", env=env) as d:
         assert d.result("capabilities")["name"] == "jsonl-engine"
+        assert d.result("cancel", {"target": "no-such-request"}) == {"cancelled": False}
     assert marker.exists() == (setting == "")

@@ -19,7 +19,8 @@ an answer direct, judged from how the text is written, never from what it is abo
         statement; identity/statements.py judged the pages, retrieval/cues.py says which statement)
   +0.15 a row whose label names the asked line item: it starts (after "Total") with the question's words for it
         ("Total current liabilities") or with a label statements print for it ("Net earnings" for net income,
-        "Purchases of property, plant and equipment" for capex: retrieval/query.py LINE_ITEMS)
+        "Purchases of property, plant and equipment" for capex: retrieval/query.py LINE_ITEMS), or a sentence
+        holding a figure that opens with the asked item (its subject: "Total workforce level at ... was ...")
   +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
         a per-share figure)
@@ -132,7 +133,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value, cells = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
         value += W_ITEM
-        why.append("its label names the asked line item")
+        why.append("its label names the asked line item" if table is not None else "it opens with the asked item")
     if table is not None:
         if whole and names_item:
             value += W_WHOLE

@@ -100,26 +100,51 @@ def page_pieces(text: str, page_map: Sequence[Sequence[int]], page_start: int, f
 
 def locate(store: Store, quotes: Sequence[Quote]) -> list[Location]:
     """The location of each quote; boxes for PDF pages (recomputed from the file, see `ingest.pdfgeom`)."""
-    if not quotes:
-        return []
-    texts = store.section_texts(list(dict.fromkeys(q.section_id for q in quotes)))
-    docs = {d.document_id: d for d in store.documents(document_ids=list(dict.fromkeys(q.document_id
-                                                                                        for q in quotes)))}
+    return locate_with_tables(store, quotes, [])[0]
+
+
+def locate_with_tables(store: Store, quotes: Sequence[Quote], tables: Sequence[tuple[str, Any]],
+                       ) -> tuple[list[Location], list[dict[str, Any]]]:
+    """`locate` of the quotes and `table_parts` of the (document id, reading) `tables`, each PDF page's boxes
+    found in one pass for all of them (a table claim's parts sit on the page of its quote)."""
+    texts = store.section_texts(list(dict.fromkeys(q.section_id for q in quotes))) if quotes else {}
+    doc_ids = list(dict.fromkeys([q.document_id for q in quotes] + [d for d, _r in tables]))
+    docs = {d.document_id: d for d in store.documents(document_ids=doc_ids)} if doc_ids else {}
     out: list[Location] = []
-    wanted: dict[tuple[str, int], list[tuple[QuotePage, Location]]] = {}
+    wanted: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for q in quotes:
         loc = _place(store, q, docs.get(q.document_id), texts.get(q.section_id))
         out.append(loc)
         if loc.boxes_status != "ok":
             continue
         for qp in loc.pages:
-            wanted.setdefault((q.document_id, qp.page), []).append((qp, loc))
-    _find_boxes(store, docs, wanted)
-    for loc in out:  # a quote with a page whose boxes failed carries none (never half its boxes)
+            wanted.setdefault((q.document_id, qp.page), []).append((qp.start, qp.end))
+    for document_id, reading in tables:
+        doc = docs.get(document_id)
+        if reading.page is not None and doc is not None and doc.media_type == PDF:
+            wanted.setdefault((document_id, reading.page), []).extend((p.start, p.end) for p in _parts(reading.row))
+    found = _find_boxes(store, docs, wanted)
+    _put_boxes(quotes, out, found)
+    return out, [_table_dict(reading, found.get((document_id, reading.page))) for document_id, reading in tables]
+
+
+def _put_boxes(quotes: Sequence[Quote], located: list[Location], found: dict[tuple[str, int], Any]) -> None:
+    """Each located quote's pieces get their page's boxes; a quote with a page whose boxes failed carries none
+    (never half its boxes) and that page's status."""
+    for q, loc in zip(quotes, located, strict=True):
+        if loc.boxes_status != "ok":
+            continue
+        for qp in loc.pages:
+            geometry, boxes, status = found[(q.document_id, qp.page)]
+            if geometry is None:
+                loc.boxes_status = status
+                continue
+            qp.boxes, qp.rotation, qp.width, qp.height = boxes[(qp.start, qp.end)], geometry.rotation, \
+                geometry.width, geometry.height
+    for loc in located:
         if loc.boxes_status != "ok":
             for qp in loc.pages:
                 qp.boxes = qp.rotation = qp.width = qp.height = None
-    return out
 
 
 def _place(store: Store, q: Quote, doc: DocumentInfo | None,
@@ -144,23 +169,20 @@ def _place(store: Store, q: Quote, doc: DocumentInfo | None,
     return loc
 
 
-def _find_boxes(store: Store, docs: dict[str, DocumentInfo],
-                wanted: dict[tuple[str, int], list[tuple[QuotePage, Location]]]) -> None:
-    """Boxes of the quotes' pieces, a PDF page at a time; a page without geometry sets its quotes'
-    boxes_status instead."""
+def _find_boxes(store: Store, docs: dict[str, DocumentInfo], wanted: dict[tuple[str, int], list[tuple[int, int]]],
+                ) -> dict[tuple[str, int], tuple[pdfgeom.PageGeometry | None, dict[tuple[int, int], Any], str]]:
+    """(page geometry or None, boxes per span, status) of each wanted PDF page's spans, a page at a time (each
+    page read once, its spans deduplicated)."""
     words = ocr_words(store, docs, wanted)
-    for (document_id, number), items in wanted.items():
+    texts = store.page_texts(list(wanted)) if wanted else {}
+    out = {}
+    for (document_id, number), spans in wanted.items():
         doc = docs[document_id]
-        page_text = store.page_texts([(document_id, number)])[(document_id, number)]
-        geometry, boxes, status = pdfgeom.page_boxes(doc.path, doc.sha256, number, page_text,
-                                                     [(qp.start, qp.end) for qp, _loc in items],
-                                                     words.get((document_id, number)))
-        for (qp, loc), found_boxes in zip(items, boxes, strict=True):
-            if geometry is None:
-                loc.boxes_status = status
-                continue
-            qp.boxes, qp.rotation, qp.width, qp.height = found_boxes, geometry.rotation, geometry.width, \
-                geometry.height
+        spans = list(dict.fromkeys(spans))
+        geometry, boxes, status = pdfgeom.page_boxes(doc.path, doc.sha256, number, texts.get((document_id, number), ""),
+                                                     spans, words.get((document_id, number)))
+        out[(document_id, number)] = (geometry, dict(zip(spans, boxes, strict=True)), status)
+    return out
 
 
 def row_on_page(store: Store, passage: Passage, start: int, end: int,
@@ -198,16 +220,24 @@ def page_spans_boxes(store: Store, document_id: str, page: int,
 def table_parts(store: Store, document_id: str, reading: Any) -> dict[str, Any]:
     """A table row read as a table (an `answer.synthesize.Reading`) as kb.synthesize's `table`: each part with
     its page, offsets and, for a PDF page, its boxes."""
+    return locate_with_tables(store, [], [(document_id, reading)])[1][0]
+
+
+def _parts(row: Any) -> list[Any]:
+    return [p for p in (row.label, row.unit) if p is not None] + list(row.headers) + list(row.cells)
+
+
+def _table_dict(reading: Any, found: tuple[pdfgeom.PageGeometry | None, dict[tuple[int, int], Any], str] | None,
+                ) -> dict[str, Any]:
+    """`table_parts`' dict of a reading, its parts' boxes from `_find_boxes` (None without the page's geometry)."""
     row = reading.row
-    parts = [p for p in (row.label, row.unit) if p is not None] + list(row.headers) + list(row.cells)
-    boxes = (page_spans_boxes(store, document_id, reading.page, [(p.start, p.end) for p in parts])
-             if reading.page is not None else [None] * len(parts))
-    where = {id(p): b for p, b in zip(parts, boxes, strict=True)}
+    boxes = found[1] if found is not None and found[0] is not None else {}
 
     def part(p: Any) -> dict[str, Any] | None:
         if p is None:
             return None
-        return {"text": p.text, "page": reading.page, "start": p.start, "end": p.end, "boxes": where.get(id(p))}
+        return {"text": p.text, "page": reading.page, "start": p.start, "end": p.end,
+                "boxes": boxes.get((p.start, p.end))}
 
     return {"label": part(row.label), "unit": part(row.unit), "headers": [part(h) for h in row.headers],
             "cells": [{**part(c), "column": c.column_text or None, "empty": c.empty, "asked": i in reading.asked}

@@ -5,7 +5,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
 (sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
                   found only in its context, section title or table header, count half; the words naming the
-                  statement to read, "... in the balance sheet", are no terms)
+                  statement to read, "... in the balance sheet", or the document, "its 8-K dated March 1,
+                  2023", are no terms)
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
@@ -82,6 +83,7 @@ W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
+SUBJECT_KEYS = 8  # the first words of a sentence, where its subject is
 MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -306,10 +308,12 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
     return [_joined(r) for r in runs]
 
 
-def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) -> frozenset[int]:
+def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], printed: bool = True,
+               ) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
     question's item words (or the run's last two words or more: a name may lead it), or with a label statements
-    print for a line item the question names ("Purchases of property ..." for capex)."""
+    print for a line item the question names ("Purchases of property ..." for capex; not with `printed` False: a
+    sentence's subject is named in the question's words, "Sales of the Company's largest product" is no revenue)."""
     lead = list(label_keys)
     while len(lead) > 1 and lead[0] in _LABEL_LEAD:
         lead = lead[1:]
@@ -325,7 +329,8 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]) 
                 tail_keys = set(tail.split())
                 found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
                 break
-    found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
+    if printed:
+        found |= {i for i, t in enumerate(tk) if any(joined.startswith(item) for item in t.items)}
     return frozenset(found)
 
 
@@ -467,6 +472,11 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     item = [t for t in tk if all(k in item_keys for k in t.keys)]
     if named and any(not k[0].isdigit() for t in item for k in t.keys):
         tk = item
+    # so does the document it names ("in its 8-K dated February 21, 2023"): a page's date line is no answer
+    source = set(keys(" ".join(m.group(0) for m in _DOCUMENT_NAMED.finditer(query))))
+    kept = [t for t in tk if not set(t.keys) <= source]
+    if source and any(not k[0].isdigit() for t in kept for k in t.keys):
+        tk = kept
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
@@ -513,12 +523,23 @@ def _column_header(body: str) -> bool:
         and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
 
 
+_DOCUMENT_NAMED = re.compile(r"\b(?:8|10)-?[KQ]\b|\bdated\s+(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{4}-\d{2}-\d{2})",
+                             re.IGNORECASE)  # "8-K", "10-K", "dated March 1, 2023": the document to read
+_MONTH_KEYS = frozenset(keys("january february march april may june july august september october november december "
+                             "jan feb mar apr jun jul aug sep sept oct nov dec"))
+
+
+_SHARE_OF = re.compile(r"\d+(?:\.\d+)?\s?(?:%|percent)\s+of\b", re.IGNORECASE)
+
+
 def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
-    """A figure (not a year) within order.NEAR_TOKENS keys of a content term of the question."""
-    seq = keys(body)
+    """A figure (not a year, nor the day of a date: "August 30, 2023", nor a share of something: "35% of ...")
+    within order.NEAR_TOKENS keys of a content term of the question."""
+    seq = keys(_SHARE_OF.sub(" ", body))  # "35% of our total workforce": a share of the item, not its figure
     joined = _joined(seq)
     at = [j for i in content for j in tk[i].positions(seq, joined)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
+               and not (j and seq[j - 1] in _MONTH_KEYS and k.isdigit() and int(k) <= 31)]  # "August 30": a date
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
 
 
@@ -614,6 +635,10 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
+        if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
+            # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
+            asked = content - named_by_title[u.passage.document_id] - framing
+            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
@@ -674,23 +699,31 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
-    subsidiary's, a segment's or a per-share table): the one whose asked cell (or, when a row's columns are not
-    known, whose largest cell) is the largest in magnitude (the whole, not a part) -> how many rows are labelled
-    like it (keyed by id() of the unit)."""
-    groups: dict[str, list[tuple[Decimal, int]]] = {}
+    subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
+    those whose asked period's column is known (never compared with another period's figure), as long as no row
+    whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
+    one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
+    by id() of the unit)."""
+    groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
         if reading is None or reading.row.label is None:
             continue
-        cells = [reading.row.cells[i] for i in reading.asked[:1]] if reading.asked else reading.row.cells
-        values = [abs(v) for c in cells if not c.empty and (v := number(c.text)) is not None]
+        values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
+        asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
-            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append((max(values), id(u)))
+            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
+                (asked[0] if asked else None, max(values), id(u)))
     out = {}
-    for rows in groups.values():
+    for alike in groups.values():
+        known = [(v, i) for v, _top, i in alike if v is not None]
+        rows = known or [(top, i) for _v, top, i in alike]
         top = max(v for v, _ in rows)
-        if len(rows) > 1 and sum(v == top for v, _ in rows) == 1:
-            out[next(i for v, i in rows if v == top)] = len(rows)
+        if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
+            continue
+        winner = next(i for v, i in rows if v == top)
+        if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
+            out[winner] = len(alike)
     return out
 
 

@@ -23,7 +23,7 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
     """Compose an answer only from reviewed sources, each sentence verbatim with its [claim_id]; name the gaps."""
     gateway = _gateway(ctx, params.reader) if params.llm else None
     from jsonl_engine.answer.direct import answer_first as run
-    from jsonl_engine.answer.pages import Quote, locate, table_parts
+    from jsonl_engine.answer.pages import Quote, locate_with_tables
 
     ctx.check_cancelled()
     out = await ctx.run_in_thread(lambda: run(ctx.app.store, params.query, depth=params.depth,
@@ -45,11 +45,11 @@ async def synthesize(params: SynthesizeParams, ctx: RequestContext) -> Synthesiz
         llm = SynthLLM(reader=gateway.name, model=gateway.model, dropped_sentences=rewrite.dropped,
                        stripped_claim_ids=rewrite.stripped, fallback=rewrite.fallback, warnings=rewrite.warnings,
                        usage=usage.to_dict())
-    located = await ctx.run_in_thread(lambda: locate(ctx.app.store, [Quote(c.document_id, c.section_id,
-                                                                            c.quote_start, c.quote_end)
-                                                                      for c in claims]))
-    tables = await ctx.run_in_thread(lambda: {c.id: table_parts(ctx.app.store, c.document_id, out.tables[c.id])
-                                              for c in claims if c.id in out.tables})
+    with_table = [c for c in claims if c.id in out.tables]
+    located, parts = await ctx.run_in_thread(lambda: locate_with_tables(
+        ctx.app.store, [Quote(c.document_id, c.section_id, c.quote_start, c.quote_end) for c in claims],
+        [(c.document_id, out.tables[c.id]) for c in with_table]))
+    tables = {c.id: p for c, p in zip(with_table, parts, strict=True)}
     return SynthesizeResult(
         answer=answer,
         claims=[Claim(**c.as_dict(), **where.as_dict(),

@@ -1,23 +1,32 @@
-"""capabilities, cancel, shutdown."""
+"""capabilities, cancel, shutdown. Their models are imported at first use (`@method`) and their results are plain
+data: a daemon answers `capabilities` without importing pydantic (the first request with params loads it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.config import Settings
 from jsonl_engine.context import RequestContext
 from jsonl_engine.errors import ERROR_CODES
 from jsonl_engine.methods import catalog
-from jsonl_engine.models.system import (
-    CancelParams,
-    CancelResult,
-    CapabilitiesParams,
-    CapabilitiesResult,
-    ShutdownParams,
-    ShutdownResult,
-)
 from jsonl_engine.registry import Method, method
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from jsonl_engine.models.system import CancelParams, ShutdownParams
+
+
+def _model(name: str) -> Callable[[], type[BaseModel]]:
+    """A model of models/system.py, imported when first needed (a request with params, a schema)."""
+    def load() -> type[BaseModel]:
+        from jsonl_engine.models import system
+
+        return getattr(system, name)
+
+    return load
 
 EVENT_KINDS = ["ready", "progress", "delta", "result", "error", "done"]
 
@@ -45,8 +54,8 @@ def build_capabilities(settings: Settings, methods: dict[str, Method], listed: d
     }
 
 
-@method("capabilities", params=CapabilitiesParams, result=CapabilitiesResult, inline=True)
-def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, Any]:
+@method("capabilities", params=None, result=_model("CapabilitiesResult"), inline=True)
+def capabilities(params: None, ctx: RequestContext) -> dict[str, Any]:
     """What this daemon offers: methods with their schemas and events, readers and strategies by name."""
     cached = ctx.app.extras.get("capabilities")
     if cached is None:
@@ -55,17 +64,17 @@ def capabilities(params: CapabilitiesParams, ctx: RequestContext) -> dict[str, A
     return cached
 
 
-@method("cancel", params=CancelParams, result=CancelResult, inline=True)
-def cancel(params: CancelParams, ctx: RequestContext) -> CancelResult:
+@method("cancel", params=_model("CancelParams"), result=_model("CancelResult"), inline=True)
+def cancel(params: CancelParams, ctx: RequestContext) -> dict[str, Any]:
     """Cancel a request in flight; an unknown or finished id answers `cancelled: false`."""
-    return CancelResult(cancelled=ctx.app.control.cancel(params.target))
+    return {"cancelled": ctx.app.control.cancel(params.target)}
 
 
-@method("shutdown", params=ShutdownParams, result=ShutdownResult)
-async def shutdown(params: ShutdownParams, ctx: RequestContext) -> ShutdownResult:
+@method("shutdown", params=_model("ShutdownParams"), result=_model("ShutdownResult"))
+async def shutdown(params: ShutdownParams, ctx: RequestContext) -> dict[str, Any]:
     """Stop accepting work, finish the requests in flight, answer, then exit 0."""
     control = ctx.app.control
     control.shutdown()
     pending = control.in_flight() - 1
     await control.wait_idle(exclude=ctx.id)
-    return ShutdownResult(ok=True, finished=max(0, pending))
+    return {"ok": True, "finished": max(0, pending)}

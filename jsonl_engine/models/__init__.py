@@ -14,6 +14,10 @@ class Params(BaseModel):
         (a pydantic model validator could not say which fields are at fault)."""
 
 
+class NoParams(Params):  # the schema of a method declared `@method(..., params=None)`
+    """No params: `params` is omitted or `{}`."""
+
+
 class Result(BaseModel):
     """Base of every result model. Schemas build on first use (defer_build) to keep start-up fast."""
 

@@ -7,10 +7,6 @@ from pydantic import Field
 from jsonl_engine.models import Params, Result
 
 
-class CapabilitiesParams(Params):
-    pass
-
-
 class MethodInfo(Result):
     name: str
     summary: str

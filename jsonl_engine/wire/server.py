@@ -16,8 +16,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from jsonl_engine import PROTOCOL_VERSION, __version__
 from jsonl_engine.app import App, Control
 from jsonl_engine.context import RequestContext, WriteEvent
@@ -33,7 +31,7 @@ from jsonl_engine.errors import (
     PayloadTooLarge,
     ShuttingDown,
 )
-from jsonl_engine.registry import Method, invalid_params_from
+from jsonl_engine.registry import Method
 from jsonl_engine.wire import parent
 from jsonl_engine.wire.framing import (
     CHUNK,
@@ -206,7 +204,7 @@ class Server(Control):
         # A task cancelled before it starts never runs its body: the callback, not the body, ends every job.
         job.task.add_done_callback(lambda task: self._settle(job, method, task))
 
-    def _admit(self, line: bytes | TooLong) -> tuple[Any, Method, BaseModel] | None:
+    def _admit(self, line: bytes | TooLong) -> tuple[Any, Method, Any] | None:
         """The request a line carries, checked against the envelope, the server's state and the method's
         params; raises Rejected with the id to answer (None where the line has no usable id)."""
         obj = self._decode(line)
@@ -239,10 +237,7 @@ class Server(Control):
             log.exception("method %s: its handler cannot be loaded", name)
             raise Rejected(request_id, Internal(f"internal error in {name}; see the daemon's stderr")) from None
         try:
-            parsed = method.params.model_validate(params)
-            parsed.check()
-        except ValidationError as exc:
-            raise Rejected(request_id, invalid_params_from(exc)) from None
+            parsed = method.parse(params)
         except EngineError as exc:
             raise Rejected(request_id, exc) from None
         return request_id, method, parsed
@@ -275,7 +270,7 @@ class Server(Control):
 
     # ---- running ------------------------------------------------------------------------------------------
 
-    async def _run(self, job: Job, method: Method, params: BaseModel) -> None:
+    async def _run(self, job: Job, method: Method, params: Any) -> None:
         result: Any = None
         error: EngineError | None = None
         try:
@@ -297,7 +292,7 @@ class Server(Control):
         self.jobs.pop(job.key, None)
         self._maybe_stop()
 
-    def _run_inline(self, job: Job, method: Method, params: BaseModel) -> None:
+    def _run_inline(self, job: Job, method: Method, params: Any) -> None:
         """Methods registered `inline` never block: they run right here, with no task or thread."""
         result: Any = None
         error: EngineError | None = None
