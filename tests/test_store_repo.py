@@ -317,3 +317,16 @@ def test_a_driver_error_inside_a_shared_verb_becomes_an_engine_error(kb_location
         assert "page_words" in raised.value.message or (raised.value.data or {}).get("reason") == "corrupt"
     finally:
         store.close()
+
+
+def test_cards_are_the_documents_cards_and_follow_a_users_values(store):
+    a = sync.ingest_text(store, "# Quarterly memo\n\nplain words", "Alpha memo")
+    b = sync.ingest_text(store, "# Annual memo\n\nother words", "Beta memo")
+    infos = {d.document_id: d for d in store.documents()}
+    cards = store.cards()
+    assert set(cards) == set(infos) == {a.document_id, b.document_id}
+    assert all(cards[d] == infos[d].card for d in infos)
+    assert list(store.cards([b.document_id])) == [b.document_id] and store.cards([]) == {}
+    store.update_document(a.document_id, meta={"fiscal_year": 2031})  # a user's value: the card read follows it
+    assert store.cards([a.document_id])[a.document_id].fiscal_year == 2031
+    assert store.cards()[b.document_id] is store.cards()[b.document_id]  # decoded once, shared (read only)

@@ -405,8 +405,7 @@ def _latest_fits(cards: dict[str, Card], docs: list[str], periods: Periods) -> d
 
 def route(store: Store, query: str, scope: Scope) -> Route:
     """The documents of `scope` the query names, by entity, period and kind (empty: the query names no entity)."""
-    docs = store.documents(document_ids=sorted(scope.documents))
-    cards = {d.document_id: d.card for d in docs if d.card is not None}
+    cards = store.cards(None if scope.complete else list(scope.documents))
     entities = entity_scores(query, cards)
     if not entities:
         return Route()

@@ -41,6 +41,7 @@ from jsonl_engine.store.types import (
     TreeRow,
     card_title,
     retitled,
+    shared_card,
     stored_card,
     user_meta,
 )
@@ -307,6 +308,16 @@ class Repository(_AtTheEdge):
         clause = " WHERE " + " AND ".join(where) if where else ""
         return [_doc(r) for r in sql.rows(f"SELECT {_DOC_COLUMNS} FROM documents{clause} ORDER BY ingested_at, id",
                                           args)]
+
+    def cards(self, document_ids: Sequence[str] | None = None) -> dict[str, Card]:
+        sql = self._sql()
+        if document_ids is None:
+            rows = sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL")
+        else:
+            where, args = sql.any_of("id", sorted(set(document_ids)))
+            rows = sql.rows(f"SELECT id, card, meta FROM documents WHERE card IS NOT NULL AND {where}", args) \
+                if args else []
+        return {r[0]: shared_card(r[1], r[2]) for r in rows}
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         ids = list(dict.fromkeys(document_ids))
