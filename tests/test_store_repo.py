@@ -330,3 +330,31 @@ def test_cards_are_the_documents_cards_and_follow_a_users_values(store):
     store.update_document(a.document_id, meta={"fiscal_year": 2031})  # a user's value: the card read follows it
     assert store.cards([a.document_id])[a.document_id].fiscal_year == 2031
     assert store.cards()[b.document_id] is store.cards()[b.document_id]  # decoded once, shared (read only)
+
+
+def test_the_librarys_cards_are_read_again_when_any_writer_changed_the_kb(kb_location):
+    """The whole library's map is kept while the KB is unchanged (SQLite: the same object, with what routing
+    derived from it), and read again after a write through this store or another one (a second daemon)."""
+    mine, other = open_store(kb_location), open_store(kb_location)
+    try:
+        a = sync.ingest_text(mine, "# Alpha memo\n\nplain words", "Alpha memo")
+        first = mine.cards()
+        assert set(first) == {a.document_id}
+        if isinstance(kb_location, Path):
+            assert mine.cards() is first
+        b = sync.ingest_text(other, "# Beta memo\n\nother words", "Beta memo")
+        assert set(mine.cards()) == {a.document_id, b.document_id}
+        other.update_document(a.document_id, meta={"fiscal_year": 2031})
+        assert mine.cards()[a.document_id].fiscal_year == 2031
+        mine.update_document(a.document_id, meta={"fiscal_year": 2032})
+        assert mine.cards()[a.document_id].fiscal_year == 2032
+        other.remove(b.document_id)
+        assert set(mine.cards()) == {a.document_id}
+        with mine.snapshot():  # inside a snapshot the map is the snapshot's
+            held = mine.cards()
+            sync.ingest_text(other, "# Gamma memo\n\nmore words", "Gamma memo")
+            assert set(mine.cards()) == set(held) == {a.document_id}
+        assert len(mine.cards()) == 2
+    finally:
+        mine.close()
+        other.close()

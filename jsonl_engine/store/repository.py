@@ -30,6 +30,7 @@ from jsonl_engine.store.types import (
     COVER_PAGES,
     STATUSES,
     Card,
+    CardMap,
     DocumentInfo,
     OutlineNode,
     PageKey,
@@ -309,15 +310,27 @@ class Repository(_AtTheEdge):
         return [_doc(r) for r in sql.rows(f"SELECT {_DOC_COLUMNS} FROM documents{clause} ORDER BY ingested_at, id",
                                           args)]
 
-    def cards(self, document_ids: Sequence[str] | None = None) -> dict[str, Card]:
+    def cards(self, document_ids: Sequence[str] | None = None) -> CardMap:
         sql = self._sql()
-        if document_ids is None:
-            rows = sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL")
-        else:
+        if document_ids is not None:
             where, args = sql.any_of("id", sorted(set(document_ids)))
             rows = sql.rows(f"SELECT id, card, meta FROM documents WHERE card IS NOT NULL AND {where}", args) \
                 if args else []
-        return {r[0]: shared_card(r[1], r[2]) for r in rows}
+            return CardMap((r[0], shared_card(r[1], r[2])) for r in rows)
+        version = self._library_version(sql)  # before the read: a change after it makes the next call read again
+        held = getattr(self._local, "cards", None)
+        if version is not None and held is not None and held[0] is sql.conn and held[1] == version:
+            return held[2]
+        cards = CardMap((r[0], shared_card(r[1], r[2]))
+                        for r in sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL"))
+        if version is not None:
+            self._local.cards = (sql.conn, version, cards)
+        return cards
+
+    def _library_version(self, sql: Sql) -> Hashable | None:
+        """A value of this reader connection that changes whenever the KB does (any commit), read inside the
+        caller's snapshot; None: the backend has none (the library's cards are read every time)."""
+        return None
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         ids = list(dict.fromkeys(document_ids))

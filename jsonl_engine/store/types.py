@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -115,6 +115,18 @@ def stored_card(card_json: str | None, meta_json: str | None) -> Card | None:
         return None
     card = _stored_card(card_json, meta_json)
     return replace(card, entities=list(card.entities), identifiers=list(card.identifiers))
+
+
+class CardMap(dict[str, Card]):
+    """Document id -> Card, as `Store.cards` returns the library's: the store hands out this same map until a
+    document, card or value changes, so what a reader computes from all the cards (routing's index of names) is
+    kept with it, in `derived`, and computed once per state of the library rather than per query."""
+
+    __slots__ = ("derived",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.derived: dict[str, Any] = {}
 
 
 def shared_card(card_json: str, meta_json: str | None) -> Card:

@@ -67,6 +67,11 @@ class SqliteStore(Repository):
     def _index_generation(self, sql: Sql) -> tuple:
         return search.generation(sql.conn)
 
+    def _library_version(self, sql: Sql) -> int:
+        """The reader connection's `PRAGMA data_version`: it changes when another connection (this process's
+        writer included: readers never write) commits, and holds still inside a read transaction."""
+        return sql.one("PRAGMA data_version")[0]  # type: ignore[index]
+
     def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
         """The rows, then their FTS rows (schema v2: no insert triggers; one statement per index)."""
         sql.many("INSERT INTO pages (document_id, number, text) VALUES (?, ?, ?)", pages)
