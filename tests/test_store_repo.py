@@ -358,3 +358,40 @@ def test_the_librarys_cards_are_read_again_when_any_writer_changed_the_kb(kb_loc
     finally:
         mine.close()
         other.close()
+
+
+def _pages_pdf(path: Path, pages: list[str]) -> str:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+    return str(path)
+
+
+def test_a_phrases_document_count_is_the_documents_holding_it_on_any_page(store, tmp_path):
+    """frequencies("documents") counts documents, not pages, however many of a document's pages hold the phrase,
+    after a removal and a later ingest too (SQLite skips from a match to the end of its document's pages)."""
+    def add(name: str, pages: list[str]) -> str:
+        [out] = sync.ingest_paths(store, [_pages_pdf(tmp_path / f"{name}.pdf", pages)])
+        assert out.error is None, out.error
+        return out.document_id
+
+    filler = "Ordinary words about the weather and the harbour. " * 3
+    a = add("a", [f"zebra crossing {filler}", f"zebra crossing again {filler}", f"zebra {filler}"])
+    b = add("b", [f"quiet page {filler}", f"a zebra crossing here {filler}"])
+    c = add("c", [f"yak {filler}", f"yak crossing {filler}", f"nothing {filler}"])
+    phrases = [("zebra",), ("zebra", "crossing"), ("yak",), ("crossing",), ("okapi",)]
+    assert store.frequencies("documents", phrases) == {("zebra",): 2, ("zebra", "crossing"): 2, ("yak",): 1,
+                                                       ("crossing",): 3, ("okapi",): 0}
+    store.remove(b)
+    d = add("d", [f"okapi {filler}", f"okapi zebra {filler}", f"zebra crossing {filler}"])
+    assert store.frequencies("documents", phrases) == {("zebra",): 2, ("zebra", "crossing"): 2, ("yak",): 1,
+                                                       ("crossing",): 3, ("okapi",): 1}
+    store.remove(a)
+    assert store.frequencies("documents", phrases) == {("zebra",): 1, ("zebra", "crossing"): 1, ("yak",): 1,
+                                                       ("crossing",): 2, ("okapi",): 1}
+    assert {c, d} == {x.document_id for x in store.documents()}

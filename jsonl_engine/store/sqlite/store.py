@@ -89,8 +89,12 @@ class SqliteStore(Repository):
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
-        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: search.frequency(conn, kind, p))
-                for p in phrases}
+        if kind == "documents":
+            spans = self._memo.get("page-spans", gen, lambda: search.page_spans(conn))
+            count = lambda p: search.document_frequency(conn, p, spans)  # noqa: E731
+        else:
+            count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
+        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: count(p)) for p in phrases}
 
     def _stats(self, kind: str, phrases: Sequence[Phrase],
                wins: Sequence[search.Window] | None = None) -> search.Stats | None:
