@@ -333,8 +333,9 @@ def test_cards_are_the_documents_cards_and_follow_a_users_values(store):
 
 
 def test_the_librarys_cards_are_read_again_when_any_writer_changed_the_kb(kb_location):
-    """The whole library's map is kept while the KB is unchanged (SQLite: the same object, with what routing
-    derived from it), and read again after a write through this store or another one (a second daemon)."""
+    """The whole library's cards and scope are kept while the KB is unchanged (SQLite: the same objects, with what
+    routing derived from them), and read again after a write through this store or another one (a second
+    daemon)."""
     mine, other = open_store(kb_location), open_store(kb_location)
     try:
         a = sync.ingest_text(mine, "# Alpha memo\n\nplain words", "Alpha memo")
@@ -342,8 +343,14 @@ def test_the_librarys_cards_are_read_again_when_any_writer_changed_the_kb(kb_loc
         assert set(first) == {a.document_id}
         if isinstance(kb_location, Path):
             assert mine.cards() is first
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id}
         b = sync.ingest_text(other, "# Beta memo\n\nother words", "Beta memo")
         assert set(mine.cards()) == {a.document_id, b.document_id}
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id, b.document_id}
+        other.update_document(b.document_id, status="draft")  # the library's scope follows too, per statuses
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id}
+        assert set(mine.scope(None, ["draft"]).documents) == {b.document_id}
+        assert not mine.scope(None, ["approved"]).complete and mine.scope(None, ["approved", "draft"]).complete
         other.update_document(a.document_id, meta={"fiscal_year": 2031})
         assert mine.cards()[a.document_id].fiscal_year == 2031
         mine.update_document(a.document_id, meta={"fiscal_year": 2032})
