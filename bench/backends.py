@@ -236,15 +236,15 @@ def main() -> None:
             from tests.support.pg import PgServer
 
             url = stack.enter_context(PgServer()).new_database("backends")
+        kb = Path(args.sqlite_kb + (f"-scale{args.scale}" if args.scale > 1 else ""))
+        chosen = [(b, loc) for b, loc in (("sqlite", kb), ("postgresql", url)) if b in args.backends.split(",")]
         if args.scale > 1:
-            kb = Path(args.sqlite_kb + f"-scale{args.scale}")
-            chosen = [(b, loc) for b, loc in (("sqlite", kb), ("postgresql", url)) if b in args.backends.split(",")]
             report = scale_run(chosen, pdfs, questions, args.scale, args.qps_seconds, Path(args.json))
             print_scale(report, len(questions))
             print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
             return
         report: dict[str, dict] = {}
-        for backend, location in (("sqlite", Path(args.sqlite_kb)), ("postgresql", url)):
+        for backend, location in chosen:
             ids, rate, pages = build(location, pdfs)
             row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate}
             row.update(latencies(location, ids, questions))
