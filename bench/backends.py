@@ -5,6 +5,14 @@ The library is the 166 filings of ../shared/financebench-dev/pdfs + ../shared/fi
 queries are the dev questions (scoped to their filing, then across the whole library).
 
     .venv/bin/python bench/backends.py [--pg postgresql://...] [--docs N] [--questions N] [--qps-seconds S]
+    .venv/bin/python bench/backends.py --scale 10 [--qps-seconds 0]
+
+`--scale N` grows the library to N times the filings in steps (1x, 3x, 10x, up to N), each step adding synthetic
+variants of every filing (bench/synthetic.py: the filing's own pages, its text layer's digits and years changed,
+"synthetic" in the name and the metadata; made once into bench/out/synthetic/), and prints per backend and step:
+the ingest pages/s of the step's new documents (in a subprocess, with its peak RSS), the KB size per page,
+scoped/corpus-wide kb.context p50/p95 and the querying daemon's peak RSS (VmHWM), with the ratios to 1x and
+PostgreSQL's to SQLite's. SQLite is built and measured through every step first, then PostgreSQL.
 
 Without --pg a throwaway PostgreSQL server is started (tests/support/pg.py: Debian's postgresql package) with
 fsync off; pass --pg to measure a real server. The SQLite KB and the PostgreSQL database are built once
@@ -16,6 +24,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -50,6 +61,40 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
         store.close()
 
 
+def build_apart(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float | None, int, float]:
+    """build() in a subprocess of its own: (as build, the ingest process's peak RSS in MB)."""
+    out = subprocess.run([sys.executable, __file__, "--ingest-worker", str(location)],
+                         input="\n".join(map(str, pdfs)), capture_output=True, text=True, check=False)
+    if out.returncode:
+        sys.exit(f"ingest failed:\n{out.stderr[-4000:]}")
+    r = json.loads(out.stdout.splitlines()[-1])
+    return r["ids"], r["rate"], r["pages"], r["peak_rss_mb"]
+
+
+def ingest_worker(location: str) -> None:
+    ids, rate, pages = build(location, [Path(line) for line in sys.stdin.read().splitlines() if line])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"ids": ids, "rate": rate, "pages": pages, "peak_rss_mb": peak}))
+
+
+def kb_bytes(location: Path | str) -> int:
+    """The KB's size on disk: the SQLite directory's files, or the PostgreSQL database's."""
+    if isinstance(location, Path):
+        return sum(f.stat().st_size for f in location.rglob("*") if f.is_file())
+    import psycopg
+
+    with psycopg.connect(location) as conn:
+        return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """A running process's peak resident set (VmHWM), MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def latencies(location: Path | str, ids: dict[str, str], questions: list[dict]) -> dict[str, float]:
     from tests.support.daemon import Daemon
 
@@ -67,6 +112,7 @@ def latencies(location: Path | str, ids: dict[str, str], questions: list[dict]) 
                 times.append((time.perf_counter() - t) * 1000)
             key = "scoped" if scoped else "corpus"
             out[f"{key}_p50_ms"], out[f"{key}_p95_ms"] = pct(times, 0.5), pct(times, 0.95)
+        out["daemon_peak_rss_mb"] = peak_rss_mb(d.proc.pid)
     return out
 
 
@@ -99,7 +145,68 @@ def qps(location: Path | str, questions: list[dict], seconds: float, daemons: in
         return sum(counts) / (time.perf_counter() - t)
 
 
+def scale_steps(scale: int) -> list[int]:
+    return sorted({k for k in (1, 3, 10) if k < scale} | {1, scale})
+
+
+def scale_run(backends: list[tuple[str, Path | str]], pdfs: list[Path], questions: list[dict], scale: int,
+              qps_seconds: float, save: Path) -> dict[str, dict[int, dict]]:
+    """Each backend through each step of `scale_steps` (the library at k times the filings: variants 1..k-1 of
+    each added to the filings), built step by step: a step's ingest is its new documents only."""
+    from synthetic import make_variants
+
+    variants_dir = ROOT / "bench" / "out" / "synthetic"
+    report: dict[str, dict[int, dict]] = {}
+    for backend, location in backends:
+        report[backend] = {}
+        for k in scale_steps(scale):
+            library = pdfs + make_variants(pdfs, variants_dir, range(1, k))
+            ids, rate, pages, ingest_rss = build_apart(location, library)
+            row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate,
+                         "ingest_peak_rss_mb": ingest_rss, "kb_bytes_per_page": kb_bytes(location) / max(1, pages)}
+            row.update(latencies(location, ids, questions))
+            if qps_seconds:
+                row["qps_4_daemons"] = qps(location, questions, qps_seconds)
+            report[backend][k] = row
+            print(backend, f"{k}x", json.dumps(row), flush=True)
+            save.parent.mkdir(parents=True, exist_ok=True)
+            save.write_text(json.dumps(report, indent=1))
+    return report
+
+
+def print_scale(report: dict[str, dict[int, dict]], questions: int) -> None:
+    def ratio(a: float | None, b: float | None) -> str:
+        return f"{a / b:.2f}" if a and b else "-"
+
+    print(f"\n{questions} questions (kb.context limit 10, daemon round trips); ingest p/s: the step's new "
+          f"documents, in-process ingest; RSS: peak (VmHWM) of the ingest process and of the querying daemon")
+    cols = ("ingest_pages_per_s", "kb_bytes_per_page", "scoped_p50_ms", "scoped_p95_ms", "corpus_p50_ms",
+            "corpus_p95_ms", "ingest_peak_rss_mb", "daemon_peak_rss_mb")
+    print(f"{'backend':11} {'scale':>5} {'docs':>5} {'pages':>7} {'ingest p/s':>10} {'KB/page':>8} "
+          f"{'scoped p50':>10} {'p95':>6} {'corpus p50':>10} {'p95':>6} {'ingest RSS':>10} {'daemon RSS':>10}")
+    for backend, steps in report.items():
+        for k, r in steps.items():
+            rate = f"{r['ingest_pages_per_s']:.1f}" if r["ingest_pages_per_s"] else "(reused)"
+            print(f"{backend:11} {k:4d}x {r['documents']:5d} {r['pages']:7d} {rate:>10} "
+                  f"{r['kb_bytes_per_page'] / 1024:8.1f} {r['scoped_p50_ms']:10.1f} {r['scoped_p95_ms']:6.1f} "
+                  f"{r['corpus_p50_ms']:10.1f} {r['corpus_p95_ms']:6.1f} {r['ingest_peak_rss_mb']:10.0f} "
+                  f"{r['daemon_peak_rss_mb']:10.0f}")
+    print("\nratios (same run): each step to 1x of its backend; postgresql to sqlite at each step")
+    print(f"{'':20} " + " ".join(f"{c.replace('_ms', '').replace('_mb', ''):>18}" for c in cols))
+    for backend, steps in report.items():
+        for k, r in steps.items():
+            if k != 1 and 1 in steps:
+                print(f"{backend + f' {k}x/1x':20} " + " ".join(f"{ratio(r.get(c), steps[1].get(c)):>18}" for c in cols))
+    if len(report) == 2:
+        (_, a), (_, b) = report.items()
+        for k in a:
+            if k in b:
+                print(f"{f'pg/sqlite {k}x':20} " + " ".join(f"{ratio(b[k].get(c), a[k].get(c)):>18}" for c in cols))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--ingest-worker"]:
+        return ingest_worker(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dev", default=None)
     ap.add_argument("--pg", default=None, help="a PostgreSQL URL (default: start a throwaway server)")
@@ -109,6 +216,9 @@ def main() -> None:
     ap.add_argument("--qps-seconds", type=float, default=30.0)
     ap.add_argument("--daemons", default="1,4,8", help="daemon counts to measure QPS with (comma-separated)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "backends.json"))
+    ap.add_argument("--scale", type=int, default=1, help="grow the library to N times the filings (1x, 3x, 10x)")
+    ap.add_argument("--backends", default="sqlite,postgresql", help="which backends, in order")
+    ap.add_argument("--print-json", nargs="*", help="print the --scale table of saved --json files and stop")
     args = ap.parse_args()
 
     dev = find_dev(args.dev)
@@ -118,12 +228,25 @@ def main() -> None:
     questions = [q for q in load_questions(dev / "questions.jsonl") if q["doc_name"] in names][:args.questions]
     with contextlib.ExitStack() as stack:
         url = args.pg
-        if url is None:
+        if args.print_json:
+            report = {}
+            for f in args.print_json:
+                report.update({b: {int(k): r for k, r in steps.items()}
+                               for b, steps in json.loads(Path(f).read_text()).items()})
+            return print_scale(report, len(questions))
+        if url is None and "postgresql" in args.backends:
             from tests.support.pg import PgServer
 
             url = stack.enter_context(PgServer()).new_database("backends")
+        kb = Path(args.sqlite_kb + (f"-scale{args.scale}" if args.scale > 1 else ""))
+        chosen = [(b, loc) for b, loc in (("sqlite", kb), ("postgresql", url)) if b in args.backends.split(",")]
+        if args.scale > 1:
+            report = scale_run(chosen, pdfs, questions, args.scale, args.qps_seconds, Path(args.json))
+            print_scale(report, len(questions))
+            print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
+            return
         report: dict[str, dict] = {}
-        for backend, location in (("sqlite", Path(args.sqlite_kb)), ("postgresql", url)):
+        for backend, location in chosen:
             ids, rate, pages = build(location, pdfs)
             row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate}
             row.update(latencies(location, ids, questions))

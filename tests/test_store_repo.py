@@ -317,3 +317,88 @@ def test_a_driver_error_inside_a_shared_verb_becomes_an_engine_error(kb_location
         assert "page_words" in raised.value.message or (raised.value.data or {}).get("reason") == "corrupt"
     finally:
         store.close()
+
+
+def test_cards_are_the_documents_cards_and_follow_a_users_values(store):
+    a = sync.ingest_text(store, "# Quarterly memo\n\nplain words", "Alpha memo")
+    b = sync.ingest_text(store, "# Annual memo\n\nother words", "Beta memo")
+    infos = {d.document_id: d for d in store.documents()}
+    cards = store.cards()
+    assert set(cards) == set(infos) == {a.document_id, b.document_id}
+    assert all(cards[d] == infos[d].card for d in infos)
+    assert list(store.cards([b.document_id])) == [b.document_id] and store.cards([]) == {}
+    store.update_document(a.document_id, meta={"fiscal_year": 2031})  # a user's value: the card read follows it
+    assert store.cards([a.document_id])[a.document_id].fiscal_year == 2031
+    assert store.cards()[b.document_id] is store.cards()[b.document_id]  # decoded once, shared (read only)
+
+
+def test_the_librarys_cards_are_read_again_when_any_writer_changed_the_kb(kb_location):
+    """The whole library's cards and scope are kept while the KB is unchanged (SQLite: the same objects, with what
+    routing derived from them), and read again after a write through this store or another one (a second
+    daemon)."""
+    mine, other = open_store(kb_location), open_store(kb_location)
+    try:
+        a = sync.ingest_text(mine, "# Alpha memo\n\nplain words", "Alpha memo")
+        first = mine.cards()
+        assert set(first) == {a.document_id}
+        if isinstance(kb_location, Path):
+            assert mine.cards() is first
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id}
+        b = sync.ingest_text(other, "# Beta memo\n\nother words", "Beta memo")
+        assert set(mine.cards()) == {a.document_id, b.document_id}
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id, b.document_id}
+        other.update_document(b.document_id, status="draft")  # the library's scope follows too, per statuses
+        assert set(mine.scope(None, ["approved"]).documents) == {a.document_id}
+        assert set(mine.scope(None, ["draft"]).documents) == {b.document_id}
+        assert not mine.scope(None, ["approved"]).complete and mine.scope(None, ["approved", "draft"]).complete
+        other.update_document(a.document_id, meta={"fiscal_year": 2031})
+        assert mine.cards()[a.document_id].fiscal_year == 2031
+        mine.update_document(a.document_id, meta={"fiscal_year": 2032})
+        assert mine.cards()[a.document_id].fiscal_year == 2032
+        other.remove(b.document_id)
+        assert set(mine.cards()) == {a.document_id}
+        with mine.snapshot():  # inside a snapshot the map is the snapshot's
+            held = mine.cards()
+            sync.ingest_text(other, "# Gamma memo\n\nmore words", "Gamma memo")
+            assert set(mine.cards()) == set(held) == {a.document_id}
+        assert len(mine.cards()) == 2
+    finally:
+        mine.close()
+        other.close()
+
+
+def _pages_pdf(path: Path, pages: list[str]) -> str:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+    return str(path)
+
+
+def test_a_phrases_document_count_is_the_documents_holding_it_on_any_page(store, tmp_path):
+    """frequencies("documents") counts documents, not pages, however many of a document's pages hold the phrase,
+    after a removal and a later ingest too (SQLite skips from a match to the end of its document's pages)."""
+    def add(name: str, pages: list[str]) -> str:
+        [out] = sync.ingest_paths(store, [_pages_pdf(tmp_path / f"{name}.pdf", pages)])
+        assert out.error is None, out.error
+        return out.document_id
+
+    filler = "Ordinary words about the weather and the harbour. " * 3
+    a = add("a", [f"zebra crossing {filler}", f"zebra crossing again {filler}", f"zebra {filler}"])
+    b = add("b", [f"quiet page {filler}", f"a zebra crossing here {filler}"])
+    c = add("c", [f"yak {filler}", f"yak crossing {filler}", f"nothing {filler}"])
+    phrases = [("zebra",), ("zebra", "crossing"), ("yak",), ("crossing",), ("okapi",)]
+    assert store.frequencies("documents", phrases) == {("zebra",): 2, ("zebra", "crossing"): 2, ("yak",): 1,
+                                                       ("crossing",): 3, ("okapi",): 0}
+    store.remove(b)
+    d = add("d", [f"okapi {filler}", f"okapi zebra {filler}", f"zebra crossing {filler}"])
+    assert store.frequencies("documents", phrases) == {("zebra",): 2, ("zebra", "crossing"): 2, ("yak",): 1,
+                                                       ("crossing",): 3, ("okapi",): 1}
+    store.remove(a)
+    assert store.frequencies("documents", phrases) == {("zebra",): 1, ("zebra", "crossing"): 1, ("yak",): 1,
+                                                       ("crossing",): 2, ("okapi",): 1}
+    assert {c, d} == {x.document_id for x in store.documents()}

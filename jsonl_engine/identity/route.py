@@ -19,6 +19,7 @@ import functools
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -258,13 +259,29 @@ def _name_index(names: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], dict
     return words, holders, idf
 
 
-def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, str]]:
+def _holders(cards: Mapping[str, Card]) -> dict[str, list[str]]:
+    """entity name -> the documents whose card names it; kept with the library's cards (`CardMap.derived`: built
+    once per state of the library, not per query)."""
+    derived = getattr(cards, "derived", None)
+    if derived is not None and "route-holders" in derived:
+        return derived["route-holders"]
+    out: dict[str, list[str]] = {}
+    for doc, card in cards.items():
+        for name in dict.fromkeys(card.entities):
+            out.setdefault(name, []).append(doc)
+    if derived is not None:
+        derived["route-holders"] = out
+    return out
+
+
+def entity_scores(query: str, cards: Mapping[str, Card]) -> dict[str, tuple[float, str]]:
     """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
 
     A name also matches on its first word alone when the query capitalises it and no other entity has it
     ("MGM" for MGM Resorts International), on an abbreviation made of its words' prefixes ("JPM"), and on the
     joined initials of a name with an "&" ("JnJ")."""
-    words, holders, idf = _name_index(frozenset(n for c in cards.values() for n in c.entities))
+    docs_of = _holders(cards)
+    words, holders, idf = _name_index(frozenset(docs_of))
     asked = _query_words(query)
     capital = _capitalised(query) - STOPWORDS
     initials = _joined_initials(query)
@@ -289,11 +306,11 @@ def entity_scores(query: str, cards: dict[str, Card]) -> dict[str, tuple[float, 
             share = FIRST_WORD
         if share >= MIN_ENTITY:
             matched[name] = share
-    out = {}
-    for doc, card in cards.items():
-        best = max(((matched[n], n) for n in card.entities if n in matched), default=None)
-        if best is not None:
-            out[doc] = best
+    out: dict[str, tuple[float, str]] = {}
+    for name, share in matched.items():  # each document's best name: the highest share, then the greater name
+        for doc in docs_of[name]:
+            if doc not in out or (share, name) > out[doc]:
+                out[doc] = (share, name)
     return out
 
 
@@ -405,8 +422,7 @@ def _latest_fits(cards: dict[str, Card], docs: list[str], periods: Periods) -> d
 
 def route(store: Store, query: str, scope: Scope) -> Route:
     """The documents of `scope` the query names, by entity, period and kind (empty: the query names no entity)."""
-    docs = store.documents(document_ids=sorted(scope.documents))
-    cards = {d.document_id: d.card for d in docs if d.card is not None}
+    cards = store.cards(None if scope.complete else list(scope.documents))
     entities = entity_scores(query, cards)
     if not entities:
         return Route()

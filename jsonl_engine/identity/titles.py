@@ -65,7 +65,8 @@ def retitle(store: Store, names: set[str]) -> None:
         return
     try:
         groups: dict[str, list[DocumentInfo]] = {}
-        for info in store.documents():
+        members = [d for d, card in store.cards().items() if (card.name or card.title) in names]
+        for info in store.documents(document_ids=members) if members else []:
             if info.card is not None and base_name(info) in names:
                 groups.setdefault(base_name(info), []).append(info)
         for group in groups.values():

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the names __getattr__ gives, for type checkers
     from jsonl_engine.store.port import DuplicateContent, Store, Transaction  # noqa: F401
     from jsonl_engine.store.types import *  # noqa: F403 (the names of __all__: F405 below)
 
-__all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "DocumentInfo", "DuplicateContent", "backend_of",
+__all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "CardMap", "DocumentInfo", "DuplicateContent", "backend_of",
            "describe", "is_url", "redact", "OutlineNode", "PageHit", "PageRow", "ParsedDocument",
            "ParsedSection", "Phrase", "Scope", "SectionHit", "SectionRef", "SectionRow", "SectionWeights", "Store",
            "Transaction", "TreeRow", "open_store"]

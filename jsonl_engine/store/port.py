@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 
 from jsonl_engine.store.types import (
     Card,
+    CardMap,
     DocumentInfo,
     OutlineNode,
     PageHit,
@@ -132,6 +133,14 @@ class Store(SearchIndex, Protocol):
     def documents(self, statuses: Iterable[str] | None = None,
                   document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
         """Documents (with one of `statuses`, among `document_ids`, when given), oldest ingest first."""
+        ...
+
+    def cards(self, document_ids: Sequence[str] | None = None) -> CardMap:
+        """Document id -> its card (the user's values applied), for the documents (all, or among `document_ids`)
+        that have one, in no order: what routing reads of every document per query, without building each
+        DocumentInfo. The Cards are shared between calls (one per stored value): read them, never change them.
+        The whole library's map is the same object from call to call while the KB does not change (SQLite: its
+        `data_version`), so values derived from it can be kept in its `derived`."""
         ...
 
     def document(self, document_id: str) -> DocumentInfo: ...

@@ -30,6 +30,7 @@ from jsonl_engine.store.types import (
     COVER_PAGES,
     STATUSES,
     Card,
+    CardMap,
     DocumentInfo,
     OutlineNode,
     PageKey,
@@ -41,6 +42,7 @@ from jsonl_engine.store.types import (
     TreeRow,
     card_title,
     retitled,
+    shared_card,
     stored_card,
     user_meta,
 )
@@ -289,8 +291,12 @@ class Repository(_AtTheEdge):
                 raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
             total = sql.one("SELECT COUNT(*) FROM documents")[0]  # type: ignore[index]
         else:
-            rows = sql.rows("SELECT id, title, status FROM documents")
-            total = len(rows)
+            def library() -> Scope:
+                rows = sql.rows("SELECT id, title, status FROM documents")
+                docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
+                return Scope(documents=docs, complete=len(docs) == len(rows))
+
+            return self._per_version("scope", sql, tuple(statuses), library)
         docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
         return Scope(documents=docs, complete=len(docs) == total)
 
@@ -307,6 +313,34 @@ class Repository(_AtTheEdge):
         clause = " WHERE " + " AND ".join(where) if where else ""
         return [_doc(r) for r in sql.rows(f"SELECT {_DOC_COLUMNS} FROM documents{clause} ORDER BY ingested_at, id",
                                           args)]
+
+    def cards(self, document_ids: Sequence[str] | None = None) -> CardMap:
+        sql = self._sql()
+        if document_ids is not None:
+            where, args = sql.any_of("id", sorted(set(document_ids)))
+            rows = sql.rows(f"SELECT id, card, meta FROM documents WHERE card IS NOT NULL AND {where}", args) \
+                if args else []
+            return CardMap((r[0], shared_card(r[1], r[2])) for r in rows)
+        return self._per_version("cards", sql, None, lambda: CardMap(
+            (r[0], shared_card(r[1], r[2])) for r in sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL")))
+
+    def _per_version(self, name: str, sql: Sql, key: Hashable, read: Callable[[], T]) -> T:
+        """`read()`, kept per thread while this reader's `_library_version` holds (the same `key` asked): a value
+        over the whole library (its scope, its cards) read once per state of the KB, not per query."""
+        version = self._library_version(sql)  # before the read: a change after it makes the next call read again
+        if version is None:
+            return read()
+        held = getattr(self._local, name, None)
+        if held is not None and held[0] is sql.conn and held[1] == (version, key):
+            return held[2]
+        value = read()
+        setattr(self._local, name, (sql.conn, (version, key), value))
+        return value
+
+    def _library_version(self, sql: Sql) -> Hashable | None:
+        """A value of this reader connection that changes whenever the KB does (any commit), read inside the
+        caller's snapshot; None: the backend has none (the whole library is read every time)."""
+        return None
 
     def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
         ids = list(dict.fromkeys(document_ids))

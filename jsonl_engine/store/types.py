@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -110,11 +110,29 @@ def _stored_card(card_json: str, meta_json: str | None) -> Card:
 
 def stored_card(card_json: str | None, meta_json: str | None) -> Card | None:
     """The card a backend stored (its JSON) with the user's values (the meta JSON) applied; decoded once per
-    distinct pair (kb.context reads every card of the library for routing), a fresh copy each call."""
+    distinct pair, a fresh copy each call."""
     if card_json is None:
         return None
     card = _stored_card(card_json, meta_json)
     return replace(card, entities=list(card.entities), identifiers=list(card.identifiers))
+
+
+class CardMap(dict[str, Card]):
+    """Document id -> Card, as `Store.cards` returns the library's: the store hands out this same map until a
+    document, card or value changes, so what a reader computes from all the cards (routing's index of names) is
+    kept with it, in `derived`, and computed once per state of the library rather than per query."""
+
+    __slots__ = ("derived",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.derived: dict[str, Any] = {}
+
+
+def shared_card(card_json: str, meta_json: str | None) -> Card:
+    """`stored_card` without the copy: one Card per distinct pair, shared by every caller (`Store.cards`: routing
+    reads every card of the library per query), to be read, never changed."""
+    return _stored_card(card_json, meta_json)
 
 
 def card_title(card: Card | None, meta: dict, fallback: str) -> str:

@@ -68,6 +68,11 @@ class SqliteStore(Repository):
     def _index_generation(self, sql: Sql) -> tuple:
         return search.generation(sql.conn)
 
+    def _library_version(self, sql: Sql) -> int:
+        """The reader connection's `PRAGMA data_version`: it changes when another connection (this process's
+        writer included: readers never write) commits, and holds still inside a read transaction."""
+        return sql.one("PRAGMA data_version")[0]  # type: ignore[index]
+
     def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
         """The rows, then their FTS rows (schema v2: no insert triggers; one statement per index)."""
         sql.many("INSERT INTO pages (document_id, number, text) VALUES (?, ?, ?)", pages)
@@ -85,8 +90,12 @@ class SqliteStore(Repository):
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         conn, gen = self._conn(), self._generation()
-        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: search.frequency(conn, kind, p))
-                for p in phrases}
+        if kind == "documents":
+            spans = self._memo.get("page-spans", gen, lambda: search.page_spans(conn))
+            count = lambda p: search.document_frequency(conn, p, spans)  # noqa: E731
+        else:
+            count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
+        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: count(p)) for p in phrases}
 
     def _stats(self, kind: str, phrases: Sequence[Phrase],
                wins: Sequence[search.Window] | None = None) -> search.Stats | None:
