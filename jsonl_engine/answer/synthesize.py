@@ -661,13 +661,21 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
     for "the largest liability"), its run of rows in its passage; when it is the total of the asked item ("Total
     current liabilities" for "the largest current liability"), the rows it sums (the run just above it); a line
     item that is no total compares nothing. Returns why, or None when no table compares."""
-    lead = next((u for u in items[:PER_SECTION_SHOWN + 1] if id(u) in readings and readings[id(u)].asked), None)
-    if lead is None:
-        return None
+    for lead in [u for u in items if id(u) in readings and readings[id(u)].asked]:
+        reading = readings[id(lead)]
+        total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
+        if judged[id(lead)].names_item and not total:
+            continue
+        why = _superlative_at(ask, lead, total, items, readings, read_table)
+        if why is not None:
+            return why
+    return None
+
+
+def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_Unit], readings: dict[int, Reading],
+                    read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None) -> str | None:
+    """`_superlative` with `lead` the table row whose run of rows is compared."""
     reading = readings[id(lead)]
-    total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
-    if judged[id(lead)].names_item and not total:
-        return None
     p = lead.passage
     segs = segment(p.text)
     at = next(i for i, seg in enumerate(segs) if seg.start == lead.seg.start)
