@@ -6,6 +6,9 @@ same column headers) with a value in its asked column; rows that sum or adjust t
 "Consolidated ...", "Eliminations", "Corporate ...") are not members. The answer line is built from the winning
 row's verbatim parts, the question's own superlative word first: "Highest of 4 (2021): Safety and Industrial:
 2,xxx (Millions)" — it cites that row like any table claim, and `first_claim.why` says how many rows it beat.
+The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
+value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
+A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
 """
 
 from __future__ import annotations

@@ -660,14 +660,17 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
     table row (among the first claims) is a member (its label does not name the asked item: "Customer deposits"
     for "the largest liability"), its run of rows in its passage; when it is the total of the asked item ("Total
     current liabilities" for "the largest current liability"), the rows it sums (the run just above it); a line
-    item that is no total compares nothing. Returns why, or None when no table compares."""
+    item that is no total compares nothing; then a later member row whose table's lead-in names the measure asked
+    leads ("Cross currency swaps" below "the notional amounts of our derivative instruments:" for "the highest
+    notional value", after "Notional value settled"). Returns why, or None when no table compares."""
     leads = [u for u in items if id(u) in readings and readings[id(u)].asked]
     for n, lead in enumerate(leads):
         reading = readings[id(lead)]
         total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
-        if (judged[id(lead)].names_item and not total) or (n and (total or not _leads_into(lead, ask.measure))):
+        later = bool(n) or lead not in items[:PER_SECTION_SHOWN + 1]
+        if (judged[id(lead)].names_item and not total) or (later and (total or not _leads_into(lead, ask.measure))):
             continue  # past the leading row, only a member of a table whose lead-in names the measure asked
-        why = _superlative_at(ask, lead, total, items, readings, read_table, judged if n else None)
+        why = _superlative_at(ask, lead, total, items, readings, read_table, judged if later else None)
         if why is not None:
             return why
     return None
