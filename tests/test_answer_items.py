@@ -11,7 +11,7 @@ from jsonl_engine.answer.order import asks_change
 from jsonl_engine.answer.synthesize import _column_header, _ending_items, keys
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.ingest.normalize import collapse_ws
-from jsonl_engine.ingest.sync import ingest_text
+from jsonl_engine.ingest.sync import ingest_paths, ingest_text
 from jsonl_engine.retrieval.cues import named_statement
 from jsonl_engine.retrieval.query import tokenize
 from jsonl_engine.store import Store, open_store
@@ -148,3 +148,27 @@ def test_the_line_items_a_question_names_as_a_whole():
     assert named("What is the FY2022 cost of sales?") == {("cost", "of", "sales")}  # not "sales": revenue
     assert ("operating", "income") not in named("How did the operating income margin change?")
     assert named("What was Boeing's capital expenditure amount?") == {("capital", "expenditure")}
+
+
+
+def test_a_superlative_compares_the_members_below_a_line_item_naming_the_measure(dev_pdfs, tmp_path):
+    # a 10-K's derivatives note: the first table rows name the asked measure ("Notional value settled 13,077"),
+    # they are no members; the table the sentence "the notional amounts of our outstanding derivative
+    # instruments:" leads into is compared
+    store = open_store(tmp_path / "kb")
+    try:
+        (outcome,) = ingest_paths(store, [str(dev_pdfs / "VERIZON_2021_10K.pdf")])
+        out = synthesize(store, "Among all of the derivative instruments that Verizon used to manage the exposure to "
+                                "fluctuations of foreign currencies exchange rates or interest rates, which one had "
+                                "the highest notional value in FY 2021?", document_ids=[outcome.document_id])
+        check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
+        assert out.answer.startswith("Highest of 4 (December 31, 2021): Cross currency swaps: 32,502 ")
+        assert out.first_claim["why"] == "the highest of 4 rows of its table in column December 31, 2021"
+    finally:
+        store.close()
+
+
+def test_a_capitalised_superlative_inside_a_question_is_a_name():
+    assert extreme.asked("What was Best Buy's diluted EPS in FY2020?") is None
+    assert extreme.asked("Best performing segment: which one?") is not None
+    assert extreme.asked("Which Best Buy category performed the best?") .word == "best"

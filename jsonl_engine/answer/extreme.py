@@ -6,6 +6,9 @@ same column headers) with a value in its asked column; rows that sum or adjust t
 "Consolidated ...", "Eliminations", "Corporate ...") are not members. The answer line is built from the winning
 row's verbatim parts, the question's own superlative word first: "Highest of 4 (2021): Safety and Industrial:
 2,xxx (Millions)" — it cites that row like any table claim, and `first_claim.why` says how many rows it beat.
+The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
+value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
+A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ _LOW = frozenset({"lowest", "smallest", "least", "worst", "weakest"})
 _WHICH = re.compile(r"\b(?:which|what|who)\b", re.IGNORECASE)
 _NOT_MEMBER = re.compile(r"^\W*(?:total|consolidated|eliminations?|intersegment|inter-segment|corporate|unallocated|"
                          r"reconciling|adjustments?)\b", re.IGNORECASE)
+_MEASURE = re.compile(r"\s+((?:(?!(?:in|of|for|on|at|by|during|as|and|or|to|from|among|between)\b)[A-Za-z][\w&'-]*"
+                      r"\s*){1,3})")
 MIN_ROWS = 2
 
 
@@ -30,14 +35,16 @@ MIN_ROWS = 2
 class Asked:
     word: str  # the question's superlative, as written ("highest", "worst")
     low: bool  # the smallest value wins
+    measure: str = ""  # the words after it, up to the next small word ("notional value" in "highest notional value in")
 
 
 def asked(query: str) -> Asked | None:
     """The superlative a "which ... highest ..." question asks for, if any."""
-    m = _ASK.search(query)
-    if m is None or not _WHICH.search(query):
+    m = next((m for m in _ASK.finditer(query) if m.group(1).islower() or not query[:m.start()].strip()), None)
+    if m is None or not _WHICH.search(query):  # a capitalised word inside a sentence is a name ("Best Buy")
         return None
-    return Asked(m.group(1).lower(), m.group(1).lower() in _LOW)
+    measure = _MEASURE.match(query, m.end())
+    return Asked(m.group(1).lower(), m.group(1).lower() in _LOW, measure.group(1).strip() if measure else "")
 
 
 @dataclass(frozen=True, slots=True)

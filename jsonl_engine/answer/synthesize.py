@@ -660,14 +660,38 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
     table row (among the first claims) is a member (its label does not name the asked item: "Customer deposits"
     for "the largest liability"), its run of rows in its passage; when it is the total of the asked item ("Total
     current liabilities" for "the largest current liability"), the rows it sums (the run just above it); a line
-    item that is no total compares nothing. Returns why, or None when no table compares."""
-    lead = next((u for u in items[:PER_SECTION_SHOWN + 1] if id(u) in readings and readings[id(u)].asked), None)
-    if lead is None:
-        return None
+    item that is no total compares nothing; then a later member row whose table's lead-in names the measure asked
+    leads ("Cross currency swaps" below "the notional amounts of our derivative instruments:" for "the highest
+    notional value", after "Notional value settled"). Returns why, or None when no table compares."""
+    leads = [u for u in items if id(u) in readings and readings[id(u)].asked]
+    for n, lead in enumerate(leads):
+        reading = readings[id(lead)]
+        total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
+        later = bool(n) or lead not in items[:PER_SECTION_SHOWN + 1]
+        if (judged[id(lead)].names_item and not total) or (later and (total or not _leads_into(lead, ask.measure))):
+            continue  # past the leading row, only a member of a table whose lead-in names the measure asked
+        why = _superlative_at(ask, lead, total, items, readings, read_table, judged if later else None)
+        if why is not None:
+            return why
+    return None
+
+
+def _leads_into(unit: _Unit, measure: str) -> bool:
+    """The sentence leading into `unit`'s table names `measure` ("the notional amounts of our ... instruments:" for
+    "notional value"): its first word."""
+    if unit.seg.lead is None or not (want := keys(measure)):
+        return False
+    lead_in = set(keys(unit.passage.text[unit.seg.lead[0]:unit.seg.lead[1]]))
+    return want[0] in lead_in
+
+
+def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_Unit], readings: dict[int, Reading],
+                    read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                    judged: dict[int, order.Judged] | None) -> str | None:
+    """`_superlative` with `lead` the table row whose run of rows is compared; with `judged` (a lead past the first),
+    none when a row of the run names the asked item (a statement printing the item among other lines, not a
+    comparison of its members)."""
     reading = readings[id(lead)]
-    total = reading.row.label is not None and reading.row.label.text.lower().startswith("total")
-    if judged[id(lead)].names_item and not total:
-        return None
     p = lead.passage
     segs = segment(p.text)
     at = next(i for i, seg in enumerate(segs) if seg.start == lead.seg.start)
@@ -683,6 +707,10 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
         page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
         if page == reading.page:
             found.append((seg, page, row))
+    if judged is not None and any(u.passage is p and judged[id(u)].names_item and any(u.seg.start == seg.start
+                                                                                        for seg, _, _ in found)
+                                  for u in items):
+        return None
     winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, row in found], collapse_ws)
     if winner is None:
         return None
