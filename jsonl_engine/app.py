@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-POOL_JOIN_S = 0.25  # how long closing waits for a stopped pool's manager thread (its workers are killed)
+POOL_JOIN_S = 1.0  # how long closing waits for a stopped pool's manager thread (its workers are killed; a loaded machine needs more than 0.25 s)
 
 
 def builtin_handlers() -> list[Method]:
