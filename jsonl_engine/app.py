@@ -106,6 +106,10 @@ def _worker_init(daemon_pid: int, memory_cap: int) -> None:
     resident memory: past `memory_cap` bytes it exits at once (OVER_MEMORY_EXIT) rather than exhaust the
     machine (pdfium decompresses a content stream whole, and lays out every glyph of it)."""
     die_with_parent()
+    # Ctrl-C is the daemon's to handle (it stops the pool, killing its workers): a worker that took SIGINT
+    # itself (a terminal signals its whole process group) died with a KeyboardInterrupt traceback on the
+    # user's stderr and broke the pool, whose semaphores then leaked
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while True:

@@ -566,7 +566,7 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_nothing_running(tmp_path: P
             proc.wait()
     assert proc.returncode == 130, err
     assert err.splitlines()[-1] == "jsonl-engine ingest: interrupted" and out == ""
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "leaked semaphore" not in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "leaked semaphore" not in err, err
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(_running(pid) for pid in children):
         time.sleep(0.05)
