@@ -175,7 +175,7 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         definitions[tuple(keys(_clean(name)))] = (name.strip(), expr.strip())
     asked = _ASKED.search(query)
     clause = asked.group("clause") if asked else ""
-    clause = re.sub(r"\s+for\s+[A-Z][\w&.' -]*$", "", clause.strip())  # "... for Walmart"
+    clause = re.sub(r"\s+for\s+[A-Z][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
     clause = re.sub(r"^(?:[A-Z][\w&.-]*\s+)*[A-Z][\w&.-]*['’]s\s+", "", clause)  # "Walmart's ...", "Kraft Heinz's ..."
     clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
     gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name

@@ -321,7 +321,7 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
     found: set[int] = set()
     for run in runs:
         words = run.split()
-        # the run, or its end of two words or more: "Boeing's total revenues" names "total revenues" (a word that
+        # the run, or its end of two words or more: "Acme's total revenues" names "total revenues" (a word that
         # qualifies the item, "total", "net", is never cut off)
         cut = next((i for i, w in enumerate(words) if w in _QUALIFIERS), len(words))
         for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))]:
