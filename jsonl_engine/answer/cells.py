@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from jsonl_engine.store import Store
 
 _PAGE_ID = re.compile(r":p(\d+)$")
-_FIGURE = re.compile(r"\(?\$?\d[\d,]*(?:\.\d+)?\)?")
+_FIGURE = re.compile(r"\(?\$?\d(?:[\d,]*\d)?(?:\.\d+)?\)?")  # "July 13, 2023,": a day, a year
 
 
 def stated_numbers(text: str) -> set[Decimal]:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jsonl_engine.answer.tables import TableRow, year_of
+from jsonl_engine.identity.dates import parse_date
 
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
@@ -63,6 +64,7 @@ class Ask:
     statements: frozenset[str] = frozenset()  # the statements holding the asked item (identity/statements.py)
     named: bool = False  # the question names that statement as its source
     change: bool = False  # the question asks how something changed: a table's change column is part of the answer
+    ends: tuple[str, ...] = ()  # end dates (ISO) of the asked period in the documents read: a column dated so is it
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +99,16 @@ def asks_change(query: str) -> bool:
 
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
-                ) -> tuple[int, ...]:
-    """Cells of `table` whose column names one of `years` (and a quarter, when one is asked) and hold a value;
-    with `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with
-    the periods it compares (the columns before it, after the previous change column)."""
-    if not years:
+                ends: Collection[str] = ()) -> tuple[int, ...]:
+    """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
+    the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report), and a quarter
+    when one is asked, and hold a value; with `change`, and the cells of a change column the table prints
+    ("Change", "% Increase (Decrease)") with the periods it compares (the columns before it, after the previous
+    change column)."""
+    if not years and not ends:
         return ()
     cells = tuple(i for i, c in enumerate(table.cells)
-                  if not c.empty and c.column and any(year_of(p.text) in years for p in c.column if year_of(p.text))
+                  if not c.empty and c.column and any(_names_period(p.text, years, ends) for p in c.column)
                   and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
     if not cells or not change:
         return cells
@@ -113,6 +117,14 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     compared = {j for n, i in enumerate(changes) if any((changes[n - 1] if n else -1) < k < i for k in cells)
                 for j in range((changes[n - 1] if n else -1) + 1, i + 1) if not table.cells[j].empty}
     return tuple(sorted(set(cells) | compared))
+
+
+def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -> bool:
+    """A column's header part names an asked year, or is dated the asked period's end."""
+    if ends and (when := parse_date(" ".join(part_text.split()))) is not None and when.isoformat() in ends:
+        return True
+    year = year_of(part_text)
+    return bool(year) and year in years
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
@@ -163,7 +175,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years, ask.quarter, ask.change)
+    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends)
     if cells:
         value += W_PERIOD_CELL
         why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
+_DAY = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},$")  # "July 13,"
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
@@ -174,6 +175,8 @@ def figures_of(text: str) -> frozenset[str]:
     found = set()
     for m in _NUMBER.finditer(text):
         money, num, pct = m.groups()
+        if not money and _DAY.search(text, max(0, m.start() - 12), m.end()):
+            continue  # "July 13, 2023,": the day of a date, not an amount
         plain = num.replace(",", "")
         if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
             found.add(plain)
@@ -454,7 +457,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            statement_pages: dict[str, dict[int, str]] | None = None) -> Synthesis:
+            statement_pages: dict[str, dict[int, str]] | None = None, ends: Collection[str] = ()) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -462,7 +465,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     (`read_table`, default: on the passage text), most direct first (`_order`), rendered within `max_claims`
     and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
     covering the period the query names) come before all others; `statement_pages` (document id -> page ->
-    statement kind) tells which units sit on a financial statement's page."""
+    statement kind) tells which units sit on a financial statement's page; `ends` are the asked period's end
+    dates in the documents read (`period_ends`)."""
     tokens = tokenize(query)
     named, rest = cues.named_statement(tokens)
     item_keys = set(keys(" ".join(rest)))
@@ -489,7 +493,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     periods = parse_periods(query)
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
-                    change=order.asks_change(query))
+                    change=order.asks_change(query), ends=tuple(sorted(ends)))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
@@ -575,7 +579,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change)
+        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -817,9 +821,23 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
-                  statement_pages=pages)
+                  statement_pages=pages, ends=period_ends(store, query, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
+
+
+def period_ends(store: Store, query: str, document_ids: Collection[str]) -> frozenset[str]:
+    """The end dates (ISO) of the period the question names, in the documents whose card is that period: the
+    quarter's end in a quarterly report of the fiscal quarter named ("Q2 of FY2024": July 29, 2023), the year's
+    end in an annual report of the fiscal year named (a fiscal year is not always its columns' calendar year)."""
+    periods = parse_periods(query)
+    if not periods.years or not document_ids:
+        return frozenset()
+    out = set()
+    for card in store.cards(sorted(document_ids)).values():
+        if card.period_end and card.fiscal_year in periods.years and card.fiscal_quarter == periods.quarter:
+            out.add(card.period_end)
+    return frozenset(out)
 
 
 def _whole_statement(store: Store, query: str, passages: list[Passage],

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -39,7 +39,7 @@ _GROUP = re.compile(r"\b(?:(?:three|six|nine|twelve|\d{1,2})\s+months|(?:fiscal\
 UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()]{0,60}\)"
                   r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n]{0,50})?"
                   r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
-_NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?%?$")
+_NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$")  # "13," is a date's day
 _DASH = re.compile(r"^[-–—]+$")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
@@ -48,6 +48,8 @@ _NON_PERIOD_NUMBER = re.compile(r"\d")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+_MARK = re.compile(r"\(\d{1,2}\)|\([a-z]\)")  # a footnote mark printed apart: "(1)", "(a)"
+MAX_TITLE_WORDS = 8  # words in a line of column titles over the groups or periods
 MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
 GROUP_LINES_UP = 3  # lines above the column line still read for groups and the unit
 
@@ -70,7 +72,12 @@ class Cell:
 
     @property
     def column_text(self) -> str:
-        return " ".join(" ".join(p.text.split()) for p in self.column)
+        """The column's header parts as one phrase; a title over the periods is set off by a comma
+        ("Comparable Sales, Three Months Ended July 29, 2023")."""
+        flat = [" ".join(p.text.split()) for p in self.column]
+        if len(flat) > 1 and _title(flat[0]):
+            return flat[0] + ", " + " ".join(flat[1:])
+        return " ".join(flat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,11 @@ def contents_line(line: str) -> bool:
     """A table of contents entry (a numbered title and its page number, or a title, dot leaders and a page
     number): it looks like a table row but states nothing."""
     return bool(_CONTENTS.fullmatch(line.strip()))
+
+
+def _title(part_text: str) -> bool:
+    """A column title naming no period ("Revenue Mix"), not a group ("Three Months Ended") or a change column."""
+    return not (PERIOD.search(part_text) or _GROUP.search(part_text) or _NON_PERIOD_NUMBER.search(part_text))
 
 
 def _tokens(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -174,14 +186,23 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
+    titles: list[Part] = []  # a line of column titles over the groups or periods ("Revenue Mix Comparable Sales")
     if column_line is None:
         headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
     else:
         headers.append(Part(text[column_line[0]:column_line[1]], *column_line))
         between = block
         groups.extend(_group_parts(text, *column_line))
-        _above_column_line(text, lines, headers, groups)
-    columns = _columns(text, column_line, periods, groups, len(cells))
+        titles = _above_column_line(text, lines, headers, groups)
+    columns = _columns(text, column_line, periods, groups, len(cells), titles)
+    if column_line is not None and columns is None and _footnote_mark(cells):
+        # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
+        # footnote mark, no negative figure (told apart by the column count alone)
+        columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles)
+        if columns is not None:
+            cells = cells[1:]
+    if label is None and cells:
+        label = _label_above(text, start)
     if column_line is not None and not columns:
         headers.extend(between[-2:])
     headers.sort(key=lambda p: p.start)
@@ -233,9 +254,11 @@ def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines
 
 
 def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: list[Part],
-                       groups: list[Part]) -> None:
+                       groups: list[Part]) -> list[Part]:
     """The header lines just above the column line (at most GROUP_LINES_UP: groups, a unit, more periods)
-    appended to `headers`, their groups put before `groups`; a row or a sentence ends them."""
+    appended to `headers`, their groups put before `groups`; a row or a sentence ends them. Returned: a line of
+    column titles right above them, naming no period or group ("Revenue Mix Comparable Sales"), if any."""
+    under_columns = True  # the line below is the column line or a line of groups (not a unit's or lead-in's)
     for since_column, (s, e) in enumerate(lines, 1):
         line = text[s:e]
         found_periods = _periods(text, s, e)
@@ -245,6 +268,49 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
         if _is_column_line(line, found_periods) or _GROUP.search(line) or UNIT.search(line):
             headers.append(Part(line, s, e))
             groups[:0] = _group_parts(text, s, e)
+            under_columns = bool(_GROUP.search(line) or _is_column_line(line, found_periods)) \
+                and not line.endswith(":")
+        elif under_columns and _title(line) and len(line.split()) <= MAX_TITLE_WORDS and not line.endswith(":"):
+            headers.append(Part(line, s, e))
+            return [Part(line, s, e)]
+        else:
+            break
+    return []
+
+
+def _split_titles(title: Part, k: int) -> list[Part] | None:
+    """A line of `k` column titles cut into them: as many words each, every title capitalised ("Revenue Mix
+    Comparable Sales" -> "Revenue Mix", "Comparable Sales"); None when the words do not divide so."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", title.text)]
+    if k < 2 or len(words) % k:
+        return None
+    width = len(words) // k
+    out = []
+    for i in range(0, len(words), width):
+        s, e = words[i][0], words[i + width - 1][1]
+        if not title.text[s].isupper():
+            return None
+        out.append(Part(title.text[s:e], title.start + s, title.start + e))
+    return out
+
+
+def _footnote_mark(cells: list[Cell]) -> bool:
+    """The row's first cell could be a footnote mark: "(1)", no "$" or "%" (right after the label, or first)."""
+    return len(cells) >= 2 and bool(_MARK.fullmatch(cells[0].text))
+
+
+def _label_above(text: str, start: int) -> Part | None:
+    """The label of a row printed without one, on the line above ("Gross profit as a % of revenue" over
+    "(1) 23.2 % 22.1 %"), a lone footnote mark line between them skipped; None when that line is no label."""
+    for s, e in _line_spans(text, start)[:2]:
+        line = text[s:e]
+        if _MARK.fullmatch(line):
+            continue
+        if line and classify(line) != "row" and not _SENTENCE_END.search(line) and len(line) <= 80 \
+                and not _NON_PERIOD_NUMBER.search(line) and not line.endswith(":") and line[0].isupper():
+            return Part(line, s, e)
+        return None
+    return None
 
 
 def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part]) -> Part | None:
@@ -273,8 +339,11 @@ def _group_parts(text: str, s: int, e: int) -> list[Part]:
 
 
 def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part], groups: list[Part],
-             n: int) -> list[tuple[Part, ...]] | None:
-    """The header parts of each of `n` cells, when the header's counts match the row's (else None)."""
+             n: int, titles: Sequence[Part] = ()) -> list[tuple[Part, ...]] | None:
+    """The header parts of each of `n` cells, when the header's counts match the row's (else None); a line of
+    titles over them (`titles`) is cut into as many titles as the groups when these are all alike ("Three Months
+    Ended" twice), or as the times the periods repeat when there is no group ("2023 2022 2023 2022": two), and
+    each title spans its share of the columns."""
     if column_line is None or not n:
         return None
     labels = list(periods)
@@ -288,8 +357,26 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         return None
     if groups and n % len(groups) == 0 and len(groups) > 1:
         width = n // len(groups)
-        return [(groups[i // width], labels[i]) for i in range(n)]
-    return [(label,) for label in labels]
+        columns = [(groups[i // width], labels[i]) for i in range(n)]
+    else:
+        columns = [(label,) for label in labels]
+    # titles tell apart columns the groups and periods below them do not: groups all alike, or no group
+    alike = len({" ".join(g.text.split()).lower() for g in groups}) == 1
+    k = (len(groups) if alike and len(groups) > 1 else 0) if groups else _repeats(periods)
+    split = _split_titles(titles[0], k) if titles else None
+    if split and n % len(split) == 0:
+        width = n // len(split)
+        columns = [(split[i // width], *columns[i]) for i in range(n)]
+    return columns
+
+
+def _repeats(periods: list[Part]) -> int:
+    """How many times the column line's periods repeat ("2023 2022 2023 2022": 2), 1 when they do not."""
+    texts = [" ".join(p.text.split()) for p in periods]
+    for k in range(len(texts) // 2, 1, -1):
+        if len(texts) % k == 0 and texts == texts[:len(texts) // k] * k:
+            return k
+    return 1
 
 
 def number(cell: str) -> Decimal | None:
