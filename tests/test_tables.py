@@ -125,3 +125,81 @@ def test_synthesize_leads_with_the_row_read_as_a_table(dev_kb: Store):
     verbatim(page(dev_kb, "3M_2022_10K", 52), reading.row)
     assert "column 2022 is the asked period" in out.first_claim["why"]
     assert len(out.claims) <= 5
+
+
+@pytest.fixture(scope="module")
+def bestbuy_q2(dev_pdfs) -> list[str]:
+    """A retailer's 10-Q for the second quarter of fiscal 2024 (the quarter ended July 29, 2023)."""
+    return parse_file(str(dev_pdfs / "BESTBUY_2024Q2_10Q.pdf")).pages
+
+
+def test_a_line_of_titles_over_alike_groups_is_a_second_header_level(bestbuy_q2):
+    """"Revenue Mix Comparable Sales" over "Three Months Ended Three Months Ended" over four dates: each cell's
+    column is the pair (title, period), the titles cut in as many as the groups."""
+    text = next(p for p in bestbuy_q2 if "Revenue Mix Comparable Sales" in p)
+    row = row_at(text, "Entertainment ")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("6 %", "Revenue Mix, Three Months Ended July 29, 2023"), ("5 %", "Revenue Mix, Three Months Ended July 30, 2022"),
+        ("9.0 %", "Comparable Sales, Three Months Ended July 29, 2023"),
+        ("(9.2)%", "Comparable Sales, Three Months Ended July 30, 2022")]
+    assert [p.text for p in row.cells[2].column] == ["Comparable Sales", "Three Months Ended", "July 29, 2023"]
+    assert "Revenue Mix Comparable Sales" in [h.text for h in row.headers]
+    # the quarter's end in that quarter's report names its columns, whatever calendar year the fiscal year is
+    assert asked_cells(row, ("2024",), quarter=True, ends=("2023-07-29",)) == (0, 2)
+    assert asked_cells(row, ("2024",), quarter=True) == ()
+    # distinct groups ("Three Months Ended Six Months Ended") need no title: a heading above them is none
+    segment = row_at(text, "Revenue $")
+    assert [c.column_text for c in segment.cells][::2] == ["Three Months Ended July 29, 2023",
+                                                          "Six Months Ended July 29, 2023"]
+
+
+def test_a_footnote_mark_is_no_cell_and_a_date_comma_no_day_cell(bestbuy_q2):
+    """"Gross profit as a % of revenue" / "(1) 23.2 % 22.1 % 22.9 % 22.1 %" under four columns: "(1)" is the
+    label's footnote mark (five "cells" for four columns), the label is the line above; "July 30," is a date."""
+    text = next(p for p in bestbuy_q2 if "Gross profit as a % of revenue\n(1)" in p)
+    row = row_at(text, "(1) 23.2 %")
+    verbatim(text, row)
+    assert row.label.text == "Gross profit as a % of revenue"
+    assert [(c.text, c.column_text) for c in row.cells][:2] == [("23.2 %", "Three Months Ended July 29, 2023"),
+                                                                ("22.1 %", "Three Months Ended July 30, 2022")]
+    assert len(row.cells) == 4 and row.mapped
+    assert table_line(row, (0,)) == ("Gross profit as a % of revenue, Three Months Ended July 29, 2023: 23.2 % "
+                                     "($ in millions, except per share amounts)")
+    # a real negative first cell keeps its sign when the columns count it ("Restructuring charges $ (7) ...")
+    charges = row_at(text, "Restructuring charges $ (7)")
+    assert number(charges.cells[0].text) == Decimal(-7) and len(charges.cells) == 4
+    # the column line's "July 30," is a day, not a cell
+    dates = row_at(text, "July 29, 2023 July 30, 2022 July 29, 2023 July 30, 2022")
+    assert [c.text for c in dates.cells] == ["2022"]
+
+
+def test_the_day_of_a_date_is_no_amount():
+    from jsonl_engine.answer.synthesize import figures_of
+
+    found = figures_of("On July 13, 2023, the Company will post its results of $1,577 million.")
+    assert "13" not in found and "1577" in found
+    assert figures_of("Sales rose 13, 14 and 15 percent") >= {"13"}  # a list of figures keeps its comma
+
+
+def test_the_asked_quarter_is_its_reports_three_months_column(dev_pdfs, dev_kb: Store, tmp_path):
+    """"Q2 of FY2024" in the 10-Q of the second quarter of fiscal 2024 is the column "Three Months Ended July 29,
+    2023" (the card's period end), not a 2024 column; a fiscal year asked of an annual report is its year's end."""
+    from jsonl_engine.answer.synthesize import period_ends
+    from jsonl_engine.ingest.sync import ingest_paths
+    from jsonl_engine.store import open_store
+
+    store = open_store(tmp_path / "kb")
+    q2 = ingest_paths(store, [str(dev_pdfs / "BESTBUY_2024Q2_10Q.pdf")])[0].document_id
+    assert period_ends(store, "What was revenue in Q2 of FY2024?", [q2]) == {"2023-07-29"}
+    assert period_ends(store, "What was revenue in the second quarter of fiscal 2024?", [q2]) == {"2023-07-29"}
+    assert period_ends(store, "What was revenue in FY2024?", [q2]) == frozenset()
+    assert period_ends(store, "What was revenue in Q2 of FY2023?", [q2]) == frozenset()
+    annual = dev_kb.doc_ids["3M_2022_10K"]
+    assert period_ends(dev_kb, "What was capital expenditure in FY2022?", [annual]) == {"2022-12-31"}
+    assert period_ends(dev_kb, "What was capital expenditure in Q2 of FY2022?", [annual]) == frozenset()
+    out = synthesize(store, "What was Best Buy's revenue in Q2 of FY2024?", document_ids=[q2])
+    store.close()
+    reading = out.tables[out.claims[0].id]
+    assert [reading.row.cells[i].column_text for i in reading.asked] == ["Three Months Ended July 29, 2023"]
+    assert "column Three Months Ended July 29, 2023 is the asked period" in out.first_claim["why"]
