@@ -65,6 +65,8 @@ class Ask:
     named: bool = False  # the question names that statement as its source
     change: bool = False  # the question asks how something changed: a table's change column is part of the answer
     ends: tuple[str, ...] = ()  # end dates (ISO) of the asked period in the documents read: a column dated so is it
+    half: bool = False  # the question names a half year ("first half", "six months ended ..."), not a quarter
+    dated: tuple[str, ...] = ()  # years of the dates it names ("... ended June 30, 2023"): their columns are asked
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,38 @@ def label_of(body: str) -> str | None:
 
 _QUARTER_COLUMN = re.compile(r"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|\b(?:13|thirteen)\s+weeks\b",
                              re.IGNORECASE)
+_HALF_COLUMN = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\bhalf\b|\bh[12]\b", re.IGNORECASE)
+# words naming how long a column's period is: its span ("Three Months Ended", "For the Years Ended", "Q2", "First Half")
+_SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fifty-three|\d{1,2})\s+(?:months|weeks)\b"
+                   r"|\bquarters?\b|\bq[1-4]\b|\bh[12]\b|\bhalf\b|\byears?\s+ended\b|\bfiscal\s+years?\b"
+                   r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
+_HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
+                         re.IGNORECASE)
+_QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b", re.IGNORECASE)
+
+
+def asks_span(query: str, quarter_named: bool) -> tuple[bool, bool]:
+    """(a quarter, a half year) the question asks for: "Q2", "second quarter", "three months ended ..."; "first
+    half", "six months ended ..." (a half is no quarter, though the quarter closing it names the same report)."""
+    half = bool(_HALF_ASKED.search(query))
+    return (quarter_named or bool(_QUARTER_ASKED.search(query))) and not half, half
+
+
+def _span(table: TableRow, i: int) -> str | None:
+    """What names how long the period of cell `i`'s column is: its column ("Three Months Ended July 29, 2023"),
+    else a header line of its table ("For the Six Months Ended June 30,"); None when nothing says."""
+    column = table.cells[i].column_text
+    if _SPAN.search(column):
+        return column
+    return next((h.text for h in table.headers if _SPAN.search(h.text)), None)
+
+
+def _span_fits(table: TableRow, i: int, quarter: bool, half: bool) -> bool:
+    """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is."""
+    if not quarter and not half:
+        return True
+    span = _span(table, i)
+    return span is None or bool((_QUARTER_COLUMN if quarter else _HALF_COLUMN).search(span))
 
 
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
@@ -99,17 +133,18 @@ def asks_change(query: str) -> bool:
 
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
-                ends: Collection[str] = ()) -> tuple[int, ...]:
+                ends: Collection[str] = (), half: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
-    the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report), and a quarter
-    when one is asked, and hold a value; with `change`, and the cells of a change column the table prints
-    ("Change", "% Increase (Decrease)") with the periods it compares (the columns before it, after the previous
-    change column)."""
+    the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report), of the asked
+    span (a quarter's column when one is asked, a half year's, "Six Months Ended", when one is; the column's words
+    or its table's header line say, and a table saying nothing is taken at its word), and hold a value; with
+    `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
+    periods it compares (the columns before it, after the previous change column)."""
     if not years and not ends:
         return ()
     cells = tuple(i for i, c in enumerate(table.cells)
                   if not c.empty and c.column and any(_names_period(p.text, years, ends) for p in c.column)
-                  and (not quarter or _QUARTER_COLUMN.search(c.column_text)))
+                  and _span_fits(table, i, quarter, half))
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -175,7 +210,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends)
+    cells = asked_cells(table, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half)
     if cells:
         value += W_PERIOD_CELL
         why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"

@@ -491,9 +491,11 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
-    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), periods.quarter is not None,
+    quarter, half = order.asks_span(query, periods.quarter is not None)
+    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
-                    change=order.asks_change(query), ends=tuple(sorted(ends)))
+                    change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
+                    half=half, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
@@ -579,7 +581,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends)
+        asked = order.asked_cells(row, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -754,6 +756,8 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[in
         if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
             continue
         winner = next(i for v, i in rows if v == top)
+        if not any((v if v is not None else t) < top for v, t, _i in alike):
+            continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
         if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
             out[winner] = len(alike)
     return out
