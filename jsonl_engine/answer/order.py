@@ -75,6 +75,8 @@ class Judged:
     reasons: tuple[str, ...]
     asked_cells: tuple[int, ...] = ()  # indexes of the row's cells in the asked period's column(s)
     names_item: bool = False  # a row whose label names the asked line item
+    period: int = 0  # 1: states the asked period (a row's column or label, a sentence with a figure naming it);
+    # -1: a row whose columns are known and none is the asked period; 0: neither
 
 
 def label_of(body: str) -> str | None:
@@ -94,14 +96,15 @@ _SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fi
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
 _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
-_QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b", re.IGNORECASE)
+_QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
+                            r"|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
 
 
-def asks_span(query: str, quarter_named: bool) -> tuple[bool, bool]:
+def asks_span(query: str) -> tuple[bool, bool]:
     """(a quarter, a half year) the question asks for: "Q2", "second quarter", "three months ended ..."; "first
-    half", "six months ended ..." (a half is no quarter, though the quarter closing it names the same report)."""
-    half = bool(_HALF_ASKED.search(query))
-    return (quarter_named or bool(_QUARTER_ASKED.search(query))) and not half, half
+    half", "six months ended ..." (a half is no quarter, though the quarter closing it names the same report);
+    both when it names both."""
+    return bool(_QUARTER_ASKED.search(query)), bool(_HALF_ASKED.search(query))
 
 
 def _span(table: TableRow, i: int) -> str | None:
@@ -113,12 +116,18 @@ def _span(table: TableRow, i: int) -> str | None:
     return next((h.text for h in table.headers if _SPAN.search(h.text)), None)
 
 
+def _span_named(ask: Ask, body: str) -> bool:
+    """A sentence names the asked span, if one is: "quarter", "quarterly", "three months" for a quarter asked."""
+    return not (ask.quarter or ask.half) or bool(ask.quarter and _QUARTER_COLUMN.search(body)) \
+        or bool(ask.half and _HALF_COLUMN.search(body))
+
+
 def _span_fits(table: TableRow, i: int, quarter: bool, half: bool) -> bool:
     """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is."""
     if not quarter and not half:
         return True
     span = _span(table, i)
-    return span is None or bool((_QUARTER_COLUMN if quarter else _HALF_COLUMN).search(span))
+    return span is None or bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span))
 
 
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
@@ -169,6 +178,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
+    period = 0
     if ask.figure:
         if has_figure:
             value += W_FIGURE
@@ -177,7 +187,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
             value -= W_FIGURE
             why.append("holds no figure")
     if table is not None:
-        value, cells = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
+        value, cells, period = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
         value += W_ITEM
         why.append("its label names the asked line item" if table is not None else "it opens with the asked item")
@@ -185,9 +195,10 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         if whole and names_item:
             value += W_WHOLE
             why.append(f"the largest of {whole} rows labelled alike")
-    elif ask.years and has_figure and any(y in body for y in ask.years):
+    elif ask.years and has_figure and any(y in body for y in ask.years) and _span_named(ask, body):
         value += W_PERIOD_SENTENCE
         why.append("names the asked period")
+        period = 1
     if table is None:
         value = _judge_sentence(ask, value, why, figure_near, words)
     if statement is not None and statement in ask.statements:
@@ -196,13 +207,14 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
-    return Judged(round(value, 9), tuple(why), cells, names_item)
+    return Judged(round(value, 9), tuple(why), cells, names_item, period)
 
 
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
-               label_extra: int, label_from_lead: bool = False) -> tuple[float, tuple[int, ...]]:
-    """`value` with a table row's terms added in turn (its label, then its period), `why` extended; and the
-    asked period's cells. Added one by one, as the sum's rounding depends on the order."""
+               label_extra: int, label_from_lead: bool = False) -> tuple[float, tuple[int, ...], int]:
+    """`value` with a table row's terms added in turn (its label, then its period), `why` extended; the asked
+    period's cells; whether it states the asked period (1), lacks it (-1) or neither (0). Added one by one, as
+    the sum's rounding depends on the order."""
     if label_share:
         value += W_LABEL * label_share
         why.append(f"{'its table' + chr(39) + 's lead-in' if label_from_lead else 'row label'} holds {label_share:.0%} of "
@@ -211,19 +223,23 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
     cells = asked_cells(table, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half)
+    period = 0
     if cells:
+        period = 1
         value += W_PERIOD_CELL
         why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"
                    + (" (with the change the table prints)" if any(not year_of(table.cells[i].column_text)
                                                                    for i in cells) else ""))
     elif table.label is not None and year_of(table.label.text) in ask.years and \
             year_of(table.label.text) == table.label.text.strip():
+        period = 1
         value += W_PERIOD_CELL
         why.append(f"a row for the asked period {table.label.text.strip()}")
     elif ask.years and table.mapped:
+        period = -1
         value -= W_NO_PERIOD_CELL
         why.append("no column for the asked period")
-    return value, cells
+    return value, cells, period
 
 
 def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int) -> float:
@@ -239,5 +255,15 @@ def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, w
 
 def rank(units: Sequence[T], judged: Callable[[T], Judged], key: Callable[[T], tuple], *,
             first: Collection[str] = (), document_of: Callable[[T], str]) -> list[T]:
-    """`units` most direct first: the `first` documents' units ahead, then directness, then `key` (rank, start)."""
-    return sorted(units, key=lambda u: (document_of(u) not in first, -judged(u).directness, *key(u)))
+    """`units` most direct first: the `first` documents' units ahead, then directness, then `key` (rank, start).
+    A row with no column for the asked period does not lead over a unit of its documents' rank that states it
+    (a dividend row of annual columns, for a quarter asked, over "the quarterly cash dividend was $0.55 ... in
+    2022"): the most direct such unit leads instead."""
+    out = sorted(units, key=lambda u: (document_of(u) not in first, -judged(u).directness, *key(u)))
+    if out and judged(out[0]).period < 0:
+        lead = next((u for u in out if judged(u).period > 0
+                     and (document_of(u) in first) == (document_of(out[0]) in first)), None)
+        if lead is not None:
+            out.remove(lead)
+            out.insert(0, lead)
+    return out

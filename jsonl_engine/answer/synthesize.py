@@ -491,7 +491,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
-    quarter, half = order.asks_span(query, periods.quarter is not None)
+    quarter, half = order.asks_span(query)
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
