@@ -67,6 +67,7 @@ class Ask:
     ends: tuple[str, ...] = ()  # end dates (ISO) of the asked period in the documents read: a column dated so is it
     half: bool = False  # the question names a half year ("first half", "six months ended ..."), not a quarter
     dated: tuple[str, ...] = ()  # years of the dates it names ("... ended June 30, 2023"): their columns are asked
+    annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +123,15 @@ def _span_named(ask: Ask, body: str) -> bool:
         or bool(ask.half and _HALF_COLUMN.search(body))
 
 
-def _span_fits(table: TableRow, i: int, quarter: bool, half: bool) -> bool:
-    """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is."""
+def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool = False) -> bool:
+    """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is
+    outside an annual report."""
     if not quarter and not half:
         return True
     span = _span(table, i)
-    return span is None or bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span))
+    if span is None:
+        return not annual
+    return bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span))
 
 
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
@@ -142,18 +146,19 @@ def asks_change(query: str) -> bool:
 
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
-                ends: Collection[str] = (), half: bool = False) -> tuple[int, ...]:
+                ends: Collection[str] = (), half: bool = False, annual: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report), of the asked
     span (a quarter's column when one is asked, a half year's, "Six Months Ended", when one is; the column's words
-    or its table's header line say, and a table saying nothing is taken at its word), and hold a value; with
+    or its table's header line say; a table saying nothing is taken at its word, but in `annual` reports it is a
+    year's), and hold a value; with
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
     periods it compares (the columns before it, after the previous change column)."""
     if not years and not ends:
         return ()
     cells = tuple(i for i, c in enumerate(table.cells)
                   if not c.empty and c.column and any(_names_period(p.text, years, ends) for p in c.column)
-                  and _span_fits(table, i, quarter, half))
+                  and _span_fits(table, i, quarter, half, annual))
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -222,7 +227,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half)
+    cells = asked_cells(table, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half, ask.annual)
     period = 0
     if cells:
         period = 1

@@ -457,7 +457,8 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            statement_pages: dict[str, dict[int, str]] | None = None, ends: Collection[str] = ()) -> Synthesis:
+            statement_pages: dict[str, dict[int, str]] | None = None, ends: Collection[str] = (),
+            annual: bool = False) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -466,7 +467,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     and `max_chars` (`_render`), and the confidence (`_grade`). Units of the `first` documents (the filings
     covering the period the query names) come before all others; `statement_pages` (document id -> page ->
     statement kind) tells which units sit on a financial statement's page; `ends` are the asked period's end
-    dates in the documents read (`period_ends`)."""
+    dates in the documents read (`period_ends`), `annual` says they are all annual reports (a column whose
+    table does not say how long its period is is a year's)."""
     tokens = tokenize(query)
     named, rest = cues.named_statement(tokens)
     item_keys = set(keys(" ".join(rest)))
@@ -495,7 +497,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
-                    half=half, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})))
+                    half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})))
     units = _score(tk, raw, ask.figure)
     chosen = _choose(units, frozenset(first))
     readings = _read_tables(chosen, ask, read_table)
@@ -581,7 +583,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half)
+        asked = order.asked_cells(row, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half, ask.annual)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -825,7 +827,8 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
-                  statement_pages=pages, ends=period_ends(store, query, {p.document_id for p in passages}))
+                  statement_pages=pages, ends=period_ends(store, query, {p.document_id for p in passages}),
+                  annual=annual_reports(store, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
 
@@ -842,6 +845,14 @@ def period_ends(store: Store, query: str, document_ids: Collection[str]) -> froz
         if card.period_end and card.fiscal_year in periods.years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
+
+
+def annual_reports(store: Store, document_ids: Collection[str]) -> bool:
+    """The documents read are all annual reports (10-K, 20-F, ...), by their cards."""
+    from jsonl_engine.identity.kinds import ANNUAL_KINDS
+
+    cards = store.cards(sorted(document_ids)) if document_ids else {}
+    return bool(cards) and all(card.kind in ANNUAL_KINDS for card in cards.values())
 
 
 def _whole_statement(store: Store, query: str, passages: list[Passage],
