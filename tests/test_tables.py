@@ -4,6 +4,7 @@ multi-line headers, two tables on one page; and the answer line and claim table 
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +204,59 @@ def test_the_asked_quarter_is_its_reports_three_months_column(dev_pdfs, dev_kb: 
     reading = out.tables[out.claims[0].id]
     assert [reading.row.cells[i].column_text for i in reading.asked] == ["Three Months Ended July 29, 2023"]
     assert "column Three Months Ended July 29, 2023 is the asked period" in out.first_claim["why"]
+
+
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+def test_a_half_year_asked_takes_the_columns_its_table_header_spans():
+    """"For the Six Months Ended June 30," over "2023 2022": the columns are a half year's, for "the first half of
+    2023" (not "Q2 2023"); a table saying nothing of its span is taken at its word, except in an annual report."""
+    pages = parse_file(str(MORE / "AMERICANWATERWORKS_2023Q2_10Q.pdf")).pages
+    text = next(p for p in pages if "Consolidated Statements of Cash Flows" in p and "Capital expenditures (" in p)
+    row = row_at(text, "Net cash provided by operating activities")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [("714", "2023"), ("196", "2022")]
+    assert asked_cells(row, ("2023",), half=True) == (0,)
+    assert asked_cells(row, ("2023",), quarter=True) == ()
+    assert asked_cells(row, ("2023",), quarter=True, half=True) == (0,)  # "Q2 and the first six months"
+    bare = read_row("(In millions) 2023 2022\nNet income 450 376", 24, 42)  # no span said: taken at its word
+    assert asked_cells(bare, ("2023",), quarter=True) == (0,)
+    assert asked_cells(bare, ("2023",), quarter=True, annual=True) == ()
+
+
+def test_a_row_without_the_asked_period_does_not_lead_over_a_sentence_stating_it(dev_kb: Store):
+    """A quarter asked of an annual report: the dividends row of annual columns has no column for it, and the
+    sentence naming the year and its quarters ("... per share for each quarter in 2022") leads, however the
+    row scores (order.rank); a sentence naming the year alone does not state a quarter."""
+    from jsonl_engine.answer import order
+
+    cash_flow = page(dev_kb, "3M_2022_10K", 52)
+    row = row_at(cash_flow, "Dividends paid to shareholders")
+    assert [c.column_text for c in row.cells] == ["2022", "2021", "2020"]
+    notes = page(dev_kb, "3M_2022_10K", 69)
+    i = notes.index("Cash dividends declared and paid totaled $1.49")
+    quarterly = notes[i:notes.index(".", notes.index("respectively", i)) + 1]
+    yearly = "Dividend to noncontrolling interest in 2022 of $29 million related to dividend paid by 3M India Limited"
+    assert yearly in notes
+    ask = order.Ask(True, ("2022",), quarter=True, annual=True)
+    judged = {
+        "row": order.judge(ask, cash_flow[row.label.start:row.cells[-1].end], score=0.9, has_figure=True, table=row, label_share=0.5,
+                           labelled_hit=False, names_item=True),
+        "quarterly": order.judge(ask, quarterly, score=0.4, has_figure=True, table=None, label_share=0,
+                                 labelled_hit=False),
+        "yearly": order.judge(ask, yearly, score=0.6, has_figure=True, table=None, label_share=0,
+                              labelled_hit=False)}
+    assert "no column for the asked period" in judged["row"].reasons and judged["row"].period == -1
+    assert "names the asked period" in judged["quarterly"].reasons
+    assert "names the asked period" not in judged["yearly"].reasons
+    assert judged["row"].directness > judged["quarterly"].directness
+    ranked = order.rank(list(judged), judged.__getitem__, lambda u: (0, 0), document_of=lambda u: "d")
+    assert ranked[0] == "quarterly" and ranked[1] == "row"
+    # with no unit stating the period, the row keeps its place
+    del judged["quarterly"]
+    assert order.rank(list(judged), judged.__getitem__, lambda u: (0, 0), document_of=lambda u: "d")[0] == "row"
+    out = synthesize(dev_kb, "Did 3M pay dividends in Q2 of FY2022?", document_ids=[dev_kb.doc_ids["3M_2022_10K"]])
+    assert "$1.49" in out.claims[0].text and "names the asked period" in out.first_claim["why"]
