@@ -49,6 +49,7 @@ _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|se
                       r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
 _MARK = re.compile(r"\(\d{1,2}\)|\([a-z]\)")  # a footnote mark printed apart: "(1)", "(a)"
+_OPEN_END = re.compile(r"(?i)other|total|net|non|and|or|of|for|the|in|at|to|by|&|u\.s\.|non-u\.s\.|-")  # not a title's end
 MAX_TITLE_WORDS = 8  # words in a line of column titles over the groups or periods
 MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
 GROUP_LINES_UP = 3  # lines above the column line still read for groups and the unit
@@ -258,6 +259,7 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
     """The header lines just above the column line (at most GROUP_LINES_UP: groups, a unit, more periods)
     appended to `headers`, their groups put before `groups`; a row or a sentence ends them. Returned: a line of
     column titles right above them, naming no period or group ("Revenue Mix Comparable Sales"), if any."""
+    titles: list[Part] = []
     under_columns = True  # the line below is the column line or a line of groups (not a unit's or lead-in's)
     for since_column, (s, e) in enumerate(lines, 1):
         line = text[s:e]
@@ -270,12 +272,13 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
             groups[:0] = _group_parts(text, s, e)
             under_columns = bool(_GROUP.search(line) or _is_column_line(line, found_periods)) \
                 and not line.endswith(":")
-        elif under_columns and _title(line) and len(line.split()) <= MAX_TITLE_WORDS and not line.endswith(":"):
+            continue
+        if under_columns and not titles and _title(line) and len(line.split()) <= MAX_TITLE_WORDS \
+                and not line.endswith(":"):
             headers.append(Part(line, s, e))
-            return [Part(line, s, e)]
-        else:
-            break
-    return []
+            titles.append(Part(line, s, e))
+        under_columns = False
+    return titles
 
 
 def _split_titles(title: Part, k: int) -> list[Part] | None:
@@ -288,8 +291,8 @@ def _split_titles(title: Part, k: int) -> list[Part] | None:
     out = []
     for i in range(0, len(words), width):
         s, e = words[i][0], words[i + width - 1][1]
-        if not title.text[s].isupper():
-            return None
+        if not title.text[s].isupper() or (i + width < len(words) and _OPEN_END.fullmatch(title.text[words[i + width - 1][0]:e])):
+            return None  # "Pension Other | Postretirement Benefits": a title does not end in "Other"
         out.append(Part(title.text[s:e], title.start + s, title.start + e))
     return out
 
