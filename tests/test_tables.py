@@ -260,3 +260,22 @@ def test_a_row_without_the_asked_period_does_not_lead_over_a_sentence_stating_it
     assert order.rank(list(judged), judged.__getitem__, lambda u: (0, 0), document_of=lambda u: "d")[0] == "row"
     out = synthesize(dev_kb, "Did 3M pay dividends in Q2 of FY2022?", document_ids=[dev_kb.doc_ids["3M_2022_10K"]])
     assert "$1.49" in out.claims[0].text and "names the asked period" in out.first_claim["why"]
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+def test_groups_above_a_title_line_are_still_read():
+    """"Quarters Ended Six Months Ended" over "Aircraft Deliveries" over dates printed a piece a line: the title
+    line between them hides no group (distinct groups need no title), and an unevenly worded title line is not cut
+    ("Pension Other Postretirement Benefits" is no "Pension Other" | "Postretirement Benefits")."""
+    from jsonl_engine.answer.tables import Part, _split_titles
+
+    pages = parse_file(str(MORE / "LOCKHEEDMARTIN_2023Q2_10Q.pdf")).pages
+    text = next(p for p in pages if "Aircraft Deliveries" in p and "\nF-35 " in p)
+    row = row_at(text, "F-35 ")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("45", "Quarters Ended June 25, 2023"), ("35", "Quarters Ended June 26, 2022"),
+        ("50", "Six Months Ended June 25, 2023"), ("61", "Six Months Ended June 26, 2022")]
+    assert _split_titles(Part("Pension Other Postretirement Benefits", 0, 37), 2) is None
+    assert [p.text for p in _split_titles(Part("Revenue Mix Comparable Sales", 0, 28), 2)] == ["Revenue Mix",
+                                                                                             "Comparable Sales"]
