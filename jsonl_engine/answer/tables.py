@@ -6,13 +6,18 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 ("(Millions) 2022 2021 2020", or several lines: "Three Months Ended Six Months Ended" over "2023 2022 2023 2022").
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
-  negatives) and dashes ("—", an empty cell); "$" and "%" printed apart belong to the number beside them;
+  negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell); "$" and "%"
+  printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
+  footnote mark, no negative figure; a row printed without its label takes the line above ("Gross profit as a %
+  of revenue" over "(1) 23.2 % 22.1 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
   "June 30," over "2023", joins the pieces above it into one); lines just above it naming groups
-  ("Three Months Ended") span the columns evenly; a prose sentence, or a row above the column line, ends the
-  table;
+  ("Three Months Ended") span the columns evenly; a line of titles right above them ("Revenue Mix Comparable
+  Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
+  words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
+  prose sentence, or a row above the column line, ends the table;
 - a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
   "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
 - unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
