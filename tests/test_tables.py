@@ -279,3 +279,16 @@ def test_groups_above_a_title_line_are_still_read():
     assert _split_titles(Part("Pension Other Postretirement Benefits", 0, 37), 2) is None
     assert [p.text for p in _split_titles(Part("Revenue Mix Comparable Sales", 0, 28), 2)] == ["Revenue Mix",
                                                                                              "Comparable Sales"]
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+def test_a_bare_footnote_mark_before_a_dollar_cell():
+    """"Basic Net Income Per Share" / "1 $ 2.09 $ 1.51 $ 0.29" under three years: the "1" is a footnote mark (a row
+    printing "$" prints it on its first figure), the label the line above."""
+    pages = parse_file(str(MORE / "COCACOLA_2019_10K.pdf")).pages
+    text = next(p for p in pages if "Basic Net Income Per Share\n1 $ 2.09" in p)
+    row = row_at(text, "1 $ 2.09")
+    verbatim(text, row)
+    assert row.label.text == "Basic Net Income Per Share"
+    assert [(c.text, c.column_text) for c in row.cells] == [("$ 2.09", "December 31, 2019"), ("$ 1.51", "2018"),
+                                                            ("$ 0.29", "2017")]

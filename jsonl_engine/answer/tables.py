@@ -207,7 +207,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles)
         if columns is not None:
             cells = cells[1:]
-    if label is None and cells:
+    if label is None and cells and column_line is not None:
         label = _label_above(text, start)
     if column_line is not None and not columns:
         headers.extend(between[-2:])
@@ -303,8 +303,11 @@ def _split_titles(title: Part, k: int) -> list[Part] | None:
 
 
 def _footnote_mark(cells: list[Cell]) -> bool:
-    """The row's first cell could be a footnote mark: "(1)", no "$" or "%" (right after the label, or first)."""
-    return len(cells) >= 2 and bool(_MARK.fullmatch(cells[0].text))
+    """The row's first cell could be a footnote mark: "(1)", no "$" or "%" (right after the label, or first), or a
+    bare "1" before a "$" cell (a row printing "$" prints it on its first figure)."""
+    return len(cells) >= 2 and (bool(_MARK.fullmatch(cells[0].text))
+                                or (cells[0].text.isdigit() and len(cells[0].text) <= 2
+                                    and cells[1].text.startswith("$")))
 
 
 def _label_above(text: str, start: int) -> Part | None:
