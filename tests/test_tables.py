@@ -292,3 +292,27 @@ def test_a_bare_footnote_mark_before_a_dollar_cell():
     assert row.label.text == "Basic Net Income Per Share"
     assert [(c.text, c.column_text) for c in row.cells] == [("$ 2.09", "December 31, 2019"), ("$ 1.51", "2018"),
                                                             ("$ 0.29", "2017")]
+
+
+def test_a_footnote_mark_after_a_label_and_a_row_above_the_column_line(dev_kb: Store):
+    """"Add: Impact of hyperinflation (3) 24 16 19" under "($ in millions) 2023 2022 2021": "(3)" is the label's
+    footnote mark; the row "Add: 2018/2019 Restructuring programs (1) — 37 88" above is no column line (its "37 88"
+    are no days of dates)."""
+    text = page(dev_kb, "AMCOR_2023_10K", 35)
+    row = row_at(text, "Add: Impact of hyperinflation (3)")
+    verbatim(text, row)
+    assert row.label.text == "Add: Impact of hyperinflation"
+    assert [(c.text, c.column_text) for c in row.cells] == [("24", "2023"), ("16", "2022"), ("19", "2021")]
+    assert row.unit.text == "($ in millions)"
+    other = row_at(text, "Add/(Less): Other (8)")
+    assert [(c.text, c.column_text) for c in other.cells] == [("(3)", "2023"), ("4", "2022"), ("7", "2021")]
+
+
+def test_a_negative_first_cell_under_a_titled_extra_column_is_kept(dev_pdfs):
+    """"2019 2018" over "Increase" / "(Decrease)": a row's three cells "(22) (230) 208" are three figures (the
+    third column's title is under the column line), never a footnote mark and two."""
+    pages = parse_file(str(dev_pdfs / "ACTIVISIONBLIZZARD_2019_10K.pdf")).pages
+    text = next(p for p in pages if "Net cash used in investing activities (22) (230) 208" in p)
+    row = row_at(text, "Net cash used in investing activities (22)")
+    assert [c.text for c in row.cells] == ["(22)", "(230)", "208"] and number(row.cells[0].text) == Decimal(-22)
+    assert not any(c.column for c in row.cells)  # the headers do not map: no column guessed

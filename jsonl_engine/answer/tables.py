@@ -8,7 +8,7 @@ The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
   negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell); "$" and "%"
   printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
-  footnote mark, no negative figure; a row printed without its label takes the line above ("Gross profit as a %
+  footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
   of revenue" over "(1) 23.2 % 22.1 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
@@ -53,6 +53,10 @@ _NON_PERIOD_NUMBER = re.compile(r"\d")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+# a date's day written apart from its year: by its month ("December 31", "31 December") or before a comma ("31,");
+# not a row's cells ("— 37 88")
+_DAY = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?(?=,|\s+{_MONTH}\b)",
+                  re.IGNORECASE)
 _MARK = re.compile(r"\(\d{1,2}\)|\([a-z]\)")  # a footnote mark printed apart: "(1)", "(a)"
 _OPEN_END = re.compile(r"(?i)other|total|net|non|and|or|of|for|the|in|at|to|by|&|u\.s\.|non-u\.s\.|-")  # not a title's end
 MAX_TITLE_WORDS = 8  # words in a line of column titles over the groups or periods
@@ -178,7 +182,7 @@ def _is_column_line(line: str, periods: list[Part]) -> bool:
         return False
     rest = PERIOD.sub(" ", line)
     rest = UNIT.sub(" ", rest)
-    rest = re.sub(r"\b\d{1,2}(?:st|nd|rd|th)?\b", " ", rest)  # day numbers of dates written apart
+    rest = _DAY.sub(" ", rest)  # day numbers of dates written apart
     return not _NON_PERIOD_NUMBER.search(rest)
 
 
@@ -201,9 +205,11 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         groups.extend(_group_parts(text, *column_line))
         titles = _above_column_line(text, lines, headers, groups)
     columns = _columns(text, column_line, periods, groups, len(cells), titles)
-    if column_line is not None and columns is None and _footnote_mark(cells):
+    if column_line is not None and columns is None and not between and _footnote_mark(cells) \
+            and _only_periods(text[column_line[0]:column_line[1]]):
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
-        # footnote mark, no negative figure (told apart by the column count alone)
+        # footnote mark, no negative figure (told apart by the column count, when no line between the column line
+        # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018")
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles)
         if columns is not None:
             cells = cells[1:]
@@ -300,6 +306,13 @@ def _split_titles(title: Part, k: int) -> list[Part] | None:
             return None  # "Pension Other | Postretirement Benefits": a title does not end in "Other"
         out.append(Part(title.text[s:e], title.start + s, title.start + e))
     return out
+
+
+def _only_periods(line: str) -> bool:
+    """A column line naming periods (their groups, a unit) and nothing else: no title of a column of its own
+    ("FISCAL 2023 FISCAL 2022 % CHANGE" has one), so a cell more than its periods is none of its columns."""
+    rest = UNIT.sub(" ", _GROUP.sub(" ", PERIOD.sub(" ", line)))
+    return not re.search(r"[A-Za-z%]", rest)
 
 
 def _footnote_mark(cells: list[Cell]) -> bool:
