@@ -316,3 +316,18 @@ def test_a_negative_first_cell_under_a_titled_extra_column_is_kept(dev_pdfs):
     row = row_at(text, "Net cash used in investing activities (22)")
     assert [c.text for c in row.cells] == ["(22)", "(230)", "208"] and number(row.cells[0].text) == Decimal(-22)
     assert not any(c.column for c in row.cells)  # the headers do not map: no column guessed
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+def test_month_and_day_over_the_years_make_dated_columns():
+    """"April 30, January 31, April 30," over "(Amounts in millions) 2023 2023 2022": each year takes the month
+    and day above it (two verbatim parts), and a date the question names picks its column alone."""
+    pages = parse_file(str(MORE / "WALMART_2024Q1_10Q.pdf")).pages
+    text = next(p for p in pages if "Condensed Consolidated Balance Sheets" in p and "\nInventories " in p)
+    row = row_at(text, "Inventories ")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [("56,932", "April 30, 2023"), ("56,576", "January 31, 2023"),
+                                                            ("61,229", "April 30, 2022")]
+    assert [p.text for p in row.cells[0].column] == ["April 30,", "2023"]
+    assert asked_cells(row, ("2024",), ends=("2023-04-30",), dated=("2023",)) == (0,)
+    assert asked_cells(row, (), dated=("2023",)) == (0, 1)  # the year alone: both columns of 2023

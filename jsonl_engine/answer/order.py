@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jsonl_engine.answer.tables import TableRow, year_of
-from jsonl_engine.identity.dates import parse_date
+from jsonl_engine.identity.dates import DATE, parse_date
 
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
@@ -146,18 +146,23 @@ def asks_change(query: str) -> bool:
 
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
-                ends: Collection[str] = (), half: bool = False, annual: bool = False) -> tuple[int, ...]:
+                ends: Collection[str] = (), half: bool = False, annual: bool = False,
+                dated: Sequence[str] = ()) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
-    the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report), of the asked
+    the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
+    question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
     span (a quarter's column when one is asked, a half year's, "Six Months Ended", when one is; the column's words
     or its table's header line say; a table saying nothing is taken at its word, but in `annual` reports it is a
     year's), and hold a value; with
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
     periods it compares (the columns before it, after the previous change column)."""
-    if not years and not ends:
+    if not years and not ends and not dated:
         return ()
+    exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
+    wanted = tuple(years) + (() if exact else tuple(dated))
     cells = tuple(i for i, c in enumerate(table.cells)
-                  if not c.empty and c.column and any(_names_period(p.text, years, ends) for p in c.column)
+                  if not c.empty and c.column and (any(_names_period(p.text, wanted, ends) for p in c.column)
+                                                   or _dated(c.column_text, ends))
                   and _span_fits(table, i, quarter, half, annual))
     if not cells or not change:
         return cells
@@ -166,6 +171,12 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     compared = {j for n, i in enumerate(changes) if any((changes[n - 1] if n else -1) < k < i for k in cells)
                 for j in range((changes[n - 1] if n else -1) + 1, i + 1) if not table.cells[j].empty}
     return tuple(sorted(set(cells) | compared))
+
+
+def _dated(column: str, ends: Collection[str]) -> bool:
+    """A column's header, its parts read together ("April 30," over "2023"), is dated an asked period's end."""
+    return bool(ends) and any((when := parse_date(m.group(0))) is not None and when.isoformat() in ends
+                              for m in DATE.finditer(column))
 
 
 def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -> bool:
@@ -227,7 +238,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half, ask.annual)
+    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated)
     period = 0
     if cells:
         period = 1

@@ -583,7 +583,8 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         if found is None:
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
-        asked = order.asked_cells(row, ask.years + ask.dated, ask.quarter, ask.change, ask.ends, ask.half, ask.annual)
+        asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
+                                    ask.dated)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 

@@ -197,20 +197,27 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
     titles: list[Part] = []  # a line of column titles over the groups or periods ("Revenue Mix Comparable Sales")
+    days: list[Part] = []  # the month and day of each year, on the line above the column line ("April 30,")
     if column_line is None:
         headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
     else:
         headers.append(Part(text[column_line[0]:column_line[1]], *column_line))
         between = block
         groups.extend(_group_parts(text, *column_line))
+        above = next(lines, None)
+        days = _days_over(text, above, periods) if above is not None else []
+        if days:
+            headers.append(Part(text[above[0]:above[1]], *above))
+        elif above is not None:
+            lines = itertools.chain([above], lines)
         titles = _above_column_line(text, lines, headers, groups)
-    columns = _columns(text, column_line, periods, groups, len(cells), titles)
+    columns = _columns(text, column_line, periods, groups, len(cells), titles, days)
     if column_line is not None and columns is None and not between and _footnote_mark(cells) \
             and _only_periods(text[column_line[0]:column_line[1]]):
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
         # footnote mark, no negative figure (told apart by the column count, when no line between the column line
         # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018")
-        columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles)
+        columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days)
         if columns is not None:
             cells = cells[1:]
     if label is None and cells and column_line is not None:
@@ -222,6 +229,20 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     if columns:
         cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
     return TableRow(label, tuple(cells), unit, tuple(headers))
+
+
+_MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+
+
+def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Part]:
+    """The month and day of each year of the column line, printed on the line above it ("April 30, January 31,
+    April 30," over "(Amounts in millions) 2023 2023 2022"), one per year; [] when that line is not so."""
+    s, e = line
+    found = list(_MONTH_DAY.finditer(text, s, e))
+    if not periods or len(found) != len(periods) or _MONTH_DAY.sub("", text[s:e]).strip() \
+            or not all(re.fullmatch(r"(?:19|20)\d\d", p.text) for p in periods):
+        return []
+    return [Part(m.group(0), m.start(), m.end()) for m in found]
 
 
 def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
@@ -363,27 +384,28 @@ def _group_parts(text: str, s: int, e: int) -> list[Part]:
 
 
 def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part], groups: list[Part],
-             n: int, titles: Sequence[Part] = ()) -> list[tuple[Part, ...]] | None:
+             n: int, titles: Sequence[Part] = (), days: Sequence[Part] = ()) -> list[tuple[Part, ...]] | None:
     """The header parts of each of `n` cells, when the header's counts match the row's (else None); a line of
     titles over them (`titles`) is cut into as many titles as the groups when these are all alike ("Three Months
     Ended" twice), or as the times the periods repeat when there is no group ("2023 2022 2023 2022": two), and
     each title spans its share of the columns."""
     if column_line is None or not n:
         return None
-    labels = list(periods)
+    labels: list[tuple[Part, ...]] = [(d, p) for d, p in zip(days, periods, strict=True)] if days else \
+        [(p,) for p in periods]
     if len(labels) + 1 == n:  # "2022 2021 Change": a trailing title is the last column
         tail_start = periods[-1].end
         tail = text[tail_start:column_line[1]]
         if tail.strip() and not _NON_PERIOD_NUMBER.search(tail):
             lead = len(tail) - len(tail.lstrip())
-            labels.append(Part(tail.strip(), tail_start + lead, tail_start + lead + len(tail.strip())))
+            labels.append((Part(tail.strip(), tail_start + lead, tail_start + lead + len(tail.strip())),))
     if len(labels) != n:
         return None
     if groups and n % len(groups) == 0 and len(groups) > 1:
         width = n // len(groups)
-        columns = [(groups[i // width], labels[i]) for i in range(n)]
+        columns = [(groups[i // width], *labels[i]) for i in range(n)]
     else:
-        columns = [(label,) for label in labels]
+        columns = list(labels)
     # titles tell apart columns the groups and periods below them do not: groups all alike, or no group
     alike = len({" ".join(g.text.split()).lower() for g in groups}) == 1
     k = (len(groups) if alike and len(groups) > 1 else 0) if groups else _repeats(periods)
