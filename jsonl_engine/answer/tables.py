@@ -13,7 +13,8 @@ The rules are about how tables are printed, not about any document:
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
-  "June 30," over "2023", joins the pieces above it into one); lines just above it naming groups
+  "June 30," over "2023", joins the pieces above it into one; a line of as many month-days right above a line
+  of years, "April 30, January 31," over "2023 2023", dates each year's column); lines just above it naming groups
   ("Three Months Ended") span the columns evenly; a line of titles right above them ("Revenue Mix Comparable
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
   words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
