@@ -95,6 +95,7 @@ _HALF_COLUMN = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b
 _SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fifty-three|\d{1,2})\s+(?:months|weeks)\b"
                    r"|\bquarters?\b|\bq[1-4]\b|\bh[12]\b|\bhalf\b|\byears?\s+ended\b|\bfiscal\s+years?\b"
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
+_YEAR_IN_TEXT = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,%])")
 _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
 _QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
@@ -115,6 +116,13 @@ def _span(table: TableRow, i: int) -> str | None:
     if _SPAN.search(column):
         return column
     return next((h.text for h in table.headers if _SPAN.search(h.text)), None)
+
+
+def _later_year(ask: Ask, body: str) -> bool:
+    """A sentence naming a year after every asked one ("... to $0.605 per share effective in 2023" for 2022): its
+    figure may be that later period's."""
+    latest = max(int(y) for y in ask.years)
+    return any(int(m.group(0)) > latest for m in _YEAR_IN_TEXT.finditer(body))
 
 
 def _span_named(ask: Ask, body: str) -> bool:
@@ -211,7 +219,8 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         if whole and names_item:
             value += W_WHOLE
             why.append(f"the largest of {whole} rows labelled alike")
-    elif ask.years and has_figure and any(y in body for y in ask.years) and _span_named(ask, body):
+    elif ask.years and has_figure and any(y in body for y in ask.years) and _span_named(ask, body) \
+            and not _later_year(ask, body):
         value += W_PERIOD_SENTENCE
         why.append("names the asked period")
         period = 1
