@@ -331,3 +331,18 @@ def test_month_and_day_over_the_years_make_dated_columns():
     assert [p.text for p in row.cells[0].column] == ["April 30,", "2023"]
     assert asked_cells(row, ("2024",), ends=("2023-04-30",), dated=("2023",)) == (0,)
     assert asked_cells(row, (), dated=("2023",)) == (0, 1)  # the year alone: both columns of 2023
+
+
+def test_a_sentence_naming_a_later_year_does_not_state_the_asked_one(dev_kb: Store):
+    """For 2022 asked, "... increase in the quarterly cash dividend to $0.605 per share effective in 2023" may give
+    2023's figure (no "names the asked period"); a sentence giving each year's figure, "respectively", does."""
+    from jsonl_engine.answer import order
+
+    ask = order.Ask(True, ("2022",))
+    later = ("In December 2022, the Board authorized a 10% increase in the quarterly cash dividend to $0.605 per "
+             "share effective in 2023.")
+    each = next(s for s in page(dev_kb, "AMCOR_2023_10K", 40).split("\n") if s.startswith("In fiscal years 2023, 2022"))
+    judged = [order.judge(ask, body, score=0.5, has_figure=True, table=None, label_share=0, labelled_hit=False)
+              for body in (later, each)]
+    assert "names the asked period" not in judged[0].reasons
+    assert "names the asked period" in judged[1].reasons and judged[1].period == 1

@@ -95,6 +95,7 @@ _HALF_COLUMN = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b
 _SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fifty-three|\d{1,2})\s+(?:months|weeks)\b"
                    r"|\bquarters?\b|\bq[1-4]\b|\bh[12]\b|\bhalf\b|\byears?\s+ended\b|\bfiscal\s+years?\b"
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_IN_TEXT = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,%])")
 _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
@@ -120,9 +121,10 @@ def _span(table: TableRow, i: int) -> str | None:
 
 def _later_year(ask: Ask, body: str) -> bool:
     """A sentence naming a year after every asked one ("... to $0.605 per share effective in 2023" for 2022): its
-    figure may be that later period's."""
+    figure may be that later period's; not a sentence giving each year's figure ("In 2023, 2022 and 2021, we
+    paid $723 million, $732 million and $742 million, respectively")."""
     latest = max(int(y) for y in ask.years)
-    return any(int(m.group(0)) > latest for m in _YEAR_IN_TEXT.finditer(body))
+    return not _RESPECTIVELY.search(body) and any(int(m.group(0)) > latest for m in _YEAR_IN_TEXT.finditer(body))
 
 
 def _span_named(ask: Ask, body: str) -> bool:
