@@ -3,12 +3,14 @@
 Each chosen unit keeps its synthesis score (coverage, proximity, figures, rank) and gains or loses for what makes
 an answer direct, judged from how the text is written, never from what it is about:
   +0.30 the question asks for an amount and the unit holds a figure      (-0.30 when it holds none)
-  +0.30 a table row whose column for the asked period (a year the question names; with a quarter named, a
-        quarter's column: "Three Months Ended ...") holds a value, or a row
+  +0.30 a table row whose column for the asked period (a year the question names, a date it names, the end of
+        the asked fiscal period in the document read; with a quarter named, a quarter's column: "Three Months
+        Ended ...", with a half year, "Six Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
         changed also takes the change column the table prints and the periods it compares ("2022 2021 Change")
-  +0.15 a sentence that names the asked period and holds a figure
+  +0.15 a sentence that names the asked period and holds a figure (and its span, "quarterly", when a quarter
+        is asked; not when it names a later year too, unless it gives each year's figure, "respectively")
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         terms of the document's title, its issuer's name, the words naming the statement to read ("balance
@@ -28,6 +30,7 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+A row with no column for the asked period never leads over a unit stating it (the most direct such unit leads).
 A superlative question ("which ... the largest ...") then leads with the row of the extreme value
 (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
