@@ -1,9 +1,13 @@
-"""bench/data/figures.jsonl (our held-out figure questions) holds what it says, checked against the filings' pages."""
+"""bench/data/figures.jsonl and figures2.jsonl (our held-out figure questions) hold what they say, checked against the
+filings' pages."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -51,3 +55,65 @@ def test_evidence_is_the_zero_indexed_page_and_holds_every_answer_figure():
     dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
     if dev.is_dir():
         assert not {q["doc_name"] for q in questions()} & {p.stem for p in dev.glob("*.pdf")}
+
+
+# bench/data/figures2.jsonl: a second held-out set in the dev split's mix (domain, novel, metrics questions over
+# 10-Ks, 10-Qs, 8-Ks and earnings releases), on filings neither the dev split nor figures.jsonl uses.
+FIGURES2 = ROOT / "bench" / "data" / "figures2.jsonl"
+FORMS = {"10-K": re.compile(r"_10K$"), "10-Q": re.compile(r"_10Q$"), "8-K": re.compile(r"_8K_"),
+         "earnings": re.compile(r"_EARNINGS$")}
+
+
+def questions2() -> list[dict]:
+    return [json.loads(line) for line in FIGURES2.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_figures2_fields_ids_and_mix():
+    qs = questions2()
+    assert len(qs) == 40
+    assert all(q.keys() >= FIELDS and q["dataset_subset_label"] == "OURS" for q in qs)
+    assert [q["financebench_id"] for q in qs] == [f"ours2_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    kinds = Counter(q["question_type"] for q in qs)
+    assert kinds["domain-relevant"] >= 14 and kinds["novel-generated"] >= 16 and kinds["metrics-generated"] >= 5
+    # domain questions carry the dev split's template number, as FinanceBench's do
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    forms = Counter(next(f for f, rx in FORMS.items() if rx.search(q["doc_name"])) for q in qs)
+    assert forms["10-K"] >= 20 and min(forms["10-Q"], forms["8-K"], forms["earnings"]) >= 4
+    assert len({q["company"] for q in qs}) >= 15
+    # none of figures.jsonl's filings: the two sets measure different documents
+    assert not {q["doc_name"] for q in qs} & {q["doc_name"] for q in questions()}
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures2_evidence_pages_and_printed_figures():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from synthesize import gold_figures, numbers
+
+    docs: dict[str, pdfium.PdfDocument] = {}
+    for q in questions2():
+        for e in q["evidence"]:
+            doc = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(MORE / "pdfs" / f"{e['doc_name']}.pdf")))
+            page = doc[e["evidence_page_num"]].get_textpage().get_text_range()
+            assert page == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
+            assert all(line in page for line in e["evidence_text"].split("\n")), q["financebench_id"]
+        # at least one figure of the answer is printed on an evidence page; a computed one is written out in the
+        # justification's arithmetic, as the dev split's are
+        asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+        printed = gold_figures(q)
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+    for doc in docs.values():
+        doc.close()
+    # no filing of the dev split or of figures.jsonl, by name or by bytes (two FinanceBench names share bytes)
+    def digest(name: str) -> str:
+        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
+
+    ours = {digest(name) for name in {q["doc_name"] for q in questions2()}}
+    assert not ours & {digest(name) for name in {q["doc_name"] for q in questions()}}
+    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
+    if not dev.is_dir():
+        dev = Path("/work/shared/financebench-dev/pdfs")
+    if dev.is_dir():
+        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
