@@ -8,6 +8,8 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -25,6 +27,34 @@ def questions() -> list[dict]:
     return [json.loads(line) for line in FIGURES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def bench_synthesize():
+    """bench/synthesize.py, whose `numbers` and `gold_figures` say what the bench counts as a question's figure."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import synthesize
+
+    return synthesize
+
+
+def checked(qs: list[dict]) -> Iterator[tuple[dict, set[Decimal], set[Decimal]]]:
+    """Each question with the numbers of its answer (years aside) and those printed on its evidence pages, once every
+    evidence page is checked: the zero-indexed page's pypdfium2 text, holding every evidence line."""
+    numbers, gold_figures = bench_synthesize().numbers, bench_synthesize().gold_figures
+    docs: dict[str, pdfium.PdfDocument] = {}
+    try:
+        for q in qs:
+            for e in q["evidence"]:
+                path = MORE / "pdfs" / f"{e['doc_name']}.pdf"
+                page = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(path)))[e["evidence_page_num"]]
+                text = page.get_textpage().get_text_range()
+                assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
+                assert all(line in text for line in e["evidence_text"].split("\n")), q["financebench_id"]
+            asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+            yield q, asked, gold_figures(q)
+    finally:
+        for doc in docs.values():
+            doc.close()
+
+
 def test_fields_and_ids():
     qs = questions()
     assert len(qs) >= 70
@@ -36,22 +66,9 @@ def test_fields_and_ids():
 
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_evidence_is_the_zero_indexed_page_and_holds_every_answer_figure():
-    sys.path.insert(0, str(ROOT / "bench"))
-    from synthesize import gold_figures, numbers
-
-    docs: dict[str, pdfium.PdfDocument] = {}
-    for q in questions():
-        for e in q["evidence"]:
-            path = MORE / "pdfs" / f"{e['doc_name']}.pdf"
-            doc = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(path)))
-            page = doc[e["evidence_page_num"]].get_textpage().get_text_range()
-            assert page == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
-            assert all(line in page for line in e["evidence_text"].split("\n")), q["financebench_id"]
+    for q, asked, printed in checked(questions()):
         # every number of the answer (years aside) is printed on an evidence page: a figure question for the bench
-        asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
-        assert asked and gold_figures(q) == asked, (q["financebench_id"], q["answer"])
-    for doc in docs.values():
-        doc.close()
+        assert asked and printed == asked, (q["financebench_id"], q["answer"])
     dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
     if dev.is_dir():
         assert not {q["doc_name"] for q in questions()} & {p.stem for p in dev.glob("*.pdf")}
@@ -98,24 +115,12 @@ def test_figures2_fields_ids_and_mix():
 
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_figures2_evidence_pages_and_printed_figures():
-    sys.path.insert(0, str(ROOT / "bench"))
-    from synthesize import gold_figures, numbers
-
-    docs: dict[str, pdfium.PdfDocument] = {}
-    for q in questions2():
-        for e in q["evidence"]:
-            doc = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(MORE / "pdfs" / f"{e['doc_name']}.pdf")))
-            page = doc[e["evidence_page_num"]].get_textpage().get_text_range()
-            assert page == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
-            assert all(line in page for line in e["evidence_text"].split("\n")), q["financebench_id"]
+    numbers = bench_synthesize().numbers
+    for q, asked, printed in checked(questions2()):
         # at least one figure of the answer is printed on an evidence page; a computed one is written out in the
         # justification's arithmetic, as the dev split's are
-        asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
-        printed = gold_figures(q)
         assert printed, (q["financebench_id"], q["answer"])
         assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
-    for doc in docs.values():
-        doc.close()
     # no filing of the dev split or of figures.jsonl, by name or by bytes (two FinanceBench names share bytes)
     def digest(name: str) -> str:
         return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
