@@ -9,6 +9,8 @@ row's verbatim parts, the question's own superlative word first: "Highest of 4 (
 The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
 value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
 A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
+When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
+are compared (`stated`, `pick_stated`): "Worst of 3: MGM China: • Net revenues of ... a decrease of 44%".
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
-A superlative question ("which ... the largest ...") then leads with the row of the extreme value
-(answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+  -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
+sibling bullet stating the extreme change (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).

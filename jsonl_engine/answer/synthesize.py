@@ -1,6 +1,8 @@
 """kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
 
-From the passages retrieval finds (each followed by the other sections of the page of the statement the question
+From the passages retrieval finds (`depth` of them shown, and POOL x `depth` whose units are candidates too: the deeper
+ones, of the same documents, come after the shown ones and lose order.W_DEEP; how rare a term is and the floor are
+measured on the shown ones; each shown passage followed by the other sections of the page of the statement the question
 names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
 (sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
