@@ -88,6 +88,7 @@ PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while
 PER_PASSAGE = 3
 POOL = 2  # candidate units come from POOL x depth passages (the deeper ones: order.W_DEEP)
 SUBJECT_KEYS = 8  # the first words of a sentence, where its subject is
+MAX_SIBLING_PAGES = 3  # pages whose other sections a superlative over stated changes reads
 MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -461,7 +462,8 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = ()) -> Synthesis:
+            statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = (),
+            page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -510,7 +512,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
     lines: dict[int, str] = {}
     if superlative and lead_why is None:
-        lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines)
+        lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines, page_sections)
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings, lines)
@@ -694,27 +696,26 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
 
 
 def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequence[Passage], quarter: bool,
-                        lines: dict[int, str]) -> str | None:
+                        lines: dict[int, str],
+                        page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None) -> str | None:
     """A superlative question answered by sibling bullets or sentences (answer/extreme.py `pick_stated`): when one
-    of the first claims states a change ("..., a decrease of 44%"), the units of its document's passages stating
-    the same measure's change under their own headings are compared, and the extreme one leads (in `items`, in
-    place), its line naming its heading (`lines`). Returns why, or None when nothing compares."""
+    of the first claims states a change ("..., a decrease of 44%"), the units of its document's passages, and of
+    the other sections on the pages where that measure's changes are stated (`page_sections`), stating the same measure's change under their own headings
+    are compared, and the extreme one leads (in `items`, in place), its line naming its heading (`lines`). Returns
+    why, or None when nothing compares."""
     picked = None
     for lead in items[:PER_SECTION_SHOWN + 1]:
         lead_stated = extreme.stated(lead.passage.text[lead.seg.start:lead.seg.end])
         if lead.seg.kind not in ("bullet", "sentence") or lead_stated is None:
             continue
-        candidates: list[extreme.Sibling] = []
-        for rank, p in enumerate(passages):
-            if p.document_id != lead.passage.document_id:
-                continue
-            heading = p.title
-            for seg in segment(p.text):
-                body = p.text[seg.start:seg.end]
-                if seg.kind == "heading":
-                    heading = body
-                elif seg.kind in ("bullet", "sentence") and (found := extreme.stated(body)) is not None:
-                    candidates.append(extreme.Sibling((rank, p, seg), collapse_ws(heading), collapse_ws(body), found))
+        candidates = _stated_units(passages, lead.passage.document_id, 0)
+        # the other sections on the pages of the same measure's statements: a sibling's heading may be its own section
+        pages = sorted({page_at(c.key[1].page_map, c.key[2].start, c.key[1].page_start)  # type: ignore[index]
+                        for c in candidates if c.stated.signature[:2] == lead_stated.signature[:2]})
+        have = {p.section_id for p in passages}
+        nearby = [q for page in pages[:MAX_SIBLING_PAGES] for q in page_sections(lead.passage, page, have)] \
+            if page_sections else []
+        candidates += _stated_units(nearby, lead.passage.document_id, len(passages))
         picked = extreme.pick_stated(ask, lead_stated, candidates, quarter)
         if picked is not None:
             break
@@ -730,6 +731,23 @@ def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequen
     items.insert(0, unit)
     lines[id(unit)] = line
     return why
+
+
+def _stated_units(passages: Sequence[Passage], document_id: str, first_rank: int) -> list[extreme.Sibling]:
+    """The bullets and sentences of `document_id`'s passages stating a change, each with the heading it is under
+    (the last heading above it in its passage, else the passage's title); keyed by (rank, passage, segment)."""
+    out: list[extreme.Sibling] = []
+    for rank, p in enumerate(passages, first_rank):
+        if p.document_id != document_id:
+            continue
+        heading = p.title
+        for seg in segment(p.text):
+            body = p.text[seg.start:seg.end]
+            if seg.kind == "heading":
+                heading = body
+            elif seg.kind in ("bullet", "sentence") and (found := extreme.stated(body)) is not None:
+                out.append(extreme.Sibling((rank, p, seg), collapse_ws(heading), collapse_ws(body), found))
+    return out
 
 
 def _leads_into(unit: _Unit, measure: str) -> bool:
@@ -884,7 +902,8 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
-                  statement_pages=pages, deep={p.section_id for p in deep})
+                  statement_pages=pages, deep={p.section_id for p in deep},
+                  page_sections=lambda p, page, have: _page_sections(store, p, page, have))
     out.warnings = warnings
     return out
 
@@ -896,7 +915,6 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
     judged to be that statement, or the page of a section titled as it): a statement's title may be one section
     and its rows others, and the row asked must be among the units."""
     from jsonl_engine.identity.statements import head_kind
-    from jsonl_engine.retrieval.types import Passage as _Passage
 
     tokens = tokenize(query)
     named, _ = cues.named_statement(tokens)
@@ -914,17 +932,26 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
         if not reach or expanded >= MAX_STATEMENT_PAGES:
             continue
         expanded += 1
-        refs = [r for r in store.sections_on_pages(reach[:1], 0) if r.section_id not in have
-                and r.page_start <= reach[0][1] <= r.page_end]
-        texts = store.section_texts([r.section_id for r in refs])
-        for r in refs:
-            if r.section_id in texts:
-                text, page_map = texts[r.section_id]
-                have.add(r.section_id)
-                out.append(_Passage(section_id=r.section_id, document_id=r.document_id,
-                                    document_title=p.document_title, title=r.title, path=r.path,
-                                    page_start=r.page_start, page_end=r.page_end, score=p.score, text=text,
-                                    snippet="", status=p.status, page_map=page_map))
+        out.extend(_page_sections(store, p, reach[0][1], have))
+    return out
+
+
+def _page_sections(store: Store, like: Passage, page: int, have: set[str]) -> list[Passage]:
+    """The sections of `like`'s document reaching `page` that are not in `have` (added to it), as passages with
+    `like`'s score and status."""
+    from jsonl_engine.retrieval.types import Passage as _Passage
+
+    refs = [r for r in store.sections_on_pages([(like.document_id, page)], 0) if r.section_id not in have
+            and r.page_start <= page <= r.page_end]
+    texts = store.section_texts([r.section_id for r in refs])
+    out = []
+    for r in refs:
+        if r.section_id in texts:
+            text, page_map = texts[r.section_id]
+            have.add(r.section_id)
+            out.append(_Passage(section_id=r.section_id, document_id=r.document_id, document_title=like.document_title,
+                                title=r.title, path=r.path, page_start=r.page_start, page_end=r.page_end,
+                                score=like.score, text=text, snippet="", status=like.status, page_map=page_map))
     return out
 
 
