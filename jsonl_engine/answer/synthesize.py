@@ -33,6 +33,7 @@ states one" and at most medium confidence.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -160,18 +161,20 @@ def stem(word: str) -> str:
 
 def keys(text: str) -> list[str]:
     """Comparable keys of the tokens of `text`, in order: stems, numbers without commas, periods as years."""
-    out = []
-    for tok in _TOKEN.findall(_AMPERSAND.sub(" and ", text)):
-        low = tok.lower().replace(",", "")
-        period = _PERIOD.match(low)
-        if period:
-            year = period.group(1)
-            out.append(year if len(year) == 4 else "20" + year)
-        elif low[0].isdigit():
-            out.append(low)
-        elif len(low) > 1:
-            out.append(stem(low))
-    return out
+    return [k for tok in _TOKEN.findall(_AMPERSAND.sub(" and ", text)) if (k := _key(tok))]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key(tok: str) -> str:
+    """One token's key ("" for none): `keys`, cached (a passage's words repeat)."""
+    low = tok.lower().replace(",", "")
+    period = _PERIOD.match(low)
+    if period:
+        year = period.group(1)
+        return year if len(year) == 4 else "20" + year
+    if low[0].isdigit():
+        return low
+    return stem(low) if len(low) > 1 else ""
 
 
 def figures_of(text: str) -> frozenset[str]:
