@@ -55,6 +55,9 @@ def test_a_gloss_the_question_writes_is_not_a_name_the_kb_lacks(kb: Store):
     out = answer(kb, TEN_Q, "Which Best Buy product category performed the best (by top line) in the domestic (USA) "
                             "Market during Q2 of FY2024?")
     assert out.not_in_kb == [] and not out.answer.startswith(NOTICE) and "usa" not in out.gaps
+    # an abbreviation followed by the words it stands for, which the pages hold
+    assert answer(kb, TEN_Q, "What was the NOPAT (net operating profit after taxes) in Q2 of FY2024?").not_in_kb == []
+    assert answer(kb, TEN_Q, "What was the NOPAT in Q2 of FY2024?").not_in_kb == ["NOPAT"]
     # a name in parentheses after a word the pages do not hold, or glossing nothing, is still said to be absent
     out = answer(kb, TEN_Q, "What was the revenue of Tesla (TSLA) in Q2 of FY2024?")
     assert out.answer.split("\n")[0] == f"{NOTICE}Tesla, TSLA." and out.confidence == "low"
