@@ -28,8 +28,9 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
-A superlative question ("which ... the largest ...") then leads with the row of the extreme value
-(answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+  -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
+sibling bullet stating the extreme change (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).
@@ -48,6 +49,7 @@ T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
@@ -118,7 +120,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -149,6 +151,9 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
+    if deep:
+        value -= W_DEEP
+        why.append("from a passage below the depth shown")
     return Judged(round(value, 9), tuple(why), cells, names_item)
 
 
