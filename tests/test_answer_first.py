@@ -124,7 +124,7 @@ def test_wire_table_cells_boxes_meta_and_max_claims(dev_kb: Store, tmp_path):
         assert meta["first_claim"]["id"] == first["id"] and "asked period" in meta["first_claim"]["why"]
         assert len(out["claims"]) <= 5
         more = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
-                                        "document_ids": [doc], "max_claims": 50})
+                                        "document_ids": [doc], "max_claims": 50, "max_chars": 100_000})
         assert len(more["claims"]) == len(out["claims"]) + meta["more"]
         short = d.call("kb.synthesize", {"query": "What was the FY2022 capital expenditure of 3M?",
                                          "document_ids": [doc], "max_chars": 40})

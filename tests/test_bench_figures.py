@@ -1,9 +1,15 @@
-"""bench/data/figures.jsonl (our held-out figure questions) holds what it says, checked against the filings' pages."""
+"""bench/data/figures.jsonl and figures2.jsonl (our held-out figure questions) hold what they say, checked against the
+filings' pages."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -21,6 +27,34 @@ def questions() -> list[dict]:
     return [json.loads(line) for line in FIGURES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def bench_synthesize():
+    """bench/synthesize.py, whose `numbers` and `gold_figures` say what the bench counts as a question's figure."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import synthesize
+
+    return synthesize
+
+
+def checked(qs: list[dict]) -> Iterator[tuple[dict, set[Decimal], set[Decimal]]]:
+    """Each question with the numbers of its answer (years aside) and those printed on its evidence pages, once every
+    evidence page is checked: the zero-indexed page's pypdfium2 text, holding every evidence line."""
+    numbers, gold_figures = bench_synthesize().numbers, bench_synthesize().gold_figures
+    docs: dict[str, pdfium.PdfDocument] = {}
+    try:
+        for q in qs:
+            for e in q["evidence"]:
+                path = MORE / "pdfs" / f"{e['doc_name']}.pdf"
+                page = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(path)))[e["evidence_page_num"]]
+                text = page.get_textpage().get_text_range()
+                assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
+                assert all(line in text for line in e["evidence_text"].split("\n")), q["financebench_id"]
+            asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+            yield q, asked, gold_figures(q)
+    finally:
+        for doc in docs.values():
+            doc.close()
+
+
 def test_fields_and_ids():
     qs = questions()
     assert len(qs) >= 70
@@ -32,22 +66,69 @@ def test_fields_and_ids():
 
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_evidence_is_the_zero_indexed_page_and_holds_every_answer_figure():
-    sys.path.insert(0, str(ROOT / "bench"))
-    from synthesize import gold_figures, numbers
-
-    docs: dict[str, pdfium.PdfDocument] = {}
-    for q in questions():
-        for e in q["evidence"]:
-            path = MORE / "pdfs" / f"{e['doc_name']}.pdf"
-            doc = docs.setdefault(e["doc_name"], pdfium.PdfDocument(str(path)))
-            page = doc[e["evidence_page_num"]].get_textpage().get_text_range()
-            assert page == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
-            assert all(line in page for line in e["evidence_text"].split("\n")), q["financebench_id"]
+    for q, asked, printed in checked(questions()):
         # every number of the answer (years aside) is printed on an evidence page: a figure question for the bench
-        asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
-        assert asked and gold_figures(q) == asked, (q["financebench_id"], q["answer"])
-    for doc in docs.values():
-        doc.close()
+        assert asked and printed == asked, (q["financebench_id"], q["answer"])
     dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
     if dev.is_dir():
         assert not {q["doc_name"] for q in questions()} & {p.stem for p in dev.glob("*.pdf")}
+
+
+# bench/data/figures2.jsonl: a second held-out set in the dev split's mix (domain, novel, metrics questions over
+# 10-Ks, 10-Qs, 8-Ks and earnings releases), on filings neither the dev split nor figures.jsonl uses.
+FIGURES2 = ROOT / "bench" / "data" / "figures2.jsonl"
+FORMS = {"10-K": re.compile(r"_10K$"), "10-Q": re.compile(r"_10Q$"), "8-K": re.compile(r"_8K_"),
+         "earnings": re.compile(r"_EARNINGS$")}
+
+
+def questions2() -> list[dict]:
+    return [json.loads(line) for line in FIGURES2.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def form(doc_name: str) -> str:
+    """The filing's form: its FinanceBench name's, unless filings_overrides.jsonl reads its pages otherwise."""
+    overrides = ROOT / "bench" / "data" / "filings_overrides.jsonl"
+    for line in overrides.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["file"] == f"{doc_name}.pdf" and row.get("kind") == "earnings release":
+            return "earnings"
+    return next(f for f, rx in FORMS.items() if rx.search(doc_name))
+
+
+def test_figures2_fields_ids_and_mix():
+    qs = questions2()
+    assert len(qs) == 40
+    assert all(q.keys() >= FIELDS and q["dataset_subset_label"] == "OURS" for q in qs)
+    assert [q["financebench_id"] for q in qs] == [f"ours2_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    kinds = Counter(q["question_type"] for q in qs)
+    assert kinds["domain-relevant"] >= 14 and kinds["novel-generated"] >= 16 and kinds["metrics-generated"] >= 5
+    # domain questions carry the dev split's template number, as FinanceBench's do
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    forms = Counter(form(q["doc_name"]) for q in qs)
+    assert forms["10-K"] >= 20 and forms["10-Q"] >= 6 and forms["8-K"] >= 4 and forms["earnings"] >= 4
+    assert len({q["company"] for q in qs}) >= 15
+    # none of figures.jsonl's filings: the two sets measure different documents
+    assert not {q["doc_name"] for q in qs} & {q["doc_name"] for q in questions()}
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures2_evidence_pages_and_printed_figures():
+    numbers = bench_synthesize().numbers
+    for q, asked, printed in checked(questions2()):
+        # at least one figure of the answer is printed on an evidence page; a computed one is written out in the
+        # justification's arithmetic, as the dev split's are
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+    # no filing of the dev split or of figures.jsonl, by name or by bytes (two FinanceBench names share bytes)
+    def digest(name: str) -> str:
+        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
+
+    ours = {digest(name) for name in {q["doc_name"] for q in questions2()}}
+    assert not ours & {digest(name) for name in {q["doc_name"] for q in questions()}}
+    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
+    if not dev.is_dir():
+        dev = Path("/work/shared/financebench-dev/pdfs")
+    if dev.is_dir():
+        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}

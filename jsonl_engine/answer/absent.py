@@ -6,7 +6,9 @@ retrieval did not rank is not taken for absent. A run of several words whose phr
 when it is written as a proper name ("Acme Airlines": each word capitalised, none in capitals) or one of its
 words is on no page: "Highest EBITDAR Contribution" is a description whose words the pages hold, not a name.
 An abbreviation that documents spell out ("EPS", "PP&E", "CFO") is held when a page holds a phrase it stands for
-(retrieval's vocabulary, or an office's title).
+(retrieval's vocabulary, or an office's title). A gloss the question itself writes is held when what it glosses
+is: an abbreviation in parentheses after a word ("the domestic (USA) market": the pages say "Domestic"), or an
+abbreviation followed by its words in parentheses ("ROA (return on assets)").
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 NOTICE = "Not in the documents searched: "  # the one line of an answer that quotes nothing (it cites nothing)
 _WORD = re.compile(r"[^\W_]+")
+_GLOSS_AFTER = re.compile(r"([^\W\d_][\w'’-]*)\s*\(\s*([A-Z][A-Z.&]{1,7})\s*\)")  # "domestic (USA)"
+_GLOSS_BEFORE = re.compile(r"\b([A-Z][A-Z.&]{1,7})\s*\(([^()]{3,80})\)")  # "ROA (return on assets)"
 _OFFICES = {("ceo",): ("chief executive officer",), ("cfo",): ("chief financial officer",),
             ("coo",): ("chief operating officer",)}
 
@@ -38,6 +42,20 @@ def _surface(query: str, tokens: Sequence[str]) -> str | None:
     "Coca-Cola"); None when the question writes them apart ("(USA) Market": two names)."""
     m = re.search(r"\b" + r"[\s&.'’-]+".join(re.escape(t) for t in tokens) + r"(?:&\w+)?\b", query, re.IGNORECASE)
     return m.group(0) if m else None
+
+
+def glosses(query: str) -> list[tuple[str, list[str]]]:
+    """The abbreviations the question glosses, each with the (lowercase) words it glosses: "domestic (USA)" ->
+    ("USA", ["domestic"]), "ROA (return on assets)" -> ("ROA", ["return", "on", "assets"])."""
+    out = [(m.group(2), [m.group(1).lower()]) for m in _GLOSS_AFTER.finditer(query)
+           if m.group(1).lower() != m.group(2).lower()]
+    out += [(m.group(1), words) for m in _GLOSS_BEFORE.finditer(query) if (words := _WORD.findall(m.group(2).lower()))]
+    return out
+
+
+def _glossed(store: Store, query: str, docs: Sequence[str]) -> set[str]:
+    """The abbreviations the question glosses whose glossed words the pages hold."""
+    return {abbr for abbr, words in glosses(query) if all(store.pages_holding([(w,)], docs) for w in words)}
 
 
 def _names(query: str) -> list[tuple[str, ...]]:
@@ -77,7 +95,10 @@ def absent(store: Store, query: str, *, document_ids: Sequence[str] | None,
     for year in parse_periods(query).years:
         wanted.append((str(year), (str(year),)))
     out = []
+    glossed = _glossed(store, query, docs)
     for surface, phrase in dict.fromkeys(wanted):
+        if surface in glossed:
+            continue
         if store.pages_holding([phrase], docs) or ((spelled := _spelled(phrase)) and store.pages_holding(spelled, docs)):
             continue
         words = surface.split()

@@ -9,6 +9,8 @@ row's verbatim parts, the question's own superlative word first: "Highest of 4 (
 The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
 value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
 A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
+When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
+are compared (`stated`, `pick_stated`): "Worst of 3: MGM China: • Net revenues of ... a decrease of 44%".
 """
 
 from __future__ import annotations
@@ -88,3 +90,68 @@ def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
             f"{flat(row.cells[cell].text)}{unit}")
     why = f"the {ask.word} of {len(members)} rows of its table in column {column}"
     return Winner(winners[0], cell, len(members), line, why)
+
+
+# Superlatives over sentences: sibling bullets or sentences state the same measure's change, one per member, each
+# under its own heading ("Regional Operations" / "• Net revenues of $991 million in the current quarter compared to
+# $900 million in the prior year quarter, an increase of 10%"). Siblings are written alike: the words before the
+# stated change are the same once figures and their units are left out.
+_STATED = re.compile(r"\b(?:an?\s+)?(increase|decrease|decline|drop|rise|growth|reduction)\s+of\s+(\d+(?:\.\d+)?)\s?"
+                     r"(?:%|percent)|\b(increased|decreased|declined|dropped|grew|rose|fell)\s+(?:by\s+)?"
+                     r"(\d+(?:\.\d+)?)\s?(?:%|percent)", re.IGNORECASE)
+_DOWN = frozenset({"decrease", "decline", "drop", "reduction", "decreased", "declined", "dropped", "fell"})
+_UNIT_WORDS = frozenset({"million", "millions", "billion", "billions", "thousand", "thousands", "percent"})
+_SIGN_WORD = re.compile(r"[A-Za-z]+")
+_QUARTER = re.compile(r"\bquarters?\b|\bthree months\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """A sentence or bullet stating a measure's change: its signed percentage and how it is written."""
+    value: Decimal
+    signature: tuple[str, ...]  # the words before the change, figures and units left out
+    quarter: bool  # it is about a quarter ("in the current quarter")
+
+
+def stated(text: str) -> Stated | None:
+    """The change `text` states ("an increase of 27%", "decreased 44%"), if it states one."""
+    m = _STATED.search(text)
+    if m is None:
+        return None
+    word, num = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    value = Decimal(num) * (-1 if word.lower() in _DOWN else 1)
+    words = tuple(w.lower() for w in _SIGN_WORD.findall(text[:m.start()]) if w.lower() not in _UNIT_WORDS)
+    return Stated(value, words, bool(_QUARTER.search(text[:m.start()])))
+
+
+@dataclass(frozen=True, slots=True)
+class Sibling:
+    key: object  # the caller's handle on the unit
+    name: str  # the heading it is under, verbatim
+    text: str  # the unit's text, verbatim
+    stated: Stated
+
+
+def pick_stated(ask: Asked, lead: Stated, candidates: Sequence[Sibling], quarter: bool) -> tuple[Sibling, str, str] | None:
+    """Among `candidates`, the siblings written like `lead` (or, when the question names no quarter and `lead` is
+    about one, like another group of the same measure about a longer period), the one whose stated change is the
+    extreme one: (it, the answer line, why); None when fewer than MIN_ROWS compare, two tie, or names repeat."""
+    groups: dict[tuple[str, ...], list[Sibling]] = {}
+    for c in candidates:
+        groups.setdefault(c.stated.signature, []).append(c)
+    measure = lead.signature[:2]
+    usable = [g for sig, g in groups.items() if sig[:2] == measure and len({s.name for s in g}) == len(g) >= MIN_ROWS]
+    if not usable:
+        return None
+    chosen = next((g for g in usable if g[0].stated.quarter == quarter), None) or \
+        next((g for g in usable if g[0].stated.signature == lead.signature), usable[0])
+    values = [s.stated.value for s in chosen]
+    best = min(values) if ask.low else max(values)
+    winners = [s for s in chosen if s.stated.value == best]
+    if len(winners) != 1:
+        return None
+    w = winners[0]
+    line = f"{ask.word.capitalize()} of {len(chosen)}: {w.name.rstrip(' :')}: {w.text}"
+    why = (f"the {ask.word} of {len(chosen)} changes stated alike under their headings ("
+           + ", ".join(f"{s.name.rstrip(' :')} {s.stated.value}%" for s in chosen) + ")")
+    return w, line, why

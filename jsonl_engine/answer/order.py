@@ -30,9 +30,10 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+  -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 A row with no column for the asked period never leads over a unit stating it (the most direct such unit leads).
-A superlative question ("which ... the largest ...") then leads with the row of the extreme value
-(answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
+sibling bullet stating the extreme change (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).
@@ -52,6 +53,7 @@ T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
@@ -81,6 +83,7 @@ class Judged:
     names_item: bool = False  # a row whose label names the asked line item
     period: int = 0  # 1: states the asked period (a row's column or label, a sentence with a figure naming it);
     # -1: a row whose columns are known and none is the asked period; 0: neither
+    deep: bool = False  # from a passage below the depth shown
 
 
 def label_of(body: str) -> str | None:
@@ -203,7 +206,7 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -237,7 +240,10 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
-    return Judged(round(value, 9), tuple(why), cells, names_item, period)
+    if deep:
+        value -= W_DEEP
+        why.append("from a passage below the depth shown")
+    return Judged(round(value, 9), tuple(why), cells, names_item, period, deep)
 
 
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
@@ -288,10 +294,10 @@ def rank(units: Sequence[T], judged: Callable[[T], Judged], key: Callable[[T], t
     """`units` most direct first: the `first` documents' units ahead, then directness, then `key` (rank, start).
     A row with no column for the asked period does not lead over a unit of its documents' rank that states it
     (a dividend row of annual columns, for a quarter asked, over "the quarterly cash dividend was $0.55 ... in
-    2022"): the most direct such unit leads instead."""
+    2022"), unless that unit is from a passage below the depth shown: the most direct such unit leads instead."""
     out = sorted(units, key=lambda u: (document_of(u) not in first, -judged(u).directness, *key(u)))
     if out and judged(out[0]).period < 0:
-        lead = next((u for u in out if judged(u).period > 0
+        lead = next((u for u in out if judged(u).period > 0 and not judged(u).deep
                      and (document_of(u) in first) == (document_of(out[0]) in first)), None)
         if lead is not None:
             out.remove(lead)

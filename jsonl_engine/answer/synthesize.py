@@ -1,6 +1,8 @@
 """kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
 
-From the passages retrieval finds (each followed by the other sections of the page of the statement the question
+From the passages retrieval finds (`depth` of them shown, and POOL x `depth` whose units are candidates too: the deeper
+ones, of the same documents, come after the shown ones and lose order.W_DEEP; how rare a term is and the floor are
+measured on the shown ones; each shown passage followed by the other sections of the page of the statement the question
 names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
 (sentence, table row, bullet; not a line of column titles) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
@@ -31,6 +33,7 @@ states one" and at most medium confidence.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -40,6 +43,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 from jsonl_engine.answer import extreme, order
+from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
 from jsonl_engine.answer.tables import TableRow, contents_line, number, read_row, table_line
@@ -84,7 +88,9 @@ W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
+POOL = 2  # candidate units come from POOL x depth passages (the deeper ones: order.W_DEEP)
 SUBJECT_KEYS = 8  # the first words of a sentence, where its subject is
+MAX_SIBLING_PAGES = 3  # pages whose other sections a superlative over stated changes reads
 MAX_STATEMENT_PAGES = 2  # statement pages whose other sections join the passages that reach them
 RELATIVE_FLOOR = 0.35
 AGREE_BAND = 0.8
@@ -156,18 +162,20 @@ def stem(word: str) -> str:
 
 def keys(text: str) -> list[str]:
     """Comparable keys of the tokens of `text`, in order: stems, numbers without commas, periods as years."""
-    out = []
-    for tok in _TOKEN.findall(_AMPERSAND.sub(" and ", text)):
-        low = tok.lower().replace(",", "")
-        period = _PERIOD.match(low)
-        if period:
-            year = period.group(1)
-            out.append(year if len(year) == 4 else "20" + year)
-        elif low[0].isdigit():
-            out.append(low)
-        elif len(low) > 1:
-            out.append(stem(low))
-    return out
+    return [k for tok in _TOKEN.findall(_AMPERSAND.sub(" and ", text)) if (k := _key(tok))]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key(tok: str) -> str:
+    """One token's key ("" for none): `keys`, cached (a passage's words repeat)."""
+    low = tok.lower().replace(",", "")
+    period = _PERIOD.match(low)
+    if period:
+        year = period.group(1)
+        return year if len(year) == 4 else "20" + year
+    if low[0].isdigit():
+        return low
+    return stem(low) if len(low) > 1 else ""
 
 
 def figures_of(text: str) -> frozenset[str]:
@@ -424,10 +432,13 @@ def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover) ->
     return raw
 
 
-def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_Unit]:
-    """Each match scored by coverage (rarer terms weigh more), proximity, figures and rank (module docstring)."""
-    n = len(raw)
-    df = [sum(1 for r in raw if i in r.matched) for i in range(len(tk))]
+def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
+           deep: frozenset[str] = frozenset()) -> list[_Unit]:
+    """Each match scored by coverage (rarer terms weigh more), proximity, figures and rank (module docstring).
+    How rare a term is, is counted among the units of the passages shown (not the `deep` ones, when there are)."""
+    shown = [r for r in raw if r.passage.section_id not in deep] or raw
+    n = len(shown)
+    df = [sum(1 for r in shown if i in r.matched) for i in range(len(tk))]
     weight = [1.0 + math.log((n + 1) / (d + 1)) for d in df]
     total_weight = sum(weight)
     units: list[_Unit] = []
@@ -457,7 +468,8 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool) -> list[_
 def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, max_chars: int,
             first: Collection[str] = (), max_claims: int = MAX_CLAIMS,
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
-            statement_pages: dict[str, dict[int, str]] | None = None, ends: Collection[str] = (),
+            statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = (),
+            page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None, ends: Collection[str] = (),
             annual: bool = False) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
@@ -483,6 +495,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     kept = [t for t in tk if not set(t.keys) <= source]
     if source and any(not k[0].isdigit() for t in kept for k in t.keys):
         tk = kept
+    # an abbreviation the question glosses ("the domestic (USA) market") is the glossed words, not a term of its own
+    glossed = {abbr.lower() for abbr, words in glosses(query) if set(words) & {t.name for t in tk}}
+    tk = [t for t in tk if t.name not in glossed] or tk
     names = [t.name for t in tk]
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
@@ -498,17 +513,20 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})))
-    units = _score(tk, raw, ask.figure)
-    chosen = _choose(units, frozenset(first))
+    units = _score(tk, raw, ask.figure, frozenset(deep))
+    chosen = _choose(units, frozenset(first), frozenset(deep))
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(rest, {k for t in tk for k in t.keys}))
+                           _item_runs(rest, {k for t in tk for k in t.keys}), frozenset(deep))
     superlative = extreme.asked(query)
     lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
+    lines: dict[int, str] = {}
+    if superlative and lead_why is None:
+        lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines, page_sections)
     items = _spread(items, max_claims)
     shown = items[:max_claims]
-    answer, claims, truncated = _render(shown, max_chars, readings)
+    answer, claims, truncated = _render(shown, max_chars, readings, lines)
     best = chosen[0]
     cited_status = {u.passage.status for u in (shown[:len(claims)] if claims else chosen)}
     grade = _grade(best, chosen, cited_status, cover.passage[best.rank], cover.approved, len(tk))
@@ -589,12 +607,15 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
     return out
 
 
-def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Unit]:
-    """Best units per passage above a floor relative to the best overall, strongest first, no duplicates.
-    Units of the `first` documents lead, above a floor relative to the best of them."""
+def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: frozenset[str] = frozenset(),
+            ) -> list[_Unit]:
+    """Best units per passage above a floor relative to the best overall (of the passages shown, not the `deep`
+    ones, when they have any), strongest first, no duplicates. Units of the `first` documents lead, above a floor
+    relative to the best of them."""
     units.sort(key=lambda u: (u.passage.document_id not in first, -u.score, u.rank, u.seg.start))
-    floor = max(u.score for u in units) * RELATIVE_FLOOR
-    first_floor = units[0].score * RELATIVE_FLOOR  # the best unit of the first documents, when there is one
+    top = [u for u in units if u.passage.section_id not in deep] or units
+    floor = max(u.score for u in top) * RELATIVE_FLOOR
+    first_floor = top[0].score * RELATIVE_FLOOR  # the best unit of the first documents, when there is one
     taken: dict[int, int] = {}
     seen: set[str] = set()
     chosen = []
@@ -614,14 +635,14 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset()) -> list[_Un
 def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
-           ) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           deep: frozenset[str] = frozenset()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
-    whole = _largest_alike(chosen, readings)
+    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
@@ -655,7 +676,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
                                     words=len(body.split()), label_extra=label_extra, names_item=item,
                                     whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
-                                    statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page))
+                                    statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
+                                    deep=u.passage.section_id in deep)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
@@ -683,6 +705,61 @@ def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Rea
         if why is not None:
             return why
     return None
+
+
+def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequence[Passage], quarter: bool,
+                        lines: dict[int, str],
+                        page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None) -> str | None:
+    """A superlative question answered by sibling bullets or sentences (answer/extreme.py `pick_stated`): when one
+    of the first claims states a change ("..., a decrease of 44%"), the units of its document's passages, and of
+    the other sections on the pages where that measure's changes are stated (`page_sections`), stating the same measure's change under their own headings
+    are compared, and the extreme one leads (in `items`, in place), its line naming its heading (`lines`). Returns
+    why, or None when nothing compares."""
+    picked = None
+    for lead in items[:PER_SECTION_SHOWN + 1]:
+        lead_stated = extreme.stated(lead.passage.text[lead.seg.start:lead.seg.end])
+        if lead.seg.kind not in ("bullet", "sentence") or lead_stated is None:
+            continue
+        candidates = _stated_units(passages, lead.passage.document_id, 0)
+        # the other sections on the pages of the same measure's statements: a sibling's heading may be its own section
+        pages = sorted({page_at(c.key[1].page_map, c.key[2].start, c.key[1].page_start)  # type: ignore[index]
+                        for c in candidates if c.stated.signature[:2] == lead_stated.signature[:2]})
+        have = {p.section_id for p in passages}
+        nearby = [q for page in pages[:MAX_SIBLING_PAGES] for q in page_sections(lead.passage, page, have)] \
+            if page_sections else []
+        candidates += _stated_units(nearby, lead.passage.document_id, len(passages))
+        picked = extreme.pick_stated(ask, lead_stated, candidates, quarter)
+        if picked is not None:
+            break
+    if picked is None:
+        return None
+    winner, line, why = picked
+    rank, p, seg = winner.key  # type: ignore[misc]
+    unit = next((u for u in items if u.passage is p and u.seg.start == seg.start), None)
+    if unit is None:
+        unit = _Unit(p, rank, seg, lead.score, lead.matched)
+    else:
+        items.remove(unit)
+    items.insert(0, unit)
+    lines[id(unit)] = line
+    return why
+
+
+def _stated_units(passages: Sequence[Passage], document_id: str, first_rank: int) -> list[extreme.Sibling]:
+    """The bullets and sentences of `document_id`'s passages stating a change, each with the heading it is under
+    (the last heading above it in its passage, else the passage's title); keyed by (rank, passage, segment)."""
+    out: list[extreme.Sibling] = []
+    for rank, p in enumerate(passages, first_rank):
+        if p.document_id != document_id:
+            continue
+        heading = p.title
+        for seg in segment(p.text):
+            body = p.text[seg.start:seg.end]
+            if seg.kind == "heading":
+                heading = body
+            elif seg.kind in ("bullet", "sentence") and (found := extreme.stated(body)) is not None:
+                out.append(extreme.Sibling((rank, p, seg), collapse_ws(heading), collapse_ws(body), found))
+    return out
 
 
 def _leads_into(unit: _Unit, measure: str) -> bool:
@@ -767,10 +844,11 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[in
 
 
 def _render(items: list[_Unit], max_chars: int, readings: dict[int, Reading] | None = None,
-            ) -> tuple[str, list[Claim], bool]:
-    """The answer text and its claims: one line per claim, the longest prefix of the items that fits. A first
-    claim longer than `max_chars` is cut at a word and marked "…" (the claim itself stays whole)."""
-    readings = readings or {}
+            lines: dict[int, str] | None = None) -> tuple[str, list[Claim], bool]:
+    """The answer text and its claims: one line per claim (a table row's line from its reading, or one of `lines`),
+    the longest prefix of the items that fits. A first claim longer than `max_chars` is cut at a word and marked
+    "…" (the claim itself stays whole)."""
+    readings, lines = readings or {}, lines or {}
     pieces: list[str] = []
     claims: list[Claim] = []
     length = 0
@@ -780,7 +858,7 @@ def _render(items: list[_Unit], max_chars: int, readings: dict[int, Reading] | N
                            section_text=p.text, page_map=p.page_map, page_start=p.page_start,
                            start=u.seg.start, end=u.seg.end)
         reading = readings.get(id(u))
-        line = reading.line if reading is not None and reading.line else collapse_ws(claim.text)
+        line = reading.line if reading is not None and reading.line else lines.get(id(u)) or collapse_ws(claim.text)
         sep = "\n" if pieces else ""
         piece = f"{sep}{line} [{claim.id}]"
         if length + len(piece) > max_chars:
@@ -814,6 +892,12 @@ def _grade(best: _Unit, chosen: list[_Unit], cited_status: set[str], best_cover:
     return "high"
 
 
+def pool_depth(depth: int) -> int:
+    """Passages whose units are candidates: POOL x `depth` (the answer or table a question needs is often ranked a
+    little below the passages a reader is shown; deeper ones weigh less through their rank)."""
+    return depth * POOL
+
+
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
@@ -821,14 +905,20 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
-    found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=depth)
+    found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=pool_depth(depth))
     passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
     pages = statement_pages(store, sorted({p.document_id for p in passages}))
     passages = _whole_statement(store, query, passages, pages)
+    # deeper passages of the same documents give candidates too, after the shown ones (whose ranks stay)
+    have, docs = {p.section_id for p in passages}, {p.document_id for p in passages}
+    deep = [p for p in found.passages[depth:] if p.section_id not in have and p.document_id in docs]
+    passages = passages + deep
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
-                  statement_pages=pages, ends=period_ends(store, query, {p.document_id for p in passages}),
+                  statement_pages=pages, deep={p.section_id for p in deep},
+                  page_sections=lambda p, page, have: _page_sections(store, p, page, have),
+                  ends=period_ends(store, query, {p.document_id for p in passages}),
                   annual=annual_reports(store, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
@@ -863,7 +953,6 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
     judged to be that statement, or the page of a section titled as it): a statement's title may be one section
     and its rows others, and the row asked must be among the units."""
     from jsonl_engine.identity.statements import head_kind
-    from jsonl_engine.retrieval.types import Passage as _Passage
 
     tokens = tokenize(query)
     named, _ = cues.named_statement(tokens)
@@ -881,17 +970,26 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
         if not reach or expanded >= MAX_STATEMENT_PAGES:
             continue
         expanded += 1
-        refs = [r for r in store.sections_on_pages(reach[:1], 0) if r.section_id not in have
-                and r.page_start <= reach[0][1] <= r.page_end]
-        texts = store.section_texts([r.section_id for r in refs])
-        for r in refs:
-            if r.section_id in texts:
-                text, page_map = texts[r.section_id]
-                have.add(r.section_id)
-                out.append(_Passage(section_id=r.section_id, document_id=r.document_id,
-                                    document_title=p.document_title, title=r.title, path=r.path,
-                                    page_start=r.page_start, page_end=r.page_end, score=p.score, text=text,
-                                    snippet="", status=p.status, page_map=page_map))
+        out.extend(_page_sections(store, p, reach[0][1], have))
+    return out
+
+
+def _page_sections(store: Store, like: Passage, page: int, have: set[str]) -> list[Passage]:
+    """The sections of `like`'s document reaching `page` that are not in `have` (added to it), as passages with
+    `like`'s score and status."""
+    from jsonl_engine.retrieval.types import Passage as _Passage
+
+    refs = [r for r in store.sections_on_pages([(like.document_id, page)], 0) if r.section_id not in have
+            and r.page_start <= page <= r.page_end]
+    texts = store.section_texts([r.section_id for r in refs])
+    out = []
+    for r in refs:
+        if r.section_id in texts:
+            text, page_map = texts[r.section_id]
+            have.add(r.section_id)
+            out.append(_Passage(section_id=r.section_id, document_id=r.document_id, document_title=like.document_title,
+                                title=r.title, path=r.path, page_start=r.page_start, page_end=r.page_end,
+                                score=like.score, text=text, snippet="", status=like.status, page_map=page_map))
     return out
 
 

@@ -12,7 +12,8 @@ Confidence = Literal["high", "medium", "low", "none"]
 
 
 class SynthesizeParams(QueryParams):
-    depth: int = Field(5, ge=1, le=50, description="passages considered")
+    depth: int = Field(5, ge=1, le=50, description="passages considered first (claims may also come from as many again, "
+                                                  "ranked below them, when clearly more direct)")
     max_chars: int = Field(4000, ge=1, le=100_000,
                            description="answer length limit; trailing sentences are dropped, never cut")
     max_claims: int = Field(5, ge=1, le=50, description=(
