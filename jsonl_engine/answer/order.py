@@ -3,7 +3,8 @@
 Each chosen unit keeps its synthesis score (coverage, proximity, figures, rank) and gains or loses for what makes
 an answer direct, judged from how the text is written, never from what it is about:
   +0.30 the question asks for an amount and the unit holds a figure      (-0.30 when it holds none)
-  +0.30 a table row whose column for the asked period (a year the question names, a date it names, the end of
+  +0.30 (a question asking for a figure) a table row whose column for the asked period (a year the question
+        names, a date it names, the end of
         the asked fiscal period in the document read; with a quarter named, a quarter's column: "Three Months
         Ended ...", with a half year, "Six Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
@@ -262,7 +263,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     period = 0
     if cells:
         period = 1
-        value += W_PERIOD_CELL
+        value += W_PERIOD_CELL if ask.figure else 0.0  # a row is the answer to a question asking for a figure
         why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"
                    + (" (with the change the table prints)" if any(not year_of(table.cells[i].column_text)
                                                                    for i in cells) else ""))
