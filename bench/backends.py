@@ -39,7 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, find_dev, load_questions, pct
+from _common import ROOT, children, cpu_s, find_dev, load_questions, pct
 
 
 def server_settings(scale: int) -> dict[str, str]:
@@ -134,26 +134,6 @@ def latencies(location: Path | str, ids: dict[str, str], questions: list[dict]) 
             key = "scoped" if scoped else "corpus"
             out[f"{key}_p50_ms"], out[f"{key}_p95_ms"] = pct(times, 0.5), pct(times, 0.95)
         out["daemon_peak_rss_mb"] = peak_rss_mb(d.proc.pid)
-    return out
-
-
-def cpu_s(pid: int) -> float:
-    """A process's CPU time so far (user + system), seconds; 0 when it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (a PostgreSQL server's backends and workers)."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError, IndexError):
-                if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(proc.name))
     return out
 
 
