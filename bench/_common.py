@@ -6,6 +6,7 @@ Importing this puts the repository root on sys.path (the scripts import jsonl_en
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -68,3 +69,26 @@ def gold_pages(question: dict) -> set[int]:
 def on_evidence(start: int, end: int, page: int) -> bool:
     """An item hits: it spans at most 2 pages (a long section cannot score by covering many) and holds `page`."""
     return end - start <= 1 and start <= page <= end
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system), seconds; 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

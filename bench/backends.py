@@ -15,8 +15,15 @@ scoped/corpus-wide kb.context p50/p95 and the querying daemon's peak RSS (VmHWM)
 PostgreSQL's to SQLite's. SQLite is built and measured through every step first, then PostgreSQL.
 
 Without --pg a throwaway PostgreSQL server is started (tests/support/pg.py: Debian's postgresql package) with
-fsync off; pass --pg to measure a real server. The SQLite KB and the PostgreSQL database are built once
-(in-process ingest, timed) and reused while they hold every filing.
+fsync off and the settings a team would give a server holding this library (SERVER_SETTINGS: shared_buffers
+sized to hold the postings table and the rows a query reads, 1 GB per 1x of the library up to a quarter of the
+RAM, instead of the stock 128 MB; effective_cache_size); `--pg-stock` starts it with the stock 128 MB instead.
+Pass --pg to measure a real server. The SQLite KB and the PostgreSQL database are built once (in-process ingest,
+timed, then VACUUM ANALYZE as after any bulk load: autovacuum would do it in the middle of the measurements) and
+reused while they hold every filing.
+
+The QPS phase also prints the CPU time per query: the daemons' and (on the throwaway server) the PostgreSQL
+server processes', a count of work done that the machine's load moves far less than QPS.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -31,7 +39,15 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, find_dev, load_questions, pct
+from _common import ROOT, children, cpu_s, find_dev, load_questions, pct
+
+
+def server_settings(scale: int) -> dict[str, str]:
+    """The throwaway server's settings (module docstring): shared_buffers 1 GB per 1x of the library (its postings
+    table is ~380 MB at 1x, the database ~800 MB), at most a quarter of the RAM; the planner told of the OS cache."""
+    ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    shared = max(128, min(1024 * scale, ram_mb // 4))
+    return {"shared_buffers": f"{shared}MB", "effective_cache_size": f"{max(shared, ram_mb // 2)}MB"}
 
 
 def library(dev: Path, docs: int | None) -> list[Path]:
@@ -55,6 +71,11 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
             outcomes = ingest_paths(store, missing)
             elapsed = time.perf_counter() - t
             rate = sum(o.pages or 0 for o in outcomes if not o.error) / elapsed
+            if isinstance(location, str):  # after a bulk load, as a team would (not timed)
+                import psycopg
+
+                with psycopg.connect(location, autocommit=True) as conn:
+                    conn.execute("VACUUM ANALYZE")
         docs = store.documents()
         return {Path(d.path).stem: d.document_id for d in docs if d.path}, rate, sum(d.pages for d in docs)
     finally:
@@ -116,12 +137,17 @@ def latencies(location: Path | str, ids: dict[str, str], questions: list[dict]) 
     return out
 
 
-def qps(location: Path | str, questions: list[dict], seconds: float, daemons: int = 4) -> float:
-    """kb.context corpus-wide, each daemon answering one request at a time, all daemons at once."""
+def qps(location: Path | str, questions: list[dict], seconds: float, daemons: int = 4,
+        server_pid: int | None = None, root: Path | None = None) -> tuple[float, float, float | None]:
+    """kb.context corpus-wide, each daemon answering one request at a time, all daemons at once: (queries per
+    second, the daemons' CPU ms per query, the server's (the processes under `server_pid`) CPU ms per query).
+    With `root`, the daemons run the code of that checkout (--baseline-root)."""
     from tests.support.daemon import Daemon
 
+    code = {"env": {"PYTHONPATH": str(root)}, "cwd": root} if root else {}
+
     with contextlib.ExitStack() as stack:
-        ds = [stack.enter_context(Daemon(kb_dir=location, timeout=300)) for _ in range(daemons)]
+        ds = [stack.enter_context(Daemon(kb_dir=location, timeout=300, **code)) for _ in range(daemons)]
         for d in ds:
             d.result("kb.context", {"query": "warm up", "limit": 1})
         counts = [0] * daemons
@@ -137,12 +163,20 @@ def qps(location: Path | str, questions: list[dict], seconds: float, daemons: in
                 k += daemons
 
         threads = [threading.Thread(target=run, args=(i,)) for i in range(daemons)]
+        server = children(server_pid) if server_pid else []
+        cpu0 = [cpu_s(d.proc.pid) for d in ds], {p: cpu_s(p) for p in server}
         t = time.perf_counter()
         for th in threads:
             th.start()
         for th in threads:
             th.join()
-        return sum(counts) / (time.perf_counter() - t)
+        elapsed = time.perf_counter() - t
+        done = max(1, sum(counts))
+        daemon_ms = 1000 * (sum(cpu_s(d.proc.pid) for d in ds) - sum(cpu0[0])) / done
+        server_ms = None
+        if server_pid:  # the backends of this run's daemons started after cpu0: they count from 0
+            server_ms = 1000 * sum(cpu_s(p) - cpu0[1].get(p, 0.0) for p in children(server_pid)) / done
+        return sum(counts) / elapsed, daemon_ms, server_ms
 
 
 def scale_steps(scale: int) -> list[int]:
@@ -166,7 +200,7 @@ def scale_run(backends: list[tuple[str, Path | str]], pdfs: list[Path], question
                          "ingest_peak_rss_mb": ingest_rss, "kb_bytes_per_page": kb_bytes(location) / max(1, pages)}
             row.update(latencies(location, ids, questions))
             if qps_seconds:
-                row["qps_4_daemons"] = qps(location, questions, qps_seconds)
+                row["qps_4_daemons"] = qps(location, questions, qps_seconds)[0]
             report[backend][k] = row
             print(backend, f"{k}x", json.dumps(row), flush=True)
             save.parent.mkdir(parents=True, exist_ok=True)
@@ -219,6 +253,10 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=1, help="grow the library to N times the filings (1x, 3x, 10x)")
     ap.add_argument("--backends", default="sqlite,postgresql", help="which backends, in order")
     ap.add_argument("--print-json", nargs="*", help="print the --scale table of saved --json files and stop")
+    ap.add_argument("--pg-stock", action="store_true", help="the throwaway server with stock shared_buffers (128 MB)")
+    ap.add_argument("--baseline-root", type=Path, default=None,
+                    help="a checkout of other code (git archive C | tar -x -C DIR): the QPS phase alternates its "
+                         "daemons with this code's, on the same KBs (same schema)")
     args = ap.parse_args()
 
     dev = find_dev(args.dev)
@@ -234,10 +272,14 @@ def main() -> None:
                 report.update({b: {int(k): r for k, r in steps.items()}
                                for b, steps in json.loads(Path(f).read_text()).items()})
             return print_scale(report, len(questions))
+        server_pid = None
         if url is None and "postgresql" in args.backends:
             from tests.support.pg import PgServer
 
-            url = stack.enter_context(PgServer()).new_database("backends")
+            server = stack.enter_context(PgServer(settings=None if args.pg_stock else server_settings(args.scale)))
+            url = server.new_database("backends")
+            server_pid = int((server.data / "postmaster.pid").read_text().split()[0])
+            print("PostgreSQL settings:", "stock" if args.pg_stock else server_settings(args.scale), flush=True)
         kb = Path(args.sqlite_kb + (f"-scale{args.scale}" if args.scale > 1 else ""))
         chosen = [(b, loc) for b, loc in (("sqlite", kb), ("postgresql", url)) if b in args.backends.split(",")]
         if args.scale > 1:
@@ -250,11 +292,21 @@ def main() -> None:
             ids, rate, pages = build(location, pdfs)
             row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate}
             row.update(latencies(location, ids, questions))
+            pid = server_pid if backend == "postgresql" else None
             for n in counts:
-                row[f"qps_{n}_daemons"] = qps(location, questions, args.qps_seconds, n)
+                for code, root in (("baseline_", args.baseline_root), ("", None)) if args.baseline_root else (("", None),):
+                    row[f"{code}qps_{n}_daemons"], row[f"{code}daemon_cpu_ms_{n}"], row[f"{code}server_cpu_ms_{n}"] = \
+                        qps(location, questions, args.qps_seconds, n, pid, root)
             report[backend] = row
             print(backend, json.dumps(row), flush=True)
-    print(f"\n{len(pdfs)} filings, {len(questions)} questions (kb.context limit 10, daemon round trips)")
+    print_report(report, len(pdfs), len(questions), counts, args.baseline_root is not None)
+    print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=1))
+
+
+def print_report(report: dict[str, dict], filings: int, questions: int, counts: list[int], baseline: bool) -> None:
+    print(f"\n{filings} filings, {questions} questions (kb.context limit 10, daemon round trips)")
     print(f"{'backend':11} {'docs':>5} {'pages':>6} {'ingest p/s':>10} {'scoped p50':>10} {'p95':>7} "
           f"{'corpus p50':>10} {'p95':>7}" + "".join(f" {f'QPS x{n}':>7}" for n in counts))
     for backend, r in report.items():
@@ -262,9 +314,20 @@ def main() -> None:
         print(f"{backend:11} {r['documents']:5d} {r['pages']:6d} {rate:>10} {r['scoped_p50_ms']:10.1f} "
               f"{r['scoped_p95_ms']:7.1f} {r['corpus_p50_ms']:10.1f} {r['corpus_p95_ms']:7.1f}"
               + "".join(f" {r[f'qps_{n}_daemons']:7.1f}" for n in counts))
-    print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=1))
+    print("\nQPS phase: queries/s, CPU ms per query (daemons + server)"
+          + (", baseline code -> this code" if baseline else ""))
+    for backend, r in report.items():
+        for n in counts:
+            line = []
+            for code in ("baseline_", "") if baseline else ("",):
+                server = r[f"{code}server_cpu_ms_{n}"]
+                line.append(f"{r[f'{code}qps_{n}_daemons']:6.1f} QPS, CPU {r[f'{code}daemon_cpu_ms_{n}']:5.1f}"
+                            + (f" + {server:4.1f} ms" if server is not None else " ms"))
+            print(f"{backend:11} x{n}: " + "  ->  ".join(line))
+    if len(report) == 2:
+        (_, a), (_, b) = report.items()
+        print("postgresql/sqlite QPS: " + ", ".join(f"x{n} {b[f'qps_{n}_daemons'] / a[f'qps_{n}_daemons']:.2f}"
+                                                   for n in counts if a[f"qps_{n}_daemons"]))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import DEV, load_questions
+from _common import DEV, children, cpu_s, load_questions
 
 
 def raw_floor(pdfs: list[Path]) -> tuple[int, float, float]:
@@ -57,30 +57,9 @@ def rss_kb(pid: int, key: str = "VmHWM") -> int:
     return 0
 
 
-def children(pid: int) -> list[int]:
-    out: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            if ppid == pid:
-                out.append(int(entry.name))
-    return out
-
-
 def descendants(pid: int) -> list[int]:
     out = children(pid)
     return out + [g for child in out for g in descendants(child)]
-
-
-def cpu_s(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def busy_s() -> float:

@@ -331,11 +331,13 @@ class Repository(_AtTheEdge):
         if version is None:
             return read()
         held = getattr(self._local, name, None)
-        if held is not None and held[0] is sql.conn and held[1] == (version, key):
+        if held is not None and (held[0] is sql.conn or not self.version_per_connection) and held[1] == (version, key):
             return held[2]
         value = read()
         setattr(self._local, name, (sql.conn, (version, key), value))
         return value
+
+    version_per_connection = True  # a `_library_version` compares only on the connection it was read on
 
     def _library_version(self, sql: Sql) -> Hashable | None:
         """A value of this reader connection that changes whenever the KB does (any commit), read inside the
@@ -408,17 +410,23 @@ class Repository(_AtTheEdge):
         """The sections starting at most `back` pages before each page and reaching it, page by page in order,
         each once: one statement per chunk of pages (a round trip per page costs a client-server store more
         than the lookup), ordered by the page's place, then page_start and rowid."""
-        sql, out, seen = self._sql(), [], set()
+        out, seen = [], set()
+        for row in self._page_sections(self._sql(), pages, back):
+            if row[0] not in seen:
+                seen.add(row[0])
+                out.append(section_ref(row))
+        return out
+
+    def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
+        """The REF_COLUMNS rows of `sections_on_pages`, page by page in order (a section once per page reaching
+        it), then by page_start and rowid: a UNION ALL of one lookup per page, per chunk of pages."""
         one = (f"SELECT CAST(? AS INTEGER), {REF_COLUMNS} FROM sections WHERE document_id = ? AND page_start "
                "BETWEEN ? AND ? AND page_end >= ?")
         for start in range(0, len(pages), PAGES_PER_STATEMENT):
             chunk = pages[start:start + PAGES_PER_STATEMENT]
             args = [a for i, (doc, page) in enumerate(chunk) for a in (i, doc, page - back, page, page)]
             for row in sql.rows(" UNION ALL ".join([one] * len(chunk)) + " ORDER BY 1, 7, 2", args):
-                if row[1] not in seen:
-                    seen.add(row[1])
-                    out.append(section_ref(row[1:]))
-        return out
+                yield row[1:]
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
         """The SectionRefs of these section rowids (a text index's hits)."""

@@ -44,7 +44,8 @@ def _free_port() -> int:
 
 
 class PgServer:
-    def __init__(self, bin_dir: Path | None = None) -> None:
+    def __init__(self, bin_dir: Path | None = None, settings: dict[str, str] | None = None) -> None:
+        self.settings = dict(settings or {})  # more server settings (`-c name=value`), over the defaults below
         self.bin = bin_dir or server_bin()
         if self.bin is None:
             raise RuntimeError("PostgreSQL server binaries not found (apt-get install postgresql)")
@@ -71,8 +72,10 @@ class PgServer:
     def resume(self) -> None:
         """Start the server on its data directory (again, after `halt`). initdb's pg_hba.conf lets 127.0.0.1
         replicate (trust) and wal_level defaults to replica: any of these servers can be a primary (`PgReplica`)."""
+        settings = {"shared_buffers": "128MB", **self.settings}
         opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB")
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+                + "".join(f" -c {name}={value}" for name, value in settings.items()))
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"),
                   "-w", "-t", "60", "start")
         self.started = True

@@ -34,6 +34,10 @@ IDLE = psycopg.pq.TransactionStatus.IDLE
 # off: compiling costs tens of milliseconds, more than any of these statements takes to run.
 READER_SETTINGS = "SET enable_seqscan = off; SET jit = off"
 BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+# What a snapshot sees, read with its BEGIN: two snapshots with the same text see the same committed transactions,
+# so the same data (the xids are 64-bit, never reused; the start time tells a restarted or replaced server apart).
+# Cluster-wide: any commit anywhere changes it, which is safe (values kept per version are read again).
+SNAPSHOT_VERSION = "SELECT pg_current_snapshot()::text || ' ' || pg_postmaster_start_time()::text"
 
 
 def failure(url: str, exc: BaseException) -> str:
@@ -135,15 +139,23 @@ class Connections:
         """The row `snapshot_query` gave at the BEGIN of this thread's snapshot (None without one)."""
         return getattr(self._local, "begun", None)
 
+    def version(self) -> str | None:
+        """What this thread's snapshot sees (SNAPSHOT_VERSION: equal versions, equal data), None outside one."""
+        return getattr(self._local, "version", None)
+
     def _begin(self, conn: Any) -> None:
-        """BEGIN the snapshot, with `snapshot_query` in the same round trip."""
-        self._local.begun = None
-        if not self.snapshot_query:
-            conn.execute(BEGIN_SNAPSHOT)
-            return
-        cur = conn.execute(f"{BEGIN_SNAPSHOT}; {self.snapshot_query}")
+        """BEGIN the snapshot, with `snapshot_query` and SNAPSHOT_VERSION in the same round trip."""
+        self._local.begun = self._local.version = None
+        extra = f"{self.snapshot_query}; " if self.snapshot_query else ""
+        cur = conn.execute(f"{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
         cur.nextset()
-        self._local.begun = cur.fetchone()
+        if extra:
+            begun = cur.fetchone()
+            cur.nextset()
+        version = cur.fetchone()[0]
+        if extra:
+            self._local.begun = begun
+        self._local.version = version
 
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
@@ -164,6 +176,7 @@ class Connections:
                 if not conn.closed and conn.info.transaction_status != IDLE:
                     conn.execute("ROLLBACK")
             finally:
+                self._local.version = None
                 self._give_back()
 
     @contextmanager

@@ -146,6 +146,11 @@ class Routed:
         source = getattr(self._local, "pinned", None)
         return None if source is None else source.begun()
 
+    def version(self) -> str | None:
+        """What this thread's snapshot sees, on the server it is on (Connections.version)."""
+        source = getattr(self._local, "pinned", None)
+        return None if source is None else source.version()
+
     @contextmanager
     def write(self) -> Iterator[Any]:
         self._local.last = self.primary

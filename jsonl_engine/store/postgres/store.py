@@ -7,7 +7,7 @@ SearchIndex verbs below (BM25 from the postings, search.py)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
@@ -17,7 +17,7 @@ from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
-from jsonl_engine.store.repository import Repository
+from jsonl_engine.store.repository import REF_COLUMNS, Repository
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
 
@@ -89,6 +89,12 @@ _SECTION_INSERT = (
     " page_end, is_leaf, text, page_map, summary, ntok, tsv) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
     f" setweight(to_tsvector('{CONFIG}', ?), 'A') || setweight(to_tsvector('{CONFIG}', ?), 'B')"
     f" || setweight(to_tsvector('{CONFIG}', ?), 'C'))")
+# sections_on_pages in one statement whatever the number of pages: its text is the same every time, so it is
+# prepared once per connection and planned in microseconds (a UNION ALL of 40 lookups costs more to plan than to run)
+_PAGE_SECTIONS = (
+    "SELECT s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
+    f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
+    " AND t.page AND page_end >= t.page) s ORDER BY t.i, s.page_start, s.rowid")
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
 # concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
 FIELD_END = " zzjsonlfieldend"
@@ -99,6 +105,7 @@ class PostgresStore(Repository):
 
     backend = "postgresql"
     split_counts = False  # every phrase counted in one statement (search.frequencies)
+    version_per_connection = False  # a snapshot's version is the server's, whichever reader read it
 
     def __init__(self, url: str, read_url: str | None = None) -> None:
         search.require_numpy()
@@ -119,6 +126,11 @@ class PostgresStore(Repository):
         row = self._db.begun() if getattr(self._local, "depth", 0) else None  # read with the snapshot's BEGIN
         return search.generation(sql.conn) if row is None else search.generation_of(row)
 
+    def _library_version(self, sql: Sql) -> str | None:
+        """What this thread's snapshot sees (db.SNAPSHOT_VERSION, read with its BEGIN): the library's scope, cards
+        and routing index are read once per state of the KB, not per query; None outside a snapshot."""
+        return self._db.version() if getattr(self._local, "depth", 0) else None
+
     def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
         """The rows with their token counts and weighted tsvectors (title A, ancestors B, text C)."""
         sql.many(_PAGE_INSERT, [(d, n, text, len(tokens(text)), words(text)) for d, n, text in pages])
@@ -129,6 +141,11 @@ class PostgresStore(Repository):
                          " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text)))
         sql.many(_SECTION_INSERT, rows)
         sql.run("SELECT write_postings(?)", (document_id,))  # the words' postings, from the rows' tsvectors
+
+    def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
+        if not pages:
+            return iter(())
+        return iter(sql.rows(_PAGE_SECTIONS, ([d for d, _ in pages], [n for _, n in pages], back)))
 
     # ---- search
 

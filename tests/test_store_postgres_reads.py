@@ -1,0 +1,102 @@
+"""The PostgreSQL read path under several daemons: the sections on a list of pages in one statement (the same
+rows as the lookup per page and as SQLite), the library's scope and cards kept per state of the KB (what a
+snapshot sees) and read again after another daemon's commit, and reader connections pooled by how many threads
+read at once."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+
+from jsonl_engine.ingest import sync
+from jsonl_engine.store import open_store
+from jsonl_engine.store.repository import Repository
+
+
+def test_sections_on_pages_in_one_statement_are_the_lookups_per_page(dev_kb, pg_dev_kb) -> None:
+    """More pages than one UNION chunk holds (40), across documents, repeated, out of order, past a document's
+    end: the single LATERAL statement gives the rows the UNION ALL per page gives, and the same sections as
+    SQLite, in the same order."""
+    pages = [(doc, n) for doc in sorted(pg_dev_kb.doc_ids.values())[:3] for n in (1, 2, 5, 9, 30, 31, 32, 60, 9, 12, 13, 14, 40, 41)]
+    pages += [(pages[0][0], 100000), *pages[:5]]
+    assert len(pages) > 40
+    with pg_dev_kb.snapshot():
+        for back in (0, 3):
+            sql = pg_dev_kb._sql()
+            one = list(pg_dev_kb._page_sections(sql, pages, back))
+            union = list(Repository._page_sections(pg_dev_kb, sql, pages, back))
+            assert [tuple(r) for r in one] == [tuple(r) for r in union]
+            assert len(one) > len(pages)  # sections overlap pages: several rows for most of them
+            assert pg_dev_kb.sections_on_pages(pages, back) == dev_kb.sections_on_pages(pages, back)
+        assert list(pg_dev_kb._page_sections(pg_dev_kb._sql(), [], 3)) == []
+
+
+def test_the_library_is_read_once_per_state_of_the_kb(pg_server) -> None:
+    """Two stores on one database (two daemons): inside snapshots that see the same state, the second keeps its
+    scope and cards (the same objects, no statement); the first's commit (a status, a card) is seen at the second's
+    next snapshot. Outside a snapshot every call reads."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        ids = [sync.ingest_text(writer, f"# Doc {i}\n\nSome words {i}.\n", f"d{i}", "text/markdown").document_id
+               for i in range(3)]
+        with reader.snapshot():
+            scope, cards = reader.scope(None, ["approved"]), reader.cards()
+        with reader.snapshot():
+            assert reader.scope(None, ["approved"]) is scope and reader.cards() is cards
+        assert sorted(scope.documents) == sorted(ids) and scope.complete
+
+        writer.update_document(ids[0], status="archived")
+        with reader.snapshot():
+            after = reader.scope(None, ["approved"])
+            assert after is not scope and sorted(after.documents) == sorted(ids[1:]) and not after.complete
+            assert reader.cards() is not cards  # any commit: read again
+        assert reader.scope(None, ["approved"]) is not reader.scope(None, ["approved"])  # no snapshot: no version
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
+    """Six threads in snapshots at once hold six readers; the next round (and a smaller one) reuses them: the
+    server sees no new connection, and each reader is back in the pool when its snapshot ends."""
+    url = pg_server.new_database()
+    store = open_store(url)
+    sync.ingest_text(store, "# Doc\n\nWords.\n", "d", "text/markdown")
+
+    def backends() -> set[int]:
+        with psycopg.connect(url, autocommit=True) as conn:
+            return {r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                                               " AND application_name = 'jsonl-engine'")}
+
+    def round_of(threads: int) -> None:
+        inside = threading.Barrier(threads)
+        errors: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                with store.snapshot():
+                    assert store.scope(None, ["approved"]).documents
+                    inside.wait(timeout=30)  # every thread holds its reader at once
+            except BaseException as exc:  # noqa: BLE001 (reported below)
+                errors.append(exc)
+
+        running = [threading.Thread(target=read) for _ in range(threads)]
+        for t in running:
+            t.start()
+        for t in running:
+            t.join(timeout=60)
+        assert not errors, errors
+
+    try:
+        before = backends()
+        round_of(6)
+        first = backends()
+        assert len(first - before) == 6  # a reader per thread reading at once, apart from the writers
+        round_of(6)
+        round_of(2)
+        assert backends() == first  # reused, none opened again
+        assert len(store._db._readers) == 6  # every one given back when its snapshot ended
+    finally:
+        store.close()
