@@ -373,26 +373,39 @@ def documents(scope: Scope, within: Sequence[str] | None = None) -> list[str] | 
     return sorted(d for d in set(within) if scope.complete or d in scope.documents)
 
 
+STATS_COLUMN = {"pages": "pages", "covers": "covers", "sections": "sections", "documents": "docs"}
+
+
+def paired(q: Tsq) -> str | None:
+    """A two-word phrase's key in term_stats (migration 8): its lexemes, the second one position on; else None."""
+    return f"{q.lexemes[0]} {q.lexemes[1]}" if q.offsets == (0, 1) else None
+
+
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
-    count summed by the server from its postings' lengths (documents: their number), in one statement; the
-    multi-word phrases matched here on their lexemes' postings."""
+    count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
+    from term_stats (kept at ingest; a pair never written counts 0), in one statement; longer phrases matched
+    here on their lexemes' postings."""
     if not tsqs:
         return []
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
-    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    counts: dict[str, int] = {}
-    if single:
+    pairs = sorted({key for q in tsqs if (key := paired(q)) is not None})
+    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None for lex in q.lexemes})
+    counts: dict[tuple[int, str], int] = {}  # (words, key) -> count
+    if single or pairs:
         counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
-        counts = {lex: int(n) for lex, n in src.conn.execute(
-            f"SELECT lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme",
-            [table, single])}
+        counts = {(words, key): int(n) for words, key, n in src.conn.execute(
+            f"SELECT 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme "
+            f"UNION ALL SELECT 2, term, {STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
+            [table, single, pairs])}
     found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
-            out.append(counts.get(q.lexemes[0], 0))
+            out.append(counts.get((1, q.lexemes[0]), 0))
+        elif (key := paired(q)) is not None:
+            out.append(counts.get((2, key), 0))
         else:
             out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
     return out
