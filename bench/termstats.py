@@ -6,6 +6,11 @@ fiscal forms, accounting expansions, and the names the prior counts in documents
 the store has migrated (opening it migrates it), read-only otherwise; exits 1 on any difference.
 
     .venv/bin/python bench/termstats.py --kb bench/out/backends-kb [--questions N] [--kinds pages,documents]
+
+With `--rounds N --baseline-root DIR` (a checkout made before the statistics: `git archive <commit> | tar -x -C
+DIR`) it measures instead kb.context p50/p95 through a daemon of each checkout on the same KB, alternated N
+rounds, scoped to each question's filing then corpus-wide (as bench/backends.py). The older code refuses a KB of a
+newer schema: its rounds run with migration 7's record hidden (its table stays; the older code never reads it).
 """
 
 from __future__ import annotations
@@ -24,7 +29,11 @@ def main() -> int:
     ap.add_argument("--dev", default=None)
     ap.add_argument("--questions", type=int, default=0, help="the first N questions (0: all)")
     ap.add_argument("--kinds", default="pages,covers,sections,documents")
+    ap.add_argument("--rounds", type=int, default=0, help="kb.context latencies, old and new code alternated")
+    ap.add_argument("--baseline-root", type=Path, default=None)
     args = ap.parse_args()
+    if args.rounds:
+        return compare_latencies(args)
 
     from jsonl_engine.retrieval.query import parse
     from jsonl_engine.store import open_store
@@ -72,6 +81,68 @@ def main() -> int:
         store.close()
     print(f"{len(phrases)} phrases, {differ} differences")
     return 1 if differ else 0
+
+
+def _latencies(kb: Path, root: Path, ids: dict[str, str], questions: list[dict]) -> dict[str, float]:
+    from tests.support.daemon import Daemon
+
+    out: dict[str, float] = {}
+    with Daemon(kb_dir=kb, timeout=600, cwd=root) as d:  # `python -m jsonl_engine` from `root`: its code
+        d.result("kb.context", {"query": "warm up", "limit": 1})
+        for scoped in (True, False):
+            times = []
+            for q in questions:
+                params = {"query": q["question"], "limit": 10}
+                if scoped:
+                    params["document_ids"] = [ids[q["doc_name"]]]
+                t = time.perf_counter()
+                d.result("kb.context", params)
+                times.append((time.perf_counter() - t) * 1000)
+            key = "scoped" if scoped else "corpus"
+            out[f"{key}_p50"], out[f"{key}_p95"] = pct(times, 0.5), pct(times, 0.95)
+    return out
+
+
+def compare_latencies(args: argparse.Namespace) -> int:
+    from jsonl_engine.store import open_store
+    from jsonl_engine.store.sqlite.migrations import MIGRATIONS
+    from tests.support.sql import sqlite_connect
+
+    if args.baseline_root is None:
+        sys.exit("--rounds needs --baseline-root")
+    args.kb = args.kb.resolve()  # the daemons run in their checkouts
+    store = open_store(args.kb)  # migrates it
+    ids = {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
+    path = store.path
+    store.close()
+    questions = [q for q in load_questions(find_dev(args.dev) / "questions.jsonl") if q["doc_name"] in ids]
+    if args.questions:
+        questions = questions[:args.questions]
+    version, description, _ = next(m for m in MIGRATIONS if m[0] == 7)
+
+    def record(present: bool) -> None:
+        conn = sqlite_connect(path)
+        try:
+            conn.execute("DELETE FROM schema_migrations WHERE version = ?", (version,))
+            if present:
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (version, description))
+        finally:
+            conn.close()
+
+    rows = []
+    try:
+        for i in range(args.rounds):
+            for name, root in (("old", args.baseline_root), ("new", Path(__file__).resolve().parents[1])):
+                record(name == "new")
+                r = _latencies(args.kb, root, ids, questions)
+                rows.append((i, name, r))
+                print(f"round {i + 1} {name}: scoped p50/p95 {r['scoped_p50']:.1f}/{r['scoped_p95']:.1f} ms, "
+                      f"corpus-wide {r['corpus_p50']:.1f}/{r['corpus_p95']:.1f} ms "
+                      f"(load {Path('/proc/loadavg').read_text().split()[0]})", flush=True)
+    finally:
+        record(True)
+    print(f"{len(questions)} questions, kb.context limit 10")
+    return 0
 
 
 if __name__ == "__main__":

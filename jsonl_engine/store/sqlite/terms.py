@@ -78,7 +78,7 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
 
 def _keys(tokens: list[str]) -> set[str]:
     keys = set(tokens)
-    keys.update(map(" ".join, zip(tokens, tokens[1:])))
+    keys.update(map(" ".join, zip(tokens, tokens[1:], strict=False)))
     return keys
 
 
