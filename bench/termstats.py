@@ -64,8 +64,7 @@ def main() -> int:
                         counted = search.frequency(conn, kind, phrase)
                     t_count = time.perf_counter() - t
                     t = time.perf_counter()
-                    read = terms.lookup(conn, kind, [" ".join(tokens)])[" ".join(tokens)] if terms.counted(tokens) \
-                        else None
+                    read = terms.count(tokens, terms.lookup(conn, kind, terms.keys(tokens)), lambda: None)
                     t_read = time.perf_counter() - t
                     if read is not None and read != counted:
                         differ += 1

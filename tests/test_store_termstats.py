@@ -27,7 +27,9 @@ PHRASES = [("revenue",), ("revenues",), ("fiscal", "2018"), ("1", "577"), ("seco
            ("results", "revenue"),
            ("quarter", "fiscal"),  # a section title's last word, then its ancestors' first: no match across columns
            ("quarter", "results"), ("fiscal", "2019", "cafe"), ("naive",), ("run",), ("absentword",),
-           ("absentword", "revenue"), ("2018", "only")]
+           ("absentword", "revenue"), ("2018", "only"),
+           ("net", "revenue", "fell"),  # each pair in some row, the phrase in none: counted
+           ("revenue", "absentword", "net")]  # a pair in no row: 0 without counting
 
 
 def _counted(store, kind: str, phrases) -> dict:

@@ -93,7 +93,8 @@ class SqliteStore(Repository):
     # ---- search
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        """One- and two-token phrases read from the term statistics (terms.py), others counted on the index."""
+        """One- and two-token phrases read from the term statistics (terms.py), others counted on the index unless
+        a pair of their adjacent tokens is in no row."""
         conn, gen = self._conn(), self._generation()
         tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
         if kind == "documents":
@@ -103,9 +104,8 @@ class SqliteStore(Repository):
             count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
 
         def compute(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            stats = [p for _, p in keys if terms.counted(tokens[p])]
-            found = terms.lookup(conn, kind, [" ".join(tokens[p]) for p in stats])
-            return {(g, p): found[" ".join(tokens[p])] if terms.counted(tokens[p]) else count(p) for g, p in keys}
+            found = terms.lookup(conn, kind, [k for _, p in keys for k in terms.keys(tokens[p])])
+            return {(g, p): terms.count(tokens[p], found, lambda p=p: count(p)) for g, p in keys}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), compute)
         return {p: df[(gen, p)] for p in phrases}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from jsonl_engine.store.sqlite import driver
@@ -132,9 +132,22 @@ def phrase_tokens(phrases: Sequence[Phrase]) -> dict[Phrase, tuple[str, ...]]:
     return {p: tuple(t) for p, t in zip(phrases, tokenize([" ".join(p) for p in phrases]), strict=True)}
 
 
-def counted(tokens: tuple[str, ...]) -> bool:
-    """Whether the table holds this phrase's counts (one or two tokens)."""
-    return 1 <= len(tokens) <= 2
+def keys(tokens: tuple[str, ...]) -> list[str]:
+    """The statistics' keys a phrase's count reads: the phrase itself (one or two tokens), else each pair of its
+    adjacent tokens (a row holding the phrase holds each of them, in the same column)."""
+    if 1 <= len(tokens) <= 2:
+        return [" ".join(tokens)]
+    return list(map(" ".join, zip(tokens, tokens[1:], strict=False)))
+
+
+def count(tokens: tuple[str, ...], found: dict[str, int], counted: Callable[[], int]) -> int:
+    """A phrase's count from the looked-up keys (`lookup`), or `counted()` on the index: a phrase of three tokens
+    or more with no pair missing (or of none, which FTS5 resolves itself)."""
+    if 1 <= len(tokens) <= 2:
+        return found[" ".join(tokens)]
+    if any(found[k] == 0 for k in keys(tokens)):
+        return 0
+    return counted()
 
 
 def lookup(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, int]:
