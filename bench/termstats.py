@@ -82,27 +82,9 @@ def main() -> int:
     return 1 if differ else 0
 
 
-def _latencies(kb: Path, root: Path, ids: dict[str, str], questions: list[dict]) -> dict[str, float]:
-    from tests.support.daemon import Daemon
-
-    out: dict[str, float] = {}
-    with Daemon(kb_dir=kb, timeout=600, cwd=root) as d:  # `python -m jsonl_engine` from `root`: its code
-        d.result("kb.context", {"query": "warm up", "limit": 1})
-        for scoped in (True, False):
-            times = []
-            for q in questions:
-                params = {"query": q["question"], "limit": 10}
-                if scoped:
-                    params["document_ids"] = [ids[q["doc_name"]]]
-                t = time.perf_counter()
-                d.result("kb.context", params)
-                times.append((time.perf_counter() - t) * 1000)
-            key = "scoped" if scoped else "corpus"
-            out[f"{key}_p50"], out[f"{key}_p95"] = pct(times, 0.5), pct(times, 0.95)
-    return out
-
-
 def compare_latencies(args: argparse.Namespace) -> int:
+    from backends import latencies
+
     from jsonl_engine.store import open_store
     from jsonl_engine.store.sqlite.migrations import MIGRATIONS
     from tests.support.sql import sqlite_connect
@@ -128,15 +110,13 @@ def compare_latencies(args: argparse.Namespace) -> int:
         finally:
             conn.close()
 
-    rows = []
     try:
         for i in range(args.rounds):
             for name, root in (("old", args.baseline_root), ("new", Path(__file__).resolve().parents[1])):
                 record(name == "new")
-                r = _latencies(args.kb, root, ids, questions)
-                rows.append((i, name, r))
-                print(f"round {i + 1} {name}: scoped p50/p95 {r['scoped_p50']:.1f}/{r['scoped_p95']:.1f} ms, "
-                      f"corpus-wide {r['corpus_p50']:.1f}/{r['corpus_p95']:.1f} ms "
+                r = latencies(args.kb, ids, questions, root)
+                print(f"round {i + 1} {name}: scoped p50/p95 {r['scoped_p50_ms']:.1f}/{r['scoped_p95_ms']:.1f} ms, "
+                      f"corpus-wide {r['corpus_p50_ms']:.1f}/{r['corpus_p95_ms']:.1f} ms "
                       f"(load {Path('/proc/loadavg').read_text().split()[0]})", flush=True)
     finally:
         record(True)
