@@ -116,11 +116,13 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def latencies(location: Path | str, ids: dict[str, str], questions: list[dict]) -> dict[str, float]:
+def latencies(location: Path | str, ids: dict[str, str], questions: list[dict],
+              checkout: Path | None = None) -> dict[str, float]:
+    """kb.context p50/p95 scoped then corpus-wide through a daemon (of another `checkout`'s code when given)."""
     from tests.support.daemon import Daemon
 
     out: dict[str, float] = {}
-    with Daemon(kb_dir=location, timeout=300) as d:
+    with Daemon(kb_dir=location, timeout=300, cwd=checkout) as d:  # `python -m jsonl_engine` runs the cwd's code
         d.result("kb.context", {"query": "warm up", "limit": 1})
         for scoped in (True, False):
             times = []

@@ -142,8 +142,24 @@ def kb_integrity(store) -> dict[str, int]:
     counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("documents", "sections", "pages")}
     counts["sections_fts"] = conn.execute("SELECT COUNT(*) FROM sections_fts").fetchone()[0]
     assert counts["sections_fts"] == counts["sections"]
+    _sqlite_term_stats(conn)
     conn.close()
     return counts
+
+
+def _sqlite_term_stats(conn) -> None:
+    """The term statistics (store/sqlite/terms.py) are every stored document's counts summed (keys whose
+    counts fell to 0 stay, with 0)."""
+    from collections import Counter
+
+    from jsonl_engine.store.sqlite import terms
+
+    expected: dict[str, Counter] = {}
+    for (doc,) in conn.execute("SELECT id FROM documents").fetchall():
+        for key, counts in terms.stored(conn, doc).items():
+            expected.setdefault(key, Counter()).update(dict(enumerate(counts)))
+    kept = {r[0]: tuple(r[1:]) for r in conn.execute("SELECT term, pages, docs, covers, sections FROM term_stats")}
+    assert {k: v for k, v in kept.items() if any(v)} == {k: tuple(c[i] for i in range(4)) for k, c in expected.items()}
 
 
 def _pg_integrity(store) -> dict[str, int]:
@@ -164,6 +180,11 @@ def _pg_integrity(store) -> dict[str, int]:
     counts = {t: sql(store, f"SELECT COUNT(*) FROM {t}")[0][0] for t in ("documents", "sections", "pages")}
     counts["sections_fts"] = sql(store, "SELECT COUNT(*) FROM sections WHERE tsv IS NOT NULL")[0][0]
     assert counts["sections_fts"] == counts["sections"]
+    # the two-word phrases' statistics (migration 8) are every stored document's counts summed
+    kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats "
+                          "WHERE pages <> 0 OR docs <> 0 OR covers <> 0 OR sections <> 0"))
+    assert kept == set(sql(store, "SELECT t.term, SUM(t.pages), SUM(t.docs), SUM(t.covers), SUM(t.sections) "
+                                  "FROM documents d, term_pairs(d.id) t GROUP BY t.term"))
     return counts
 
 

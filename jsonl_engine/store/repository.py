@@ -188,6 +188,7 @@ class Transaction(_AtTheEdge):
 
     def _delete(self, document_id: str) -> None:
         """A document's rows, index rows with them (children first: one statement per table)."""
+        self._store._delete_text(self._conn, document_id)
         for table in ("sections", "page_words", "pages"):
             self._conn.run(f"DELETE FROM {table} WHERE document_id = ?", (document_id,))
         self._conn.run("DELETE FROM documents WHERE id = ?", (document_id,))
@@ -227,6 +228,10 @@ class Repository(_AtTheEdge):
         """Insert a document's pages (document_id, number, text) and sections (`rows.section_rows`, text made
         storable) and index them."""
         raise NotImplementedError
+
+    def _delete_text(self, sql: Sql, document_id: str) -> None:
+        """Before a document's rows are deleted (in the same transaction): what its text index keeps beside the
+        rows (term statistics) subtracted."""
 
     # ---- lifecycle and consistency
 

@@ -187,6 +187,43 @@ DROP INDEX pages_tsv;
 DROP INDEX covers_tsv;
 DROP INDEX sections_tsv;
 """),
+    (8, "term statistics: the rows and documents holding each pair of adjacent words (a two-word phrase)", """
+-- "lexeme lexeme" (the second at the next position of the same field) -> the pages, documents (with a page), cover
+-- pages and sections holding it, as the postings' phrase matching counts them (search.frequencies reads them for
+-- two-word phrases instead of matching the words' positions; one-word counts come from the postings' n). Added by
+-- add_term_stats(doc, 1) in the transaction writing the document's rows, subtracted (-1) in the one deleting them;
+-- concurrent writers of a common pair wait for each other's commit (in key order: no deadlock). A pair whose
+-- counts fall to 0 keeps its row.
+CREATE TABLE term_stats (
+    term     TEXT COLLATE "C" PRIMARY KEY,
+    pages    INTEGER NOT NULL,
+    docs     INTEGER NOT NULL,
+    covers   INTEGER NOT NULL,
+    sections INTEGER NOT NULL
+);
+CREATE FUNCTION term_pairs(doc TEXT) RETURNS TABLE (term TEXT, pages BIGINT, docs INTEGER, covers BIGINT,
+                                                    sections BIGINT) LANGUAGE sql STABLE AS $$
+WITH t AS (
+    SELECT 'p' AS k, x.rowid, x.number, u.lexeme, q.p, q.w
+      FROM pages x, unnest(x.tsv) u, unnest(u.positions, u.weights) AS q(p, w) WHERE x.document_id = doc
+    UNION ALL
+    SELECT 's', x.rowid, 0, u.lexeme, q.p, q.w
+      FROM sections x, unnest(x.tsv) u, unnest(u.positions, u.weights) AS q(p, w) WHERE x.document_id = doc),
+pairs AS (
+    SELECT DISTINCT a.k, a.rowid, a.number, a.lexeme || ' ' || b.lexeme AS term
+      FROM t a JOIN t b ON b.k = a.k AND b.rowid = a.rowid AND b.p = a.p + 1 AND b.w = a.w)
+SELECT term, COUNT(*) FILTER (WHERE k = 'p'), MAX(CASE k WHEN 'p' THEN 1 ELSE 0 END),
+       COUNT(*) FILTER (WHERE k = 'p' AND number <= 2), COUNT(*) FILTER (WHERE k = 's')
+  FROM pairs GROUP BY term
+$$;
+CREATE FUNCTION add_term_stats(doc TEXT, sign INTEGER) RETURNS void LANGUAGE sql AS $$
+INSERT INTO term_stats AS s (term, pages, docs, covers, sections)
+SELECT term, sign * pages, sign * docs, sign * covers, sign * sections FROM term_pairs(doc) ORDER BY term
+ON CONFLICT (term) DO UPDATE SET pages = s.pages + excluded.pages, docs = s.docs + excluded.docs,
+    covers = s.covers + excluded.covers, sections = s.sections + excluded.sections
+$$;
+SELECT add_term_stats(id, 1) FROM documents;
+"""),
 ]
 
 

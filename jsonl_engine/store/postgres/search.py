@@ -373,26 +373,51 @@ def documents(scope: Scope, within: Sequence[str] | None = None) -> list[str] | 
     return sorted(d for d in set(within) if scope.complete or d in scope.documents)
 
 
+STATS_COLUMN = {"pages": "pages", "covers": "covers", "sections": "sections", "documents": "docs"}
+
+
+def paired(q: Tsq) -> str | None:
+    """A two-word phrase's key in term_stats (migration 8): its lexemes, the second one position on; else None."""
+    return f"{q.lexemes[0]} {q.lexemes[1]}" if q.offsets == (0, 1) else None
+
+
+def pairs_of(q: Tsq) -> list[str]:
+    """The term_stats keys of a longer phrase's adjacent lexemes (a row holding the phrase holds each of them in
+    the same field), when its lexemes follow one another; else none."""
+    if len(q.lexemes) < 3 or q.offsets != tuple(range(len(q.lexemes))):
+        return []
+    return [f"{a} {b}" for a, b in zip(q.lexemes, q.lexemes[1:], strict=False)]
+
+
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
-    count summed by the server from its postings' lengths (documents: their number), in one statement; the
-    multi-word phrases matched here on their lexemes' postings."""
+    count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
+    from term_stats (kept at ingest; a pair never written counts 0), in one statement; longer phrases matched
+    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0)."""
     if not tsqs:
         return []
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
-    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    counts: dict[str, int] = {}
-    if single:
+    pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
+    counts: dict[tuple[int, str], int] = {}  # (words, key) -> count
+    if single or pairs:
         counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
-        counts = {lex: int(n) for lex, n in src.conn.execute(
-            f"SELECT lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme",
-            [table, single])}
+        counts = {(words, key): int(n) for words, key, n in src.conn.execute(
+            f"SELECT 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme "
+            f"UNION ALL SELECT 2, term, {STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
+            [table, single, pairs])}
+    absent = {q for q in tsqs if any(counts.get((2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
+    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
+                     for lex in q.lexemes})
     found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
-            out.append(counts.get(q.lexemes[0], 0))
+            out.append(counts.get((1, q.lexemes[0]), 0))
+        elif (key := paired(q)) is not None:
+            out.append(counts.get((2, key), 0))
+        elif q in absent:
+            out.append(0)
         else:
             out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
     return out

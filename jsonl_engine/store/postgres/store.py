@@ -141,6 +141,10 @@ class PostgresStore(Repository):
                          " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text)))
         sql.many(_SECTION_INSERT, rows)
         sql.run("SELECT write_postings(?)", (document_id,))  # the words' postings, from the rows' tsvectors
+        sql.run("SELECT add_term_stats(?, 1)", (document_id,))  # its two-word phrases' counts (migration 8)
+
+    def _delete_text(self, sql: Sql, document_id: str) -> None:
+        sql.run("SELECT add_term_stats(?, -1)", (document_id,))  # from its rows' tsvectors, still there
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
         if not pages:

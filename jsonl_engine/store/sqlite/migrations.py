@@ -5,8 +5,10 @@ Append new migrations at the end; never edit one that has shipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from jsonl_engine.errors import Internal
-from jsonl_engine.store.sqlite import driver
+from jsonl_engine.store.sqlite import driver, terms
 from jsonl_engine.store.sqlite.driver import Connection
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -133,7 +135,22 @@ CREATE TABLE page_words (
 );
 ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]';
 """),
+    (7, "term statistics: rows (and documents) holding each token and each pair of adjacent tokens, per kind", """
+-- term: one FTS5 token, or two adjacent ones separated by a space -> the pages, documents (with a page), cover pages
+-- and sections holding it. Written with the rows, subtracted at removal (terms.py); a query's one- and two-word
+-- phrases read their counts here instead of counting them on the index. The migration fills it from the stored
+-- rows (terms.fill, in the same transaction). One row per term for every kind: half the writes of a row per kind.
+CREATE TABLE term_stats (
+    term     TEXT PRIMARY KEY,
+    pages    INTEGER NOT NULL,
+    docs     INTEGER NOT NULL,
+    covers   INTEGER NOT NULL,
+    sections INTEGER NOT NULL
+) WITHOUT ROWID;
+"""),
 ]
+# Migrations with a step that SQL cannot do, run after their SQL in the same transaction.
+STEPS: dict[int, Callable[[Connection], None]] = {7: terms.fill}
 
 
 def current_version(conn: Connection) -> int:
@@ -161,6 +178,8 @@ def migrate(conn: Connection) -> int:
                 continue
             for statement in _statements(sql):
                 conn.execute(statement)
+            if number in STEPS:
+                STEPS[number](conn)
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?, datetime('now'))", (number, description))
             conn.execute("COMMIT")
         except BaseException:

@@ -15,7 +15,7 @@ from pathlib import Path
 from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.dialect import Dialect, Sql
 from jsonl_engine.store.repository import Repository
-from jsonl_engine.store.sqlite import bm25, driver, search
+from jsonl_engine.store.sqlite import bm25, driver, search, terms
 from jsonl_engine.store.sqlite.db import Connections, unusable
 from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
 
@@ -85,17 +85,30 @@ class SqliteStore(Repository):
                 (document_id,))
         sql.run("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
                 f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
+        terms.add(sql.conn, terms.document_counts([(n, t) for _, n, t in pages], [(r[6], r[7], r[11]) for r in sections]))
+
+    def _delete_text(self, sql: Sql, document_id: str) -> None:
+        terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
 
     # ---- search
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
+        """One- and two-token phrases read from the term statistics (terms.py), others counted on the index unless
+        a pair of their adjacent tokens is in no row."""
         conn, gen = self._conn(), self._generation()
+        tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
         if kind == "documents":
             spans = self._memo.get("page-spans", gen, lambda: search.page_spans(conn))
             count = lambda p: search.document_frequency(conn, p, spans)  # noqa: E731
         else:
             count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
-        return {p: self._memo.get(f"df:{kind}", (gen, p), lambda p=p: count(p)) for p in phrases}
+
+        def compute(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
+            found = terms.lookup(conn, kind, [k for _, p in keys for k in terms.keys(tokens[p])])
+            return {(g, p): terms.count(tokens[p], found, lambda p=p: count(p)) for g, p in keys}
+
+        df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), compute)
+        return {p: df[(gen, p)] for p in phrases}
 
     def _stats(self, kind: str, phrases: Sequence[Phrase],
                wins: Sequence[search.Window] | None = None) -> search.Stats | None:

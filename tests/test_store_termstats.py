@@ -1,0 +1,164 @@
+"""Term statistics kept at ingest (SQLite: store/sqlite/terms.py, every one- and two-token phrase; PostgreSQL:
+migration 8, every two-word phrase): the counts a query reads must be the ones counting the phrase on the index
+gives (FTS5 MATCH; the postings' phrase matching), in every kind, after ingests, a replacement and a removal;
+a rolled-back write leaves none; a KB made before them gets them when opened."""
+
+from __future__ import annotations
+
+import pytest
+
+from jsonl_engine.errors import Cancelled
+from jsonl_engine.ingest import outcome, parse_text, sync
+from jsonl_engine.store import open_store
+from jsonl_engine.store.sqlite import driver, terms
+from tests.conftest import kb_integrity
+from tests.support.sql import sql
+
+KINDS = ("pages", "covers", "sections", "documents")
+_A = ("# Fiscal 2018 results\n\nNet revenue was $1,577 million in fiscal 2018; second quarter revenue rose. "
+      "Cash flows from operating activities: 1,577. Revenues and revenue, running runs.\n\n"
+      "## Second quarter\n\nThe second quarter of fiscal 2019 (café, naïve) saw net revenue fall to 2,018.\n\n"
+      "## Quarter results\n\nrevenue fell\n")
+_B = ("# Other report\n\nNothing about revenue here, fiscal year 2018 only. Second, quarter. "
+      "Operating activities and cash flows from operating activities.\n")
+_C = "# Third\n\nresults revenue and net revenue; second quarter net revenue 1 577\n"
+PHRASES = [("revenue",), ("revenues",), ("fiscal", "2018"), ("1", "577"), ("second", "quarter"), ("net", "revenue"),
+           ("cash", "flows", "from", "operating", "activities"), ("operating", "activities"),
+           ("results", "revenue"),
+           ("quarter", "fiscal"),  # a section title's last word, then its ancestors' first: no match across columns
+           ("quarter", "results"), ("fiscal", "2019", "cafe"), ("naive",), ("run",), ("absentword",),
+           ("absentword", "revenue"), ("2018", "only"),
+           ("net", "revenue", "fell"),  # each pair in some row, the phrase in none: counted
+           ("revenue", "absentword", "net")]  # a pair in no row: 0 without counting
+
+
+def _counted(store, kind: str, phrases) -> dict:
+    """The phrases' counts made on the index, as the store made them before the statistics."""
+    if getattr(store, "backend", "sqlite") == "postgresql":
+        from jsonl_engine.store.postgres import search as pg
+
+        tsqs = store._tsqueries(phrases)
+        table = "pages" if kind == "documents" else kind
+        with store.snapshot():
+            src = store._source()
+            out = {}
+            for p in phrases:
+                q = tsqs[p]
+                found = src.read(table, q.lexemes, q.lexemes, None)
+                if len(q.lexemes) == 1:
+                    hits = found.get(q.lexemes[0], {})
+                    out[p] = len(hits) if kind == "documents" else sum(h.n for h in hits.values())
+                else:
+                    out[p] = pg._phrase_count(q, found, kind == "documents") if q.lexemes else 0
+            return out
+    from jsonl_engine.store.sqlite import search
+
+    conn = store._conn()
+    spans = search.page_spans(conn)
+    return {p: search.document_frequency(conn, p, spans) if kind == "documents" else search.frequency(conn, kind, p)
+            for p in phrases}
+
+
+def _check(store) -> dict:
+    counts = {}
+    for kind in KINDS:
+        read = store.frequencies(kind, PHRASES)
+        assert read == _counted(store, kind, PHRASES), kind
+        counts[kind] = read
+    kb_integrity(store)  # the statistics equal their recomputation from every stored document
+    return counts
+
+
+def test_counts_read_from_the_statistics_equal_the_counted_ones(kb_location, tmp_path):
+    store = open_store(kb_location)
+    try:
+        a = sync.ingest_text(store, _A, "a", "text/markdown").document_id
+        sync.ingest_text(store, _B, "b", "text/markdown")
+        first = _check(store)
+        assert first["pages"][("fiscal", "2018")] == 1 and first["documents"][("second", "quarter")] == 2
+        assert first["sections"][("quarter", "fiscal")] == 0 and first["sections"][("results", "revenue")] == 1
+        assert first["pages"][("1", "577")] == 1
+        path = tmp_path / "c.md"
+        path.write_text(_C, encoding="utf-8")
+        c = sync.ingest_paths(store, [str(path)])[0].document_id
+        path.write_text(_C + "\nsecond quarter again\n", encoding="utf-8")
+        replaced = sync.ingest_paths(store, [str(path)])[0]  # the new version replaces the old one
+        assert replaced.document_id != c and [d.document_id for d in store.documents() if d.document_id == c] == []
+        second = _check(store)
+        assert second["documents"][("net", "revenue")] == 2 and second["documents"][("1", "577")] == 2
+        store.remove(a)
+        third = _check(store)
+        assert third["documents"][("net", "revenue")] == 1 and third["pages"][("fiscal", "2018")] == 0
+    finally:
+        store.close()
+
+
+def _stats(store) -> list:
+    return sorted(map(tuple, sql(store, "SELECT * FROM term_stats WHERE pages <> 0 OR covers <> 0 OR sections <> 0")))
+
+
+def test_a_failed_write_leaves_no_statistics(kb_location):
+    store = open_store(kb_location)
+    try:
+        sync.ingest_text(store, _B, "b", "text/markdown")
+        before = _stats(store)
+        assert before
+        parsed = parse_text(_A, "a", "text/markdown")
+        with pytest.raises(Cancelled):  # rows and statistics written, then the ingest is cancelled before its commit
+            outcome.write_parsed(store, parsed, document_id="feedfeedfeedfeed", sha256="f" * 64, path=None,
+                                 status="approved", cancelled=lambda: True)
+        assert _stats(store) == before
+        with pytest.raises(RuntimeError), store.transaction() as tx:  # a removal rolled back
+            tx._delete(store.documents()[0].document_id)
+            raise RuntimeError("abandoned")
+        assert _stats(store) == before
+        _check(store)
+    finally:
+        store.close()
+
+
+def test_a_kb_made_before_the_statistics_gets_them_when_opened(kb_location):
+    store = open_store(kb_location)
+    for text, title in ((_A, "a"), (_B, "b"), (_C, "c")):
+        sync.ingest_text(store, text, title, "text/markdown")
+    expected = {kind: store.frequencies(kind, PHRASES) for kind in KINDS}
+    kept = _stats(store)
+    postgres = getattr(store, "backend", "sqlite") == "postgresql"
+    if postgres:  # back to version 7, as main left it
+        from tests.test_store_postgres import psycopg_connect
+
+        store.close()
+        with psycopg_connect(kb_location) as conn:
+            conn.execute("DROP TABLE term_stats; DROP FUNCTION add_term_stats(TEXT, INTEGER); "
+                         "DROP FUNCTION term_pairs(TEXT); DELETE FROM schema_migrations WHERE version = 8")
+    else:  # back to version 6
+        from tests.support.sql import sqlite_connect
+
+        path = store.path
+        store.close()
+        conn = sqlite_connect(path)
+        conn.execute("DROP TABLE term_stats")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 7")
+        conn.close()
+    store = open_store(kb_location)
+    try:
+        assert _stats(store) == kept
+        assert {kind: store.frequencies(kind, PHRASES) for kind in KINDS} == expected
+        _check(store)
+    finally:
+        store.close()
+
+
+TEXTS = ["Fiscal years 2018, 1,577 running cafés", "naïve ÅNGSTRÖM über-résumé 10-K FY2018 Q2'19", "",
+         "  ", "a\u00a0b\tc\nd", "Straße ﬁnancial ½ ２０１８ 東京 Ελλάδα", "x" * 300 + " long"]
+
+
+def test_the_sqlite3_tokenizer_gives_the_tokens_apsw_gives(monkeypatch):
+    """Without APSW (`sqlite3`), the tokens come from a private in-memory FTS5 table: the same as APSW's
+    tokenizer call, both FTS5's porter over unicode61 (a :memory: database opens no KB file)."""
+    if not driver.APSW:
+        pytest.skip("APSW is not installed")
+    with_apsw = terms.tokenize(TEXTS)
+    monkeypatch.setattr(driver, "APSW", False)
+    assert terms.tokenize(TEXTS) == with_apsw
+    assert with_apsw[0] == ["fiscal", "year", "2018", "1", "577", "run", "cafe"]
