@@ -148,8 +148,8 @@ def kb_integrity(store) -> dict[str, int]:
 
 
 def _sqlite_term_stats(conn) -> None:
-    """The term statistics (store/sqlite/terms.py) are every stored document's counts summed (keys whose
-    counts fell to 0 stay, with 0)."""
+    """The term statistics (store/sqlite/terms.py) are every stored document's counts summed, and no more: a key
+    no stored row holds is gone (a removed document's words do not stay in the file)."""
     from collections import Counter
 
     from jsonl_engine.store.sqlite import terms
@@ -159,7 +159,7 @@ def _sqlite_term_stats(conn) -> None:
         for key, counts in terms.stored(conn, doc).items():
             expected.setdefault(key, Counter()).update(dict(enumerate(counts)))
     kept = {r[0]: tuple(r[1:]) for r in conn.execute("SELECT term, pages, docs, covers, sections FROM term_stats")}
-    assert {k: v for k, v in kept.items() if any(v)} == {k: tuple(c[i] for i in range(4)) for k, c in expected.items()}
+    assert kept == {k: tuple(c[i] for i in range(4)) for k, c in expected.items()}
 
 
 def _pg_integrity(store) -> dict[str, int]:
@@ -180,9 +180,8 @@ def _pg_integrity(store) -> dict[str, int]:
     counts = {t: sql(store, f"SELECT COUNT(*) FROM {t}")[0][0] for t in ("documents", "sections", "pages")}
     counts["sections_fts"] = sql(store, "SELECT COUNT(*) FROM sections WHERE tsv IS NOT NULL")[0][0]
     assert counts["sections_fts"] == counts["sections"]
-    # the two-word phrases' statistics (migration 8) are every stored document's counts summed
-    kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats "
-                          "WHERE pages <> 0 OR docs <> 0 OR covers <> 0 OR sections <> 0"))
+    # the two-word phrases' statistics (migration 8) are every stored document's counts summed, no zero rows left
+    kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats"))
     assert kept == set(sql(store, "SELECT t.term, SUM(t.pages), SUM(t.docs), SUM(t.covers), SUM(t.sections) "
                                   "FROM documents d, term_pairs(d.id) t GROUP BY t.term"))
     return counts

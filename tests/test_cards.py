@@ -150,7 +150,8 @@ def test_migration_fills_cards_of_a_kb_written_before_cards(tmp_path: Path) -> N
     conn.executescript("UPDATE documents SET title = '(Mark One)'; ALTER TABLE documents DROP COLUMN card;"
                        "ALTER TABLE documents DROP COLUMN meta; DROP INDEX documents_title;"
                        "ALTER TABLE documents DROP COLUMN statements; DROP TABLE page_words;"
-                       "ALTER TABLE documents DROP COLUMN ocr_pages; DELETE FROM schema_migrations WHERE version >= 3;")
+                       "ALTER TABLE documents DROP COLUMN ocr_pages; DROP TABLE term_stats;"
+                       "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     with Daemon(kb_dir=kb) as d:
         [doc] = d.result("kb.documents", {})["documents"]

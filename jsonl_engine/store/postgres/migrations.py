@@ -193,7 +193,7 @@ DROP INDEX sections_tsv;
 -- two-word phrases instead of matching the words' positions; one-word counts come from the postings' n). Added by
 -- add_term_stats(doc, 1) in the transaction writing the document's rows, subtracted (-1) in the one deleting them;
 -- concurrent writers of a common pair wait for each other's commit (in key order: no deadlock). A pair whose
--- counts fall to 0 keeps its row.
+-- counts fall to 0 loses its row: a removed document's words do not stay in the database.
 CREATE TABLE term_stats (
     term     TEXT COLLATE "C" PRIMARY KEY,
     pages    INTEGER NOT NULL,
@@ -220,7 +220,9 @@ CREATE FUNCTION add_term_stats(doc TEXT, sign INTEGER) RETURNS void LANGUAGE sql
 INSERT INTO term_stats AS s (term, pages, docs, covers, sections)
 SELECT term, sign * pages, sign * docs, sign * covers, sign * sections FROM term_pairs(doc) ORDER BY term
 ON CONFLICT (term) DO UPDATE SET pages = s.pages + excluded.pages, docs = s.docs + excluded.docs,
-    covers = s.covers + excluded.covers, sections = s.sections + excluded.sections
+    covers = s.covers + excluded.covers, sections = s.sections + excluded.sections;
+DELETE FROM term_stats WHERE sign < 0 AND pages = 0 AND docs = 0 AND covers = 0 AND sections = 0
+    AND term IN (SELECT term FROM term_pairs(doc));
 $$;
 SELECT add_term_stats(id, 1) FROM documents;
 """),

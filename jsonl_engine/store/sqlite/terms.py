@@ -11,7 +11,7 @@ tokenized the same way (`phrase_tokens`): one or two tokens read their counts, a
 other phrase is counted on the index as before.
 
 Written in the transaction that writes (or deletes) the document's rows: a rolled-back ingest leaves no counts.
-A key whose rows fall to 0 stays, with 0 (a removed document's keys; the same answer as a missing key).
+A key no row holds any more is deleted at removal: a removed document's words do not stay in the KB file.
 """
 
 from __future__ import annotations
@@ -111,6 +111,9 @@ _ADD = ("INSERT INTO term_stats (term, pages, docs, covers, sections) VALUES (?,
 def add(conn: Connection, counts: Counts, sign: int = 1) -> None:
     """Add (sign 1) or subtract (sign -1) a document's counts, in key order (the table's: fewer pages touched)."""
     conn.executemany(_ADD, [(k, *(sign * n for n in counts[k])) for k in sorted(counts)])
+    if sign < 0:  # a term no document holds any more leaves the file: a removed document's words do not stay
+        conn.executemany("DELETE FROM term_stats WHERE term = ? AND pages = 0 AND docs = 0 AND covers = 0 "
+                         "AND sections = 0", [(k,) for k in sorted(counts)])
 
 
 def stored(conn: Connection, document_id: str) -> Counts:
