@@ -10,7 +10,7 @@ The leading claim may be a line item naming the measure asked ("Notional value s
 value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
 A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
 When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
-are compared (`stated`, `pick_stated`): "Worst of 3: MGM China: • Net revenues of ... a decrease of 44%".
+are compared (`stated`, `pick_stated`): "Worst of 3: Region B: • Net revenues of ... a decrease of 44%".
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
 
 
 # Superlatives over sentences: sibling bullets or sentences state the same measure's change, one per member, each
-# under its own heading ("Regional Operations" / "• Net revenues of $991 million in the current quarter compared to
-# $900 million in the prior year quarter, an increase of 10%"). Siblings are written alike: the words before the
+# under its own heading ("Regional Operations" / "• Net revenues of $420 million in the current quarter compared to
+# $400 million in the prior year quarter, an increase of 5%"). Siblings are written alike: the words before the
 # stated change are the same once figures and their units are left out.
 _STATED = re.compile(r"\b(?:an?\s+)?(increase|decrease|decline|drop|rise|growth|reduction)\s+of\s+(\d+(?:\.\d+)?)\s?"
                      r"(?:%|percent)|\b(increased|decreased|declined|dropped|grew|rose|fell)\s+(?:by\s+)?"
