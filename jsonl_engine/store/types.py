@@ -18,6 +18,8 @@ from jsonl_engine.errors import InvalidParams
 STATUSES = ("approved", "draft", "contested", "archived")
 # A document's first pages (cover, release heading: they name the issuer and the period) are searchable apart.
 COVER_PAGES = 2
+# The term statistics' count column per kind (SQLite migration 7, PostgreSQL migration 8: one row per term).
+TERM_STATS_COLUMN = {"pages": "pages", "covers": "covers", "sections": "sections", "documents": "docs"}
 
 Phrase = tuple[str, ...]  # lowercased index tokens, matched in sequence
 PageKey = tuple[str, int]  # (document id, 1-based page number)

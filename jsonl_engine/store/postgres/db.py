@@ -149,13 +149,11 @@ class Connections:
         extra = f"{self.snapshot_query}; " if self.snapshot_query else ""
         cur = conn.execute(f"{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
         cur.nextset()
+        begun = None
         if extra:
             begun = cur.fetchone()
             cur.nextset()
-        version = cur.fetchone()[0]
-        if extra:
-            self._local.begun = begun
-        self._local.version = version
+        self._local.begun, self._local.version = begun, cur.fetchone()[0]
 
     @contextmanager
     def snapshot(self) -> Iterator[Any]:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.postgres.text import CONFIG, words
-from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
+from jsonl_engine.store.types import TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
@@ -373,9 +373,6 @@ def documents(scope: Scope, within: Sequence[str] | None = None) -> list[str] | 
     return sorted(d for d in set(within) if scope.complete or d in scope.documents)
 
 
-STATS_COLUMN = {"pages": "pages", "covers": "covers", "sections": "sections", "documents": "docs"}
-
-
 def paired(q: Tsq) -> str | None:
     """A two-word phrase's key in term_stats (migration 8): its lexemes, the second one position on; else None."""
     return f"{q.lexemes[0]} {q.lexemes[1]}" if q.offsets == (0, 1) else None
@@ -404,7 +401,7 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
         counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
         counts = {(words, key): int(n) for words, key, n in src.conn.execute(
             f"SELECT 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme "
-            f"UNION ALL SELECT 2, term, {STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
+            f"UNION ALL SELECT 2, term, {TERM_STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
             [table, single, pairs])}
     absent = {q for q in tsqs if any(counts.get((2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent

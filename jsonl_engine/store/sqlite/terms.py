@@ -23,10 +23,9 @@ from typing import Any
 
 from jsonl_engine.store.sqlite import driver
 from jsonl_engine.store.sqlite.driver import Connection
-from jsonl_engine.store.types import COVER_PAGES, Phrase
+from jsonl_engine.store.types import COVER_PAGES, TERM_STATS_COLUMN, Phrase
 
 TOKENIZER, TOKENIZER_ARGS = "porter", ("unicode61", "remove_diacritics", "2")  # migrations.py's tables' tokenize
-COLUMN = {"pages": "pages", "covers": "covers", "sections": "sections", "documents": "docs"}
 Counts = dict[str, tuple[int, int, int, int]]  # "token" or "token token" -> (pages, documents, covers, sections)
 
 _local = threading.local()
@@ -157,6 +156,6 @@ def lookup(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, int]:
     """key -> rows of `kind` holding it ("documents": documents with a page holding it); 0 when never written."""
     wanted = sorted(set(keys))
     found = {r[0]: r[1] for r in conn.execute(
-        f"SELECT term, {COLUMN[kind]} FROM term_stats WHERE term IN ({','.join('?' * len(wanted))})",
+        f"SELECT term, {TERM_STATS_COLUMN[kind]} FROM term_stats WHERE term IN ({','.join('?' * len(wanted))})",
         wanted)} if wanted else {}
     return {k: found.get(k, 0) for k in keys}
