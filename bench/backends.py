@@ -71,7 +71,7 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
             outcomes = ingest_paths(store, missing)
             elapsed = time.perf_counter() - t
             rate = sum(o.pages or 0 for o in outcomes if not o.error) / elapsed
-            if isinstance(location, str):  # after a bulk load, as a team would (not timed)
+            if str(location).startswith("postgresql"):  # after a bulk load, as a team would (not timed)
                 import psycopg
 
                 with psycopg.connect(location, autocommit=True) as conn:
