@@ -24,6 +24,7 @@ version, e.g. `git archive main | tar -x -C DIR`), for that version's daemon in 
 `--questions bench/data/figures.jsonl --pdfs /work/shared/financebench-more/pdfs` runs our own held-out figure
 questions (bench/data/README.md) on a KB of only the filings they name (bench/out/figures-kb unless --kb);
 `--questions bench/data/figures2.jsonl` the 40 in the dev split's mix (domain, novel and computed questions).
+`--questions bench/data/figures3.jsonl` 60 more on other held-out filings (10-Ks' quarterly tables, an 8-K).
 """
 
 from __future__ import annotations

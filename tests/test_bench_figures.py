@@ -1,5 +1,5 @@
-"""bench/data/figures.jsonl and figures2.jsonl (our held-out figure questions) hold what they say, checked against the
-filings' pages."""
+"""bench/data/figures.jsonl, figures2.jsonl and figures3.jsonl (our held-out figure questions) hold what they say,
+checked against the filings' pages."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_evidence_is_the_zero_indexed_page_and_holds_every_answer_figure():
 # 10-Ks, 10-Qs, 8-Ks and earnings releases), on filings neither the dev split nor figures.jsonl uses.
 FIGURES2 = ROOT / "bench" / "data" / "figures2.jsonl"
 FORMS = {"10-K": re.compile(r"_10K$"), "10-Q": re.compile(r"_10Q$"), "8-K": re.compile(r"_8K_"),
-         "earnings": re.compile(r"_EARNINGS$")}
+         "earnings": re.compile(r"_EARNINGS$"), "annual report": re.compile(r"_annualreport$")}
 
 
 def questions2() -> list[dict]:
@@ -127,6 +127,64 @@ def test_figures2_evidence_pages_and_printed_figures():
 
     ours = {digest(name) for name in {q["doc_name"] for q in questions2()}}
     assert not ours & {digest(name) for name in {q["doc_name"] for q in questions()}}
+    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
+    if not dev.is_dir():
+        dev = Path("/work/shared/financebench-dev/pdfs")
+    if dev.is_dir():
+        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+
+
+# bench/data/figures3.jsonl: a third held-out set (60 questions: domain, novel and computed ones, quarters from the
+# 10-Ks' quarterly tables) on filings that neither figures.jsonl nor figures2.jsonl uses.
+FIGURES3 = ROOT / "bench" / "data" / "figures3.jsonl"
+QUARTER = re.compile(r"\b(first|second|third|fourth) (fiscal )?quarter\b|\bQ[1-4]\b", re.IGNORECASE)
+
+
+def questions3() -> list[dict]:
+    return [json.loads(line) for line in FIGURES3.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_figures3_fields_ids_and_mix():
+    qs = questions3()
+    assert len(qs) == 60
+    assert all(q.keys() >= FIELDS | {"question_reasoning", "domain_question_num"} for q in qs)
+    assert all(q["dataset_subset_label"] == "OURS" for q in qs)
+    assert [q["financebench_id"] for q in qs] == [f"ours3_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    kinds = Counter(q["question_type"] for q in qs)
+    assert kinds["domain-relevant"] >= 22 and kinds["novel-generated"] >= 24 and kinds["metrics-generated"] >= 9
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    assert not any(q["domain_question_num"] for q in qs if q["question_type"] != "domain-relevant")
+    forms = Counter(form(q["doc_name"]) for q in qs)
+    assert forms["10-K"] + forms["annual report"] >= 55 and forms["8-K"] >= 1
+    assert len({q["company"] for q in qs}) >= 15 and len({q["doc_name"] for q in qs}) >= 30
+    # quarters (a 10-K's quarterly data, a fourth quarter's discussion), asked as an analyst would
+    assert sum(bool(QUARTER.search(q["question"])) for q in qs) >= 12
+    # none of the other two sets' filings
+    assert not {q["doc_name"] for q in qs} & ({q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()})
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures3_evidence_pages_and_printed_figures():
+    numbers = bench_synthesize().numbers
+    for q, asked, printed in checked(questions3()):
+        # a figure printed on an evidence page; a computed one is written out in the justification's arithmetic
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+        if q["question_type"] == "metrics-generated":
+            # the answer starts with the computed value (what the bench's computed row reads), which the pages do not
+            # print, followed by its printed inputs
+            value = numbers(q["answer"].split()[0])
+            assert value and not value & printed and value <= numbers(q["justification"]), q["financebench_id"]
+            assert len(printed) >= 2, q["financebench_id"]
+
+    def digest(name: str) -> str:
+        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
+
+    ours = {digest(name) for name in {q["doc_name"] for q in questions3()}}
+    others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()}
+    assert not ours & {digest(name) for name in others}
     dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
     if not dev.is_dir():
         dev = Path("/work/shared/financebench-dev/pdfs")
