@@ -32,14 +32,54 @@ def test_computed_answer_cites_its_inputs_and_writes_the_arithmetic(dev_kb: Stor
     assert out.computed["value"] == 5165 and out.computed["inputs"] == [out.claims[0].id, out.claims[1].id]
 
 
-def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+def test_a_payment_printed_in_parentheses_counts_by_its_size(dev_kb: Store):
+    """Capital spending is printed "(5,207)" on the cash flow statement, an outflow: "EBITDA less capex" takes 5,207;
+    D&A is read where the note after it says ("[from cash flow statement]")."""
     doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
     out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA less capex for PepsiCo? Define unadjusted EBITDA "
                              "as unadjusted operating income + depreciation and amortization [from cash flow "
                              "statement]. Answer in USD millions.", document_ids=[doc])
     lines_ok(dev_kb, out)
+    assert out.answer.startswith("Computed (unadjusted EBITDA less capex, 2022): 11,512 + 2,763 − 5,207 = 9,068 ")
+    assert out.computed["value"] == 9068 and len(out.computed["inputs"]) == 3
+    assert out.answer.split("\n")[3].startswith("Capital spending, 2022: (5,207)")
+
+
+def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+    """A negative figure that is no payment the operand names (cash used for investing) is not given a sign."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 operating profit + net cash used for investing activities for "
+                             "PepsiCo?", document_ids=[doc])
+    lines_ok(dev_kb, out)
     assert out.computed["value"] is None and not out.answer.startswith("Computed")
-    assert any(g.startswith("computed: capex (2022) is negative") for g in out.gaps)
+    assert any(g.startswith("computed: net cash used for investing activities (2022) is negative") for g in out.gaps)
+
+
+def test_a_metric_named_without_its_definition(dev_kb: Store):
+    """EBITDA margin, never defined in the question, is computed by the formula analysts agree on, from the rows of
+    the statements the question names."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA % margin for PepsiCo? Calculate unadjusted EBITDA "
+                             "using unadjusted operating income and D&A (from cash flow statement). Give a response "
+                             "by relying on the details shown in the statement of cash flows and the P&L statement.",
+                     document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.answer.startswith("Computed (unadjusted EBITDA % margin, 2022): (11,512 + 2,763) / 86,392 = ")
+    assert out.answer.split(" [")[0].endswith("≈ 16.52%")
+    # a metric whose definitions differ is not guessed
+    assert formula("What is the FY2022 quick ratio for Acme?", "2022") is None
+    assert formula("What is the FY2022 capital intensity for Acme?", "2022") is None
+
+
+def test_an_average_over_a_span_of_years_is_the_mean_of_each_years_value(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2020 - FY2022 3 year average of capex as a % of revenue for 3M? Answer in "
+                             "units of percents and round to one decimal place.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head = out.answer.split("\n")[0]
+    assert head.startswith("Computed (FY2020 - FY2022 3 year average of capex as a % of revenue")
+    assert "((1,501 / 32,184) + (1,603 / 35,355) + (1,749 / 34,229)) / 3 = " in head and "≈ 4.8% [" in head
+    assert abs(out.computed["value"] - 4.7692) < 0.001
 
 
 def test_formulas_read_from_the_question():

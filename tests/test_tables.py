@@ -346,3 +346,21 @@ def test_a_sentence_naming_a_later_year_does_not_state_the_asked_one(dev_kb: Sto
               for body in (later, each)]
     assert "names the asked period" not in judged[0].reasons
     assert "names the asked period" in judged[1].reasons and judged[1].period == 1
+
+
+def test_a_column_line_joined_to_the_first_row_is_both(dev_pdfs):
+    """Text extraction may print a statement's column line and its first row as one line ("For the Years Ended
+    December 31, 2021 2020 2019 Operating revenues $ 3,930 $ 3,777 $ 3,610"): the periods head the table's columns
+    and the rest is the first row's label."""
+    pages = parse_file(str(dev_pdfs / "AMERICANWATERWORKS_2021_10K.pdf")).pages
+    text = next(p for p in pages if "Consolidated Statements of Operations" in p and "Operating income 1,196" in p)
+    row = row_at(text, "Operating income 1,196")
+    verbatim(text, row)
+    assert [(c.column_text, c.text) for c in row.cells] == [("December 31, 2021", "1,196"), ("2020", "1,248"),
+                                                             ("2019", "1,214")]
+    assert row.unit.text == "(In millions, except per share data)"
+    first = row_at(text, "For the Years Ended December 31, 2021 2020 2019 Operating revenues")
+    verbatim(text, first)
+    assert first.label.text == "Operating revenues"
+    assert [(c.column_text, c.text) for c in first.cells][0] == ("December 31, 2021", "$ 3,930")
+    assert table_line(first, (0,)) == "Operating revenues, December 31, 2021: $ 3,930 (In millions, except per share data)"

@@ -42,18 +42,51 @@ _OPS = {"+": "+", "plus": "+", "-": "-", "−": "-", "–": "-", "minus": "-", "
         "divided by": "/", "*": "*", "×": "*", "times": "*"}
 _YEAR = re.compile(r"^(?:fy\s*'?)?((?:19|20)\d\d)$|^fy'?(\d\d)$", re.IGNORECASE)
 _BETWEEN = re.compile(r"^(average|change\s+in)\s+(.+?)\s+between\s+(\S+)\s+and\s+(\S+)$", re.IGNORECASE)
-_NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|from|cash|flow|statement|in|usd|millions?)\b",
+_NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|in|usd|millions?)\b",
                     re.IGNORECASE)
 _ROUND = re.compile(r"\bround\w*\s+(?:your\s+|the\s+)?(?:answer\s+)?to\s+(one|two|three|\d)\s+decimal", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bpercent", re.IGNORECASE)
+_STATEMENT_WORDS = (r"(?:(?:consolidated\s+)?(?:cash\s+flows?|income|p\s*&\s*l|profit\s+and\s+loss)\s+statements?"
+                    r"|statements?\s+of\s+(?:cash\s+flows|income|operations|earnings|financial\s+position)"
+                    r"|balance\s+sheets?)")
+_FROM_NOTE = re.compile(rf"[\[(]?\s*\bfrom\s+(?:the\s+)?(?P<st>{_STATEMENT_WORDS})\s*[\])]?", re.IGNORECASE)
+_SHARE = re.compile(r"\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion)\s+of\b", re.IGNORECASE)
+# a payment the cash flow statement prints as an outflow, in parentheses: its amount is the figure's size
+_OUTFLOW = re.compile(r"\b(?:purchases?|payments?|paid|capital\s+(?:spending|expenditures?)|additions?\s+to|"
+                      r"repurchases?|dividends|acquisitions?\s+of)\b", re.IGNORECASE)
+_OUTFLOW_ASKED = re.compile(r"\b(?:capex|capital\s+(?:spending|expenditures?)|dividends?|purchases?|payments?|"
+                            r"repurchases?|buybacks?)\b", re.IGNORECASE)
 _DIGITS = {"one": 1, "two": 2, "three": 3}
 INPUT_PASSAGES = 12  # passages searched for each input's row
+_RANGE = re.compile(r"^(?:the\s+)?(?:FY\s*'?)?(?P<y1>(?:19|20)\d\d)\s*(?:-|–|—|to|through)\s*(?:FY\s*'?)?"
+                    r"(?P<y2>(?:19|20)\d\d)\s+(?:\w+[- ])?years?\s+average\s+(?:of\s+)?(?P<expr>.+)$", re.IGNORECASE)
+# Metrics a question may name without defining them, each with the one formula analysts agree on (most specific
+# first); a metric whose definitions differ (quick ratio, capital intensity, turnover on ending or average
+# balances) is not here: a question must define it.
+STANDARD = (
+    ("ebitda margin", "( operating income + depreciation and amortization ) / revenue"),
+    ("ebitda", "operating income + depreciation and amortization"),
+    ("gross margin", "gross profit / revenue"),
+    ("operating margin", "operating income / revenue"),
+    ("operating income margin", "operating income / revenue"),
+    ("operating profit margin", "operating income / revenue"),
+    ("gross profit margin", "gross profit / revenue"),
+    ("net profit margin", "net income / revenue"),
+    ("retention ratio", "( net income - dividends ) / net income"),
+    ("dividend payout ratio", "dividends / net income"),
+    ("net working capital", "total current assets - total current liabilities"),
+    ("working capital", "total current assets - total current liabilities"),
+    ("current ratio", "total current assets / total current liabilities"),
+    ("free cash flow", "cash from operations - capex"),
+)
+_KIND_WORDS = frozenset({"ratio", "percent", "percentag", "margin", "rate", "total", "annual", "figur", "valu"})  # keys
 
 
 @dataclass(frozen=True, slots=True)
 class Operand:
     phrase: str
     year: str
+    statement: str | None = None  # the statement a note after it names ("D&A [from cash flow statement]")
 
 
 @dataclass(slots=True)
@@ -65,10 +98,16 @@ class Input:
     page: int | None
     row: TableRow
     cell: int  # index of the cell used
+    outflow: bool = False  # a payment the cash flow statement prints negative ("(5,207)"): the amount is its size
 
     @property
     def text(self) -> str:
         return self.row.cells[self.cell].text
+
+    @property
+    def value(self) -> Decimal:
+        v = number(self.text) or Decimal(0)
+        return abs(v) if self.outflow else v
 
 
 @dataclass(slots=True)
@@ -85,8 +124,28 @@ class _Unparsable(Exception):
 
 
 def _tokens(expr: str) -> list[str]:
-    expr = re.sub(r"\[[^\]]*\]", " ", expr)  # "[from cash flow statement]": a note, not an operand
+    # "X [from cash flow statement]", "X (from the cash flow statement)": where X is read, a mark on X
+    expr = _FROM_NOTE.sub(lambda m: f" @{_statement_of(m.group('st')) or ''} ", expr)
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)  # any other "[...]": a note, not an operand
+    expr = _SHARE.sub(" / ", expr)  # "capex as a % of revenue"
     return [t.lower() if t.lower() in _OPS else t for t in _TOKEN.findall(expr)]
+
+
+def _statement_of(words: str) -> str | None:
+    """The financial statement a note names ("cash flow statement" -> "cash_flow"), if any."""
+    from jsonl_engine.retrieval.cues import named_statement
+    from jsonl_engine.retrieval.query import tokenize
+
+    return named_statement(tokenize(words))[0]
+
+
+def named_statements(query: str) -> frozenset[str]:
+    """Every financial statement the question names as a source ("... in the balance sheet and the P&L")."""
+    from jsonl_engine.retrieval.cues import named_statement
+    from jsonl_engine.retrieval.query import tokenize
+
+    tokens = tokenize(query)
+    return frozenset(k for i in range(len(tokens)) if (k := named_statement(tokens[i:i + 5])[0]) is not None)
 
 
 def _parse(tokens: list[str], year: str) -> object:
@@ -133,7 +192,9 @@ def _parse(tokens: list[str], year: str) -> object:
 
 
 def _operand(words: str, year: str) -> object:
-    words = words.strip(" ,;:")
+    marks = [w[1:] for w in words.split() if w.startswith("@")]
+    statement = next((m for m in marks if m), None)
+    words = " ".join(w for w in words.split() if not w.startswith("@")).strip(" ,;:")
     try:
         return ("const", Decimal(words.replace(",", "")), words)
     except InvalidOperation:
@@ -144,12 +205,12 @@ def _operand(words: str, year: str) -> object:
         if not (y1 and y2):
             raise _Unparsable(f"years of {words!r}")
         kind = "average" if m.group(1).lower() == "average" else "change"
-        return (kind, Operand(_clean(m.group(2)), y1), Operand(_clean(m.group(2)), y2))
+        return (kind, Operand(_clean(m.group(2)), y1, statement), Operand(_clean(m.group(2)), y2, statement))
     own = [y for w in words.split() if (y := _year(w))]
     phrase = _clean(" ".join(w for w in words.split() if not _year(w)))
     if not phrase:
         raise _Unparsable(f"no operand in {words!r}")
-    return ("value", Operand(phrase, own[0] if own else year))
+    return ("value", Operand(phrase, own[0] if own else year, statement))
 
 
 def _year(word: str) -> str | None:
@@ -175,11 +236,24 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         definitions[tuple(keys(_clean(name)))] = (name.strip(), expr.strip())
     asked = _ASKED.search(query)
     clause = asked.group("clause") if asked else ""
-    clause = re.sub(r"\s+for\s+[A-Z][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
+    clause = re.sub(r"\s+for\s+(?!(?:FY\s*'?)?(?:19|20)\d\d\b)[A-Z0-9][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
     clause = re.sub(r"^(?:[A-Z][\w&.-]*\s+)*[A-Z][\w&.-]*['’]s\s+", "", clause)  # "Walmart's ...", "Kraft Heinz's ..."
     clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
     gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
     clause = clause.strip()[:gloss.start()] if gloss else clause
+    span = _RANGE.match(clause.strip())
+    if span:  # "FY2017 - FY2019 3 year average of capex as a % of revenue": the mean of each year's value
+        y1, y2 = int(span.group("y1")), int(span.group("y2"))
+        if not 0 < y2 - y1 < 10:
+            return None
+        found = formula(f"What is the {span.group('expr')}? " + " ".join(m.group(0) for m in _DEFINE.finditer(query)),
+                        str(y2))
+        expr = found[1] if found else None
+        inner = span.group("expr")
+        trees = []
+        for y in range(y1, y2 + 1):
+            trees.append(_with_year(expr, str(y)) if expr is not None else _parse(_tokens(inner), str(y)))
+        return " ".join(re.sub(r"^the\s+", "", clause.strip(), flags=re.IGNORECASE).split()), ("mean", trees)
     clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
                     flags=re.IGNORECASE)
     year = default_year or ""
@@ -191,7 +265,10 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         want = tuple(keys(_clean(named)))
         found = [(n, e) for k, (n, e) in definitions.items() if k and (k == want or set(k) <= set(want))]
         if not found:
-            return None
+            standard = _standard(clause)
+            if standard is None:
+                return None
+            found = [standard]
         name, expr = found[0]
     for _k, (n, e) in definitions.items():  # "X less capex" with X defined: substitute the definition
         if n != name and n.lower() in expr.lower():
@@ -202,6 +279,32 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     return " ".join(name.split()), tree
 
 
+def _standard(clause: str) -> tuple[str, str] | None:
+    """(name, formula) of a metric the question names without defining it, when its words are the metric's and
+    at most a word saying what kind of figure it is ("EBITDA % margin", "retention ratio"): STANDARD."""
+    from jsonl_engine.answer.synthesize import keys
+
+    named = " ".join(w for w in clause.split() if not _year(w))
+    want = set(keys(_clean(named)))
+    for metric, expr in STANDARD:
+        need = set(keys(metric))
+        if need <= want and want - need <= _KIND_WORDS:
+            return " ".join(named.split()), expr
+    return None
+
+
+def _with_year(tree: object, year: str) -> object:
+    """`tree` with its operands' years set to `year` (each year's value of a mean)."""
+    kind = tree[0]
+    if kind == "value":
+        return ("value", Operand(tree[1].phrase, year, tree[1].statement))
+    if kind in ("const", "average", "change"):
+        return tree
+    if kind == "mean":
+        return ("mean", [_with_year(t, year) for t in tree[1]])
+    return (kind, _with_year(tree[1], year), _with_year(tree[2], year))
+
+
 def _operands(tree: object) -> list[Operand]:
     kind = tree[0]
     if kind == "value":
@@ -210,34 +313,43 @@ def _operands(tree: object) -> list[Operand]:
         return [tree[1], tree[2]]
     if kind == "const":
         return []
+    if kind == "mean":
+        return [o for t in tree[1] for o in _operands(t)]
     return _operands(tree[1]) + _operands(tree[2])
 
 
 def _label_fit(operand: Operand, label: str) -> int | None:
-    """How many words the label has beyond the operand's (lower is closer), None when it does not name it."""
+    """How many words the label has beyond the operand's (lower is closer), None when it does not name it: the
+    label holds the operand's words, or a label statements print for the line item the operand names
+    ("Purchases of property, plant and equipment" for capex: retrieval/query.py LINE_ITEMS)."""
     from jsonl_engine.answer.synthesize import keys
-    from jsonl_engine.retrieval.query import EXPANSIONS, ngrams, tokenize
+    from jsonl_engine.retrieval.query import LINE_ITEMS, tokenize
 
-    have = set(keys(label))
+    seq = keys(label)
+    have, joined = set(seq), " " + " ".join(seq) + " "
     options = [tuple(keys(operand.phrase))]
-    grams = ngrams(tokenize(operand.phrase), 3)
-    for trigger, phrases in EXPANSIONS.items():
-        if trigger in grams and len(trigger) == len(tokenize(operand.phrase)):
-            options.extend(tuple(keys(p)) for p in phrases)
-    fits = [len(have - set(o)) for o in options if o and set(o) <= have]
+    printed = LINE_ITEMS.get(tuple(tokenize(operand.phrase)))
+    if printed:
+        options.extend(tuple(keys(p)) for p in printed)
+    # the words in their order, together: "Equity income (loss) - net" holds the words of "net income (loss)"
+    fits = [len(have - set(o)) for o in options if o and f" {' '.join(o)} " in joined]
     return min(fits) if fits else None
 
 
 def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
-               statuses: Sequence[str]) -> Input | str:
-    """The table cell of `operand`, or why there is none."""
+               statuses: Sequence[str], named: frozenset[str] = frozenset()) -> Input | str:
+    """The table cell of `operand`, or why there is none. In a document with financial statements, only their
+    rows; of those, the rows of the statement a note after the operand names, else of the statements the question
+    names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
+    cash flow statement. A payment the cash flow statement prints in parentheses counts by its size when the
+    operand names a payment ("capex", "dividends")."""
     from jsonl_engine.answer.pages import row_on_page
     from jsonl_engine.retrieval import retrieve
 
     found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids or []) or None,
                      statuses=tuple(statuses), limit=INPUT_PASSAGES)
     best: list[tuple[int, Input]] = []
-    for p in found.passages:
+    for p in _with_statement_pages(store, found.passages):
         for seg in segment(p.text):
             if seg.kind != "row":
                 continue
@@ -255,20 +367,62 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             if len(cells) != 1:
                 continue
             best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
+    statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
         statements = store.statement_pages([doc]).get(doc) or {}
         if statements:  # a document with financial statements: their line items are the figures themselves
-            best = [(f, i) for f, i in best if i.page in statements]
+            # (or a row elsewhere whose figure a statement prints: a total the statement prints without a label)
+            on_statements = [(f, i) for f, i in best if i.page in statements]
+            best = on_statements or _printed_on(store, doc, statements, best)
             if not best:
                 return f"{operand.phrase} ({operand.year}): not a line of the financial statements"
+            wanted = {operand.statement} if operand.statement else named
+            on_wanted = [(f, i) for f, i in best if statements.get(i.page) in wanted]
+            best = on_wanted or best
     if not best:
         return f"{operand.phrase} ({operand.year}): no table row with that year's column"
     top = min(f for f, _ in best)
     closest = [i for f, i in best if f == top]
     if len({number(i.text) for i in closest}) > 1:
         return f"{operand.phrase} ({operand.year}): rows disagree"
-    return closest[0]
+    found = closest[0]
+    if (number(found.text) or 0) < 0 and statements.get(found.page) == "cash_flow" \
+            and _OUTFLOW.search(found.row.label.text if found.row.label else "") and _OUTFLOW_ASKED.search(operand.phrase):
+        found.outflow = True
+    return found
+
+
+def _with_statement_pages(store: Store, passages: Sequence[Passage]) -> list[Passage]:
+    """`passages`, then the sections on the pages of the financial statements of the document they lead with (a
+    line item is read on its statement even when the search ranked its page low)."""
+    from jsonl_engine.answer.synthesize import _page_sections
+
+    out = list(passages)
+    if not out:
+        return out
+    like = out[0]
+    statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
+    have = {p.section_id for p in out}
+    for n in sorted(statements):
+        out.extend(_page_sections(store, like, n, have))
+    return out
+
+
+def _printed_on(store: Store, document_id: str, statements: dict[int, str],
+                rows: list[tuple[int, Input]]) -> list[tuple[int, Input]]:
+    """The `rows` whose used figure, of four digits or more, a page of the financial statements prints as it is
+    ("5,162,082" under "Revenues" with no label of its own); each row is then cited where it stands."""
+    texts = store.page_texts([(document_id, n) for n in sorted(statements)])
+    out = []
+    for fit, i in rows:
+        figure = i.text.replace("$", "").strip(" ()")
+        if sum(ch.isdigit() for ch in figure) < 4:
+            continue
+        pattern = re.compile(rf"(?<![\d,.]){re.escape(figure)}(?![\d,]|\.\d)")
+        if any(pattern.search(t) for t in texts.values()):
+            out.append((fit, i))
+    return out
 
 
 def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, statuses: Sequence[str]
@@ -285,13 +439,14 @@ def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, sta
     if found is None:
         return None
     name, tree = found
+    named = named_statements(query)
     out = Computation(name=f"{name}, {target}" if target and str(target) not in name else name)
     inputs: dict[Operand, Input] = {}
     for operand in dict.fromkeys(_operands(tree)):
         if not operand.year:
             out.missing.append(f"{operand.phrase}: no year")
             continue
-        got = find_input(store, operand, document_ids, statuses)
+        got = find_input(store, operand, document_ids, statuses, named)
         if isinstance(got, str):
             out.missing.append(got)
         else:
@@ -302,7 +457,7 @@ def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, sta
     if len(units) > 1:
         out.missing.append("inputs in different units: " + ", ".join(sorted(u or "none" for u in units)))
         return out
-    negative = [i for i in inputs.values() if (number(i.text) or 0) < 0]
+    negative = [i for i in inputs.values() if i.value < 0]
     if negative:
         out.missing.extend(f"{i.operand.phrase} ({i.operand.year}) is negative, {i.text}: its sign is ambiguous"
                            for i in negative)
@@ -324,9 +479,11 @@ def _scale(unit: str) -> str | None:
     return m.group(0).lower() if m else None
 
 
-def _figure(cell: str) -> str:
-    """A cell's figure as the arithmetic writes it: its text without the currency sign ("$ 87,270" -> "87,270")."""
-    return " ".join(cell.replace("$", " ").split())
+def _figure(i: Input) -> str:
+    """An input's figure as the arithmetic writes it: its cell's text without the currency sign ("$ 87,270" ->
+    "87,270"), a payment printed in parentheses by its size ("(5,207)" -> "5,207")."""
+    text = " ".join(i.text.replace("$", " ").split())
+    return text.strip("() ") if i.outflow else text
 
 
 def _evaluate(tree: object, inputs: dict[Operand, Input]) -> tuple[Decimal, str]:
@@ -335,11 +492,16 @@ def _evaluate(tree: object, inputs: dict[Operand, Input]) -> tuple[Decimal, str]
         return tree[1], tree[2]
     if kind == "value":
         i = inputs[tree[1]]
-        return number(i.text), _figure(i.text)
+        return i.value, _figure(i)
+    if kind == "mean":
+        parts = [_evaluate(t, inputs) for t in tree[1]]
+        texts = [f"({t})" if isinstance(sub, tuple) and sub[0] in ("+", "-", "*", "/") else t
+                 for (_, t), sub in zip(parts, tree[1], strict=True)]
+        return sum((v for v, _ in parts), Decimal(0)) / len(parts), f"({' + '.join(texts)}) / {len(parts)}"
     if kind in ("average", "change"):
         a, b = inputs[tree[1]], inputs[tree[2]]
-        va, vb = number(a.text), number(b.text)
-        ta, tb = _figure(a.text), _figure(b.text)
+        va, vb = a.value, b.value
+        ta, tb = _figure(a), _figure(b)
         if kind == "average":
             return (va + vb) / 2, f"(({ta} + {tb}) / 2)"
         return vb - va, f"({tb} − {ta})"
@@ -401,7 +563,8 @@ def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int,
     value = shown(query, c)
     shown_number = Decimal(value.rstrip("%").replace(",", ""))
     exact = c.value * 100 if value.endswith("%") else c.value
-    result = value if shown_number == exact else f"{c.value:,.6g} ≈ {value}"
+    result = value if shown_number == exact else \
+        f"{exact:,.6g}% ≈ {value}" if value.endswith("%") else f"{c.value:,.6g} ≈ {value}"
     head = f"Computed ({c.name}): {c.arithmetic} = {result} " + "".join(f"[{x.id}]" for x in claims)
     old_lines = out.answer.split("\n") if out.answer else []
     keep, length = [], len(head) + sum(len(x) + 1 for x in lines)

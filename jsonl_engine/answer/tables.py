@@ -193,7 +193,12 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     headers: list[Part] = []
     groups: list[Part] = []
     lines = ((s, e) for s, e in _line_spans(text, start) if e > s)  # walking up, blank lines skipped
-    column_line, periods, block = _below_column_line(text, lines)
+    merged = _merged_column_line(text, label, cells)
+    if merged is not None:  # the table's first row, printed on its column line: the rest of its label is its own
+        column_line, periods, block = (start, merged[1]), merged[0], []
+        label = _rest_of_label(text, label, merged[1])
+    else:
+        column_line, periods, block = _below_column_line(text, lines)
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
@@ -262,6 +267,10 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
         if kind == "row":
             if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
                 break  # a row above a header line: another table
+            label, cells = cells_of(text, s, e)
+            merged = _merged_column_line(text, label, cells)
+            if merged is not None:  # the column line with the table's first row printed after it
+                return (s, merged[1]), merged[0], block
             block = []
             continue
         if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
@@ -269,6 +278,32 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
+
+
+def _merged_column_line(text: str, label: Part | None, cells: Sequence[Cell]) -> tuple[list[Part], int] | None:
+    """A row whose label opens with its table's column line ("For the Years Ended December 31, 2021 2020 2019
+    Operating revenues $ 3,930 $ 3,777 $ 3,610": text extraction joined the first row to the line of periods over
+    it): (the periods, where the column line ends), when the label's periods, two or more, are as many as the row's
+    cells, nothing but periods, groups and a unit come before the last of them, and a capitalised label follows."""
+    if label is None or len(cells) < 2:
+        return None
+    periods = _periods(text, label.start, label.end)
+    if len(periods) != len(cells):
+        return None
+    end = periods[-1].end
+    rest = text[end:label.end].strip()
+    if not rest or not rest[0].isupper() or _NON_PERIOD_NUMBER.search(rest) \
+            or not _is_column_line(text[label.start:end], periods):
+        return None
+    return periods, end
+
+
+def _rest_of_label(text: str, label: Part, column_end: int) -> Part:
+    """The label of a row printed on its column line: what follows the column line."""
+    s = column_end
+    while s < label.end and text[s].isspace():
+        s += 1
+    return Part(text[s:label.end], s, label.end)
 
 
 def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
