@@ -343,30 +343,11 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
     cash flow statement. A payment the cash flow statement prints in parentheses counts by its size when the
     operand names a payment ("capex", "dividends")."""
-    from jsonl_engine.answer.pages import row_on_page
     from jsonl_engine.retrieval import retrieve
 
     found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids or []) or None,
                      statuses=tuple(statuses), limit=INPUT_PASSAGES)
-    best: list[tuple[int, Input]] = []
-    for p in _with_statement_pages(store, found.passages):
-        for seg in segment(p.text):
-            if seg.kind != "row":
-                continue
-            label, _cells = cells_of(p.text, seg.start, seg.end)
-            fit = _label_fit(operand, label.text) if label is not None else None
-            if fit is None:
-                continue  # read on its page (headers above it) only a row that names the operand
-            on_page = row_on_page(store, p, seg.start, seg.end, read_row)
-            page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
-            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
-                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
-                continue  # a share of something, not the amount the operand names
-            cells = [i for i, c in enumerate(row.cells)
-                     if not c.empty and any(year_of(h.text) == operand.year for h in c.column)]
-            if len(cells) != 1:
-                continue
-            best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
+    best = _rows_naming(store, operand, _with_statement_pages(store, found.passages))
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
@@ -391,6 +372,32 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             and _OUTFLOW.search(found.row.label.text if found.row.label else "") and _OUTFLOW_ASKED.search(operand.phrase):
         found.outflow = True
     return found
+
+
+def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage]) -> list[tuple[int, Input]]:
+    """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`) and whose column of the
+    operand's year holds a value; not a share ("%") when the operand asks for none."""
+    from jsonl_engine.answer.pages import row_on_page
+
+    best: list[tuple[int, Input]] = []
+    for p in passages:
+        for seg in segment(p.text):
+            if seg.kind != "row":
+                continue
+            label, _cells = cells_of(p.text, seg.start, seg.end)
+            fit = _label_fit(operand, label.text) if label is not None else None
+            if fit is None:
+                continue  # read on its page (headers above it) only a row that names the operand
+            on_page = row_on_page(store, p, seg.start, seg.end, read_row)
+            page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
+            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
+                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
+                continue  # a share of something, not the amount the operand names
+            cells = [i for i, c in enumerate(row.cells)
+                     if not c.empty and any(year_of(h.text) == operand.year for h in c.column)]
+            if len(cells) == 1:
+                best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
+    return best
 
 
 def _with_statement_pages(store: Store, passages: Sequence[Passage]) -> list[Passage]:
