@@ -299,9 +299,11 @@ def _ending_items(tokens: Sequence[str], term_keys: Collection[str]) -> set[tupl
             if not any(j <= i and i + n <= j + m and m > n for j, m, _ in found)}
 
 
-def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
+def _item_runs(tokens: Sequence[str], term_keys: Collection[str], issuer: Collection[str] = ()) -> list[str]:
     """The runs of consecutive item words of the question (" total current liabil "): `_item_word`s joined by
-    "of"/"and", broken by other words ("operating margin change": the item is "operating margin")."""
+    "of"/"and", broken by other words ("operating margin change": the item is "operating margin"); a run ending
+    in "of" and words of the documents' titles (`issuer`) ends before them: "the effective tax rate of Acme" asks
+    for the effective tax rate."""
     runs: list[list[str]] = []
     current: list[str] = []
     for tok in [*tokens, ""]:
@@ -313,6 +315,10 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
         else:
             while current and current[-1] in _JOINS:
                 current.pop()
+            cut = next((i for i in range(1, len(current)) if current[i] == "of"
+                        and current[i + 1:] and all(w in issuer for w in current[i + 1:])), None)
+            if cut is not None:
+                current = current[:cut]
             if current:
                 runs.append(current)
             current = []
@@ -518,7 +524,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(rest, {k for t in tk for k in t.keys}), frozenset(deep))
+                           _item_runs(rest, {k for t in tk for k in t.keys},
+                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
+                           frozenset(deep))
     superlative = extreme.asked(query)
     lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
     lines: dict[int, str] = {}
