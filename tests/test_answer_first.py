@@ -287,3 +287,33 @@ def test_kb_answer_over_the_wire_cites_the_cell_of_the_stated_figure(tmp_path, g
             ("(812)", "2022", "(Millions)", "Purchases of property and equipment")
         page = d.call("kb.read", {"document_id": doc, "page": cell["page"]})["text"]
         assert page[cell["start"]:cell["end"]] == "(812)" and cell["boxes"] is None
+
+
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+
+
+def test_a_quarters_metric_is_computed_from_the_quarterly_table(tmp_path: Path):
+    """"Operating margin in Q3 of FY2019" in an annual report: the quarterly data's third-quarter column, not the
+    year's statements; gross margin from net sales and cost of sales when no gross profit row is printed."""
+    import pytest
+
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    store = open_store(tmp_path / "kb")
+    (outcome,) = ingest_paths(store, [str(MORE / "AMERICANWATERWORKS_2019_10K.pdf")])
+    out = synthesize(store, "What was American Water Works' operating margin in Q3 of FY2019? Use the unaudited "
+                            "quarterly data, answer in percent rounded to one decimal place.",
+                     document_ids=[outcome.document_id])
+    lines_ok(store, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head.startswith("Computed (operating margin, Q3, 2019): 406 / 1,013 = ") and "≈ 40.1% [" in head
+    assert first == f"Operating income, Third Quarter, 2019: 406 [{out.claims[0].id}]"
+    assert second.startswith("Operating revenues, Third Quarter, 2019: $ 1,013")
+    # the formula read from the question, the quarter's words left out of the metric's name
+    name, tree = formula("What was Acme's gross margin in the third quarter of 2017? Compute it from net sales and "
+                         "cost of sales.", "2017")
+    assert name == "gross margin" and tree[0] == "alts" and tree[1][1][1][0] == "-"
+    store.close()

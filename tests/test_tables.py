@@ -364,3 +364,37 @@ def test_a_column_line_joined_to_the_first_row_is_both(dev_pdfs):
     assert first.label.text == "Operating revenues"
     assert [(c.column_text, c.text) for c in first.cells][0] == ("December 31, 2021", "$ 3,930")
     assert table_line(first, (0,)) == "Operating revenues, December 31, 2021: $ 3,930 (In millions, except per share data)"
+
+
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+
+
+def quarterly_row(filing: str, title: str, starts: str):
+    assert MORE is not None
+    text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if title in p and starts in p)
+    row = row_at(text, starts)
+    verbatim(text, row)
+    return row
+
+
+@needs_more
+def test_a_table_of_a_years_quarters_names_each_quarters_column():
+    """An annual report's quarterly data prints the quarters apart from the year, in three ways seen: "2019" over
+    "First Quarter ... Fourth Quarter"; "2016 2015" over "4th 3rd 2nd 1st 4th 3rd 2nd 1st"; "First Second Third
+    Fourth Year" over "2017 Quarter Quarter Quarter Quarter 2017" (a last column the year's)."""
+    row = quarterly_row("AMERICANWATERWORKS_2019_10K", "Unaudited Quarterly Data", "Operating income 238")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First Quarter, 2019", "238"), ("Second Quarter, 2019", "302"), ("Third Quarter, 2019", "406"),
+        ("Fourth Quarter, 2019", "224")]
+    # the third quarter asked is its column; a year asked is none of the quarters'
+    assert asked_cells(row, ("2019",), quarter=True, which=3) == (2,) and asked_cells(row, ("2019",)) == ()
+    assert table_line(row, (2,)) == "Operating income, Third Quarter, 2019: 406"
+    row = quarterly_row("BOEING_2016_10K", "Quarterly Financial Data", "Total revenues $23,286")
+    assert [c.column_text for c in row.cells][:5] == ["4th 2016", "3rd 2016", "2nd 2016", "1st 2016", "4th 2015"]
+    assert asked_cells(row, ("2016",), quarter=True, which=3) == (1,)
+    row = quarterly_row("3M_2017_10K", "Quarterly Data (Unaudited)", "Net income attributable to 3M 1,323")
+    assert [(c.column_text, c.text) for c in row.cells][2:] == [("Third, 2017", "1,429"), ("Fourth, 2017", "523"),
+                                                                 ("Year, 2017", "4,858")]
+    assert asked_cells(row, ("2017",)) == (4,) and asked_cells(row, ("2017",), quarter=True, which=3) == (2,)

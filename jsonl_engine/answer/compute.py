@@ -25,7 +25,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.tables import TableRow, cells_of, number, read_row, year_of
+from jsonl_engine.answer.tables import TableRow, cells_of, number, quarter_of, read_row, year_of
 
 if TYPE_CHECKING:
     from jsonl_engine.answer.synthesize import Synthesis
@@ -58,19 +58,22 @@ _OUTFLOW_ASKED = re.compile(r"\b(?:capex|capital\s+(?:spending|expenditures?)|di
                             r"repurchases?|buybacks?)\b", re.IGNORECASE)
 _DIGITS = {"one": 1, "two": 2, "three": 3}
 INPUT_PASSAGES = 12  # passages searched for each input's row
+_ASKED_PERIOD = re.compile(r"\s+(?:in|for|during|of)\s+(?:the\s+)?(?:(?:first|second|third|fourth)\s+(?:fiscal\s+)?"
+                           r"quarter|q[1-4]|fiscal\s+(?:year\s+)?(?:19|20)\d\d|fy\s*'?\d{2,4}|(?:19|20)\d\d)\b.*$",
+                           re.IGNORECASE)
 _RANGE = re.compile(r"^(?:the\s+)?(?:FY\s*'?)?(?P<y1>(?:19|20)\d\d)\s*(?:-|–|—|to|through)\s*(?:FY\s*'?)?"
                     r"(?P<y2>(?:19|20)\d\d)\s+(?:\w+[- ])?years?\s+average\s+(?:of\s+)?(?P<expr>.+)$", re.IGNORECASE)
 # Metrics a question may name without defining them, each with the one formula analysts agree on (most specific
-# first); a metric whose definitions differ (quick ratio, capital intensity, turnover on ending or average
+# first; " | " between the ways to reach it from what statements print, tried in turn); a metric whose definitions differ (quick ratio, capital intensity, turnover on ending or average
 # balances) is not here: a question must define it.
 STANDARD = (
     ("ebitda margin", "( operating income + depreciation and amortization ) / revenue"),
     ("ebitda", "operating income + depreciation and amortization"),
-    ("gross margin", "gross profit / revenue"),
+    ("gross margin", "gross profit / revenue | ( revenue - cogs ) / revenue"),
     ("operating margin", "operating income / revenue"),
     ("operating income margin", "operating income / revenue"),
     ("operating profit margin", "operating income / revenue"),
-    ("gross profit margin", "gross profit / revenue"),
+    ("gross profit margin", "gross profit / revenue | ( revenue - cogs ) / revenue"),
     ("net profit margin", "net income / revenue"),
     ("retention ratio", "( net income - dividends ) / net income"),
     ("dividend payout ratio", "dividends / net income"),
@@ -87,6 +90,7 @@ class Operand:
     phrase: str
     year: str
     statement: str | None = None  # the statement a note after it names ("D&A [from cash flow statement]")
+    quarter: int | None = None  # the quarter of `year` asked ("the third quarter of 2019"): a quarterly table's column
 
 
 @dataclass(slots=True)
@@ -237,7 +241,8 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     asked = _ASKED.search(query)
     clause = asked.group("clause") if asked else ""
     clause = re.sub(r"\s+for\s+(?!(?:FY\s*'?)?(?:19|20)\d\d\b)[A-Z0-9][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
-    clause = re.sub(r"^(?:[A-Z][\w&.-]*\s+)*[A-Z][\w&.-]*['’]s\s+", "", clause)  # "Walmart's ...", "Kraft Heinz's ..."
+    clause = re.sub(r"^(?:[A-Z0-9][\w&.-]*\s+)*[A-Z0-9][\w&.-]*(?:['’]s|s['’])\s+", "", clause)  # "Walmart's ...", "Acme Works' ..."
+    clause = _ASKED_PERIOD.sub("", clause)  # "... in the third quarter of fiscal 2017": the period, said apart
     clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
     gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
     clause = clause.strip()[:gloss.start()] if gloss else clause
@@ -249,6 +254,8 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         found = formula(f"What is the {span.group('expr')}? " + " ".join(m.group(0) for m in _DEFINE.finditer(query)),
                         str(y2))
         expr = found[1] if found else None
+        if expr is not None and expr[0] == "alts":
+            expr = expr[1][0]  # a mean of each year's value: the way the metric is first reached
         inner = span.group("expr")
         trees = []
         for y in range(y1, y2 + 1):
@@ -273,10 +280,10 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     for _k, (n, e) in definitions.items():  # "X less capex" with X defined: substitute the definition
         if n != name and n.lower() in expr.lower():
             expr = re.sub(re.escape(n), f"( {e} )", expr, flags=re.IGNORECASE)
-    tree = _parse(_tokens(expr), year)
-    if tree[0] == "value":
+    trees = [_parse(_tokens(alt), year) for alt in expr.split(" | ")]
+    if trees[0][0] == "value":
         return None  # a single figure: not a computation
-    return " ".join(name.split()), tree
+    return " ".join(name.split()), trees[0] if len(trees) == 1 else ("alts", trees)
 
 
 def _standard(clause: str) -> tuple[str, str] | None:
@@ -291,6 +298,22 @@ def _standard(clause: str) -> tuple[str, str] | None:
         if need <= want and want - need <= _KIND_WORDS:
             return " ".join(named.split()), expr
     return None
+
+
+def _in_quarter(tree: object, quarter: int) -> object:
+    """`tree` with every operand read in the asked quarter's column."""
+    kind = tree[0]
+    if kind == "alts":
+        return ("alts", [_in_quarter(t, quarter) for t in tree[1]])
+    if kind == "value":
+        return ("value", Operand(tree[1].phrase, tree[1].year, tree[1].statement, quarter))
+    if kind in ("average", "change"):
+        return (kind, *(Operand(o.phrase, o.year, o.statement, quarter) for o in tree[1:]))
+    if kind == "const":
+        return tree
+    if kind == "mean":
+        return ("mean", [_in_quarter(t, quarter) for t in tree[1]])
+    return (kind, _in_quarter(tree[1], quarter), _in_quarter(tree[2], quarter))
 
 
 def _with_year(tree: object, year: str) -> object:
@@ -345,14 +368,17 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     operand names a payment ("capex", "dividends")."""
     from jsonl_engine.retrieval import retrieve
 
-    found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids or []) or None,
+    quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
+    found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}", document_ids=list(document_ids or []) or None,
                      statuses=tuple(statuses), limit=INPUT_PASSAGES)
     best = _rows_naming(store, operand, _with_statement_pages(store, found.passages))
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
         statements = store.statement_pages([doc]).get(doc) or {}
-        if statements:  # a document with financial statements: their line items are the figures themselves
+        if statements and operand.quarter is None:
+            # a document with financial statements: their line items are the figures themselves (a quarter's
+            # figure in an annual report is its quarterly table's)
             # (or a row elsewhere whose figure a statement prints: a total the statement prints without a label)
             on_statements = [(f, i) for f, i in best if i.page in statements]
             best = on_statements or _printed_on(store, doc, statements, best)
@@ -394,7 +420,8 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage]) ->
                                                         or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
                 continue  # a share of something, not the amount the operand names
             cells = [i for i, c in enumerate(row.cells)
-                     if not c.empty and any(year_of(h.text) == operand.year for h in c.column)]
+                     if not c.empty and any(year_of(h.text) == operand.year for h in c.column)
+                     and next((n for h in c.column if (n := quarter_of(h.text))), None) == operand.quarter]
             if len(cells) == 1:
                 best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
     return best
@@ -447,7 +474,21 @@ def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, sta
         return None
     name, tree = found
     named = named_statements(query)
-    out = Computation(name=f"{name}, {target}" if target and str(target) not in name else name)
+    from jsonl_engine.answer.order import asks_span
+
+    quarter, half = asks_span(query)
+    if quarter and not half and periods.quarter:
+        tree = _in_quarter(tree, periods.quarter)
+        name = f"{name}, Q{periods.quarter}" if target else name
+    name = f"{name}, {target}" if target and str(target) not in name else name
+    tried = [_computed(store, name, t, document_ids, statuses, named) for t in (tree[1] if tree[0] == "alts" else [tree])]
+    return next((c for c in tried if not c.missing), tried[0])
+
+
+def _computed(store: Store, name: str, tree: object, document_ids: Sequence[str] | None, statuses: Sequence[str],
+              named: frozenset[str]) -> Computation:
+    """The computation of one formula: its inputs found, checked and the arithmetic done, or what is missing."""
+    out = Computation(name=name)
     inputs: dict[Operand, Input] = {}
     for operand in dict.fromkeys(_operands(tree)):
         if not operand.year:
@@ -562,7 +603,8 @@ def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int,
                            end=i.end)
         if any(x.id == claim.id for x in claims):
             continue
-        asked = asked_cells(i.row, tuple(sorted(years[(p.section_id, i.start)], reverse=True)))
+        asked = asked_cells(i.row, tuple(sorted(years[(p.section_id, i.start)], reverse=True)),
+                            quarter=i.operand.quarter is not None, which=i.operand.quarter)
         reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
         tables[claim.id] = reading
         claims.append(claim)

@@ -47,7 +47,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jsonl_engine.answer.tables import TableRow, year_of
+from jsonl_engine.answer.tables import TableRow, quarter_of, year_of
 from jsonl_engine.identity.dates import DATE, parse_date
 
 T = TypeVar("T")
@@ -74,6 +74,7 @@ class Ask:
     half: bool = False  # the question names a half year ("first half", "six months ended ..."), not a quarter
     dated: tuple[str, ...] = ()  # years of the dates it names ("... ended June 30, 2023"): their columns are asked
     annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
+    which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,8 @@ def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool 
     outside an annual report."""
     if not quarter and not half:
         return True
+    if any(quarter_of(p.text) for p in table.cells[i].column):
+        return quarter  # a column of a table of a year's quarters ("Third Quarter")
     span = _span(table, i)
     if span is None:
         return not annual
@@ -164,7 +167,7 @@ def asks_change(query: str) -> bool:
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
-                dated: Sequence[str] = ()) -> tuple[int, ...]:
+                dated: Sequence[str] = (), which: int | None = None) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -172,7 +175,9 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     or its table's header line say; a table saying nothing is taken at its word, but in `annual` reports it is a
     year's), and hold a value; with
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
-    periods it compares (the columns before it, after the previous change column)."""
+    periods it compares (the columns before it, after the previous change column). Of a table of a year's
+    quarters ("First Quarter ... Fourth Quarter", answer/tables.py), a quarter asked is its column (`which`), a
+    year asked its "Year" column, never a quarter's."""
     if not years and not ends and not dated:
         return ()
     exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
@@ -181,6 +186,10 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
                   if not c.empty and c.column and (any(_names_period(p.text, wanted, ends) for p in c.column)
                                                    or _dated(c.column_text, ends))
                   and _span_fits(table, i, quarter, half, annual))
+    of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
+    if of_quarter:
+        cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
+            tuple(i for i in cells if i not in of_quarter)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -259,7 +268,8 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated)
+    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
+                        ask.which)
     period = 0
     if cells:
         period = 1

@@ -226,6 +226,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days)
         if columns is not None:
             cells = cells[1:]
+    if column_line is not None:
+        columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
     if column_line is not None and not columns:
@@ -304,6 +306,66 @@ def _rest_of_label(text: str, label: Part, column_end: int) -> Part:
     while s < label.end and text[s].isspace():
         s += 1
     return Part(text[s:label.end], s, label.end)
+
+
+_QUARTER_NAME = re.compile(r"\b(?:(first|second|third|fourth)(?:\s+(?:fiscal\s+)?quarter)?|(1st|2nd|3rd|4th)"
+                           r"(?:\s+(?:fiscal\s+)?quarter)?|q([1-4]))\b", re.IGNORECASE)
+QUARTER_PART = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)(?:\s+(?:fiscal\s+)?quarter)?|q[1-4]",
+                          re.IGNORECASE)  # a column part naming one quarter of a year: "Third Quarter", "3rd", "Q3"
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year)\b", re.IGNORECASE)
+
+
+def quarter_of(part_text: str) -> int | None:
+    """The quarter a column part names ("Third Quarter", "3rd", "Q3" -> 3), if it names one."""
+    m = QUARTER_PART.fullmatch(" ".join(part_text.split()))
+    if m is None:
+        return None
+    word = m.group(0).split()[0].lower()
+    return _ORDINALS.get(word) or int(word[1])
+
+
+def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[Part], headers: Sequence[Part],
+                     n: int, columns: list[tuple[Part, ...]] | None) -> list[tuple[Part, ...]] | None:
+    """Columns of a table of a year's quarters, which name each quarter apart from the year ("2019" over "First
+    Quarter Second Quarter Third Quarter Fourth Quarter"; "2016 2015" over "4th 3rd 2nd 1st 4th 3rd 2nd 1st";
+    "First Second Third Fourth Year" over "2017 Quarter Quarter Quarter Quarter 2017"; "First Quarter ..." over
+    "2017 2016 2017 2016 ..."): each cell's column is its quarter's name and its year (a last "Year" or "Total"
+    column, the year's); None when the header lines name no quarters, or not as many as the cells."""
+    lines = [Part(text[column_line[0]:column_line[1]], *column_line), *between, *headers]
+    for s, e in _line_spans(text, column_line[0])[:GROUP_LINES_UP]:
+        line = text[s:e]
+        if classify(line) == "row" or _SENTENCE_END.search(line):
+            break
+        lines.append(Part(line, s, e))
+    lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
+    named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
+             for m in _QUARTER_NAME.finditer(p.text)]
+    if len(named) < 2 or not any(re.search(r"quarter|\d(?:st|nd|rd|th)\b|\bq[1-4]\b", p.text, re.IGNORECASE)
+                                 for p in lines):
+        return None
+    if any(any(quarter_of(part.text) for part in col) for col in columns or ()):
+        return None  # the columns already say their quarters
+    years = [q for p in lines for q in _periods(text, p.start, p.end) if year_of(q.text)]
+    distinct = list(dict.fromkeys(year_of(y.text) for y in years))
+    q = len(named)
+    if columns is not None and n > q and n % q == 0:  # "First Quarter ..." over the years' columns
+        width = n // q
+        return [(named[i // width], *columns[i]) for i in range(n)]
+    if len(distinct) == 1:
+        first = next(y for y in years if year_of(y.text) == distinct[0])
+        out: list[tuple[Part, ...]] = [(named[i], first) for i in range(min(q, n))]
+        if q + 1 == n:  # "... Fourth Year": the year's own column last
+            line = next(p for p in lines if p.start <= named[-1].start < p.end)
+            total = _YEAR_TOTAL.search(line.text, named[-1].end - line.start)
+            if total is None:
+                return None
+            out.append((Part(total.group(0), line.start + total.start(), line.start + total.end()), years[-1]))
+        return out if len(out) == n else None
+    if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
+        width = q // len(distinct)
+        return [(named[i], years[i // width]) for i in range(n)]
+    return None
 
 
 def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
