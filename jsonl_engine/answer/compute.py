@@ -46,6 +46,10 @@ _NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|in|usd|millions?)\b",
                     re.IGNORECASE)
 _ROUND = re.compile(r"\bround\w*\s+(?:your\s+|the\s+)?(?:answer\s+)?to\s+(one|two|three|\d)\s+decimal", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bpercent", re.IGNORECASE)
+_MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
+_APPOSITIVE = re.compile(r"^(?P<name>.+?),?\s+(?:defined|calculated|computed|measured)\s+as:?\s+(?P<expr>.+)$",
+                         re.IGNORECASE)  # "free cash flow, defined as A less B"
+_GLOSS = re.compile(r"(?<=[A-Za-z0-9&])\s*\((?![^()]*[+/*×])[^()]*\)")  # "capex (purchases of PP&E) / revenue"
 _STATEMENT_WORDS = (r"(?:(?:consolidated\s+)?(?:cash\s+flows?|income|p\s*&\s*l|profit\s+and\s+loss)\s+statements?"
                     r"|statements?\s+of\s+(?:cash\s+flows|income|operations|earnings|financial\s+position)"
                     r"|balance\s+sheets?)")
@@ -57,6 +61,7 @@ _OUTFLOW = re.compile(r"\b(?:purchases?|payments?|paid|capital\s+(?:spending|exp
 _OUTFLOW_ASKED = re.compile(r"\b(?:capex|capital\s+(?:spending|expenditures?)|dividends?|purchases?|payments?|"
                             r"repurchases?|buybacks?)\b", re.IGNORECASE)
 _DIGITS = {"one": 1, "two": 2, "three": 3}
+_FILLER = frozenset({"the", "of", "a", "an", "in"})
 INPUT_PASSAGES = 12  # passages searched for each input's row
 _ASKED_PERIOD = re.compile(r"\s+(?:in|for|during|of)\s+(?:the\s+)?(?:(?:first|second|third|fourth)\s+(?:fiscal\s+)?"
                            r"quarter|q[1-4]|fiscal\s+(?:year\s+)?(?:19|20)\d\d|fy\s*'?\d{2,4}|(?:19|20)\d\d)\b.*$",
@@ -131,6 +136,7 @@ def _tokens(expr: str) -> list[str]:
     # "X [from cash flow statement]", "X (from the cash flow statement)": where X is read, a mark on X
     expr = _FROM_NOTE.sub(lambda m: f" @{_statement_of(m.group('st')) or ''} ", expr)
     expr = re.sub(r"\[[^\]]*\]", " ", expr)  # any other "[...]": a note, not an operand
+    expr = _GLOSS.sub(" ", expr)  # "capital expenditure (purchases of ...)": a gloss of the words before it
     expr = _SHARE.sub(" / ", expr)  # "capex as a % of revenue"
     return [t.lower() if t.lower() in _OPS else t for t in _TOKEN.findall(expr)]
 
@@ -264,6 +270,11 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
                     flags=re.IGNORECASE)
     year = default_year or ""
+    apposed = _APPOSITIVE.match(clause.strip())
+    if apposed:  # "free cash flow, defined as A less B": a definition of what is asked
+        definitions[tuple(keys(_clean(apposed.group("name"))))] = (apposed.group("name").strip(" ,"),
+                                                                   apposed.group("expr").strip())
+        clause = apposed.group("name").strip(" ,")
     tokens = _tokens(clause)
     if any(t in _OPS for t in tokens):
         name, expr = clause, clause
@@ -348,12 +359,12 @@ def _label_fit(operand: Operand, label: str) -> int | None:
     from jsonl_engine.answer.synthesize import keys
     from jsonl_engine.retrieval.query import LINE_ITEMS, tokenize
 
-    seq = keys(label)
+    seq = [k for k in keys(label) if k not in _FILLER]  # the words _clean drops from an operand: "purchases of ..."
     have, joined = set(seq), " " + " ".join(seq) + " "
-    options = [tuple(keys(operand.phrase))]
+    options = [tuple(k for k in keys(operand.phrase) if k not in _FILLER)]
     printed = LINE_ITEMS.get(tuple(tokenize(operand.phrase)))
     if printed:
-        options.extend(tuple(keys(p)) for p in printed)
+        options.extend(tuple(k for k in keys(p) if k not in _FILLER) for p in printed)
     # the words in their order, together: "Equity income (loss) - net" holds the words of "net income (loss)"
     fits = [len(have - set(o)) for o in options if o and f" {' '.join(o)} " in joined]
     return min(fits) if fits else None
@@ -573,7 +584,7 @@ def shown(query: str, c: Computation) -> str:
     inputs = max((-number(i.text).as_tuple().exponent for i in c.inputs), default=0)
     places = (_DIGITS.get(m.group(1).lower()) or int(m.group(1))) if m else (2 if "/" in c.arithmetic else inputs)
     value = c.value
-    percent = bool(_PERCENT.search(query)) and "/" in c.arithmetic
+    percent = bool(_PERCENT.search(query) or _MARGIN.search(c.name)) and "/" in c.arithmetic  # a margin is a percentage
     if percent:
         value *= 100
     text = f"{value:,.{places}f}"

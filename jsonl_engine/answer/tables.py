@@ -135,8 +135,8 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
             s = toks[i - 1][0]
             i -= 1
             tok = text[s:e]
-        elif not (_NUM.match(tok) or _DASH.match(tok)):
-            break
+        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("("):
+            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell
         if i > 0 and text[toks[i - 1][0]:toks[i - 1][1]] in ("$", "($", "€", "£"):
             s = toks[i - 1][0]
             i -= 1
