@@ -10,7 +10,7 @@ import pytest
 
 from jsonl_engine.answer.order import asked_cells
 from jsonl_engine.answer.synthesize import synthesize
-from jsonl_engine.answer.tables import number, read_row, table_line
+from jsonl_engine.answer.tables import cells_of, number, read_row, table_line
 from jsonl_engine.ingest import parse_file
 from jsonl_engine.store import Store
 from tests.support.answer_lines import table_parts
@@ -398,3 +398,34 @@ def test_a_table_of_a_years_quarters_names_each_quarters_column():
     assert [(c.column_text, c.text) for c in row.cells][2:] == [("Third, 2017", "1,429"), ("Fourth, 2017", "523"),
                                                                  ("Year, 2017", "4,858")]
     assert asked_cells(row, ("2017",)) == (4,) and asked_cells(row, ("2017",), quarter=True, which=3) == (2,)
+
+
+@needs_more
+def test_rows_joined_on_one_line_are_read_apart():
+    """Text extraction may join a statement's rows on one line, after its periods ("2022 2021 2020 Cash flows from
+    operating activities: Net income $ 4,491,924 ... Adjustments ...: Additions to content assets (16,839,038) ..."):
+    each label and its figures, as many as the others', is a row of its own, read under those periods."""
+    from jsonl_engine.answer.sentences import segment
+
+    assert MORE is not None
+    pages = parse_file(str(MORE / "NETFLIX_2022_10K.pdf")).pages
+    cash = next(p for p in pages if "CONSOLIDATED STATEMENTS OF CASH FLOWS" in p and "Purchases of property" in p)
+    rows = {cash[s.start:s.end]: s for s in segment(cash) if s.kind == "row"}
+    assert "Additions to content assets (16,839,038) (17,702,202) (11,779,284)" in " ".join(rows)
+    net = next(s for text, s in rows.items() if text.endswith("Net income $ 4,491,924 $ 5,116,228 $ 2,761,395"))
+    row = read_row(cash, net.start, net.end)
+    verbatim(cash, row)
+    assert [(c.column_text, c.text) for c in row.cells][0] == ("2022", "$ 4,491,924")
+    # a row on a later line, under a line of joined rows ending with a sub-heading, finds the same periods
+    seg = next(s for text, s in rows.items() if text.startswith("Purchases of property and equipment (407,729)"))
+    capex = read_row(cash, seg.start, seg.end)
+    assert [(c.column_text, c.text) for c in capex.cells] == [("2022", "(407,729)"), ("2021", "(524,585)"),
+                                                               ("2020", "(497,923)")]
+    assert capex.unit.text == "(in thousands)"
+    # a label's "(Note 2)" is no cell; a line that opens with figures, or whose rows print unlike counts, is one row
+    label, cells = cells_of("Total net revenues (Note 2) 7,500 7,017 6,608", 0, 46)
+    assert label.text == "Total net revenues (Note 2)" and [c.text for c in cells] == ["7,500", "7,017", "6,608"]
+    line = "Net sales (1) 100 200 Cost 50 60"
+    from jsonl_engine.answer.sentences import joined_rows
+
+    assert joined_rows(line, 0, len(line)) == [(0, len(line), "row")]

@@ -244,29 +244,10 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
         name, expr = (m.group("name"), m.group("expr")) if m.group("name") else (m.group("name2"), m.group("expr2"))
         name = re.sub(r"^.*\?\s*", "", name).strip()
         definitions[tuple(keys(_clean(name)))] = (name.strip(), expr.strip())
-    asked = _ASKED.search(query)
-    clause = asked.group("clause") if asked else ""
-    clause = re.sub(r"\s+for\s+(?!(?:FY\s*'?)?(?:19|20)\d\d\b)[A-Z0-9][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
-    clause = re.sub(r"^(?:[A-Z0-9][\w&.-]*\s+)*[A-Z0-9][\w&.-]*(?:['’]s|s['’])\s+", "", clause)  # "Walmart's ...", "Acme Works' ..."
-    clause = _ASKED_PERIOD.sub("", clause)  # "... in the third quarter of fiscal 2017": the period, said apart
-    clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
-    gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
-    clause = clause.strip()[:gloss.start()] if gloss else clause
+    clause, gloss = _asked_clause(query)
     span = _RANGE.match(clause.strip())
     if span:  # "FY2017 - FY2019 3 year average of capex as a % of revenue": the mean of each year's value
-        y1, y2 = int(span.group("y1")), int(span.group("y2"))
-        if not 0 < y2 - y1 < 10:
-            return None
-        found = formula(f"What is the {span.group('expr')}? " + " ".join(m.group(0) for m in _DEFINE.finditer(query)),
-                        str(y2))
-        expr = found[1] if found else None
-        if expr is not None and expr[0] == "alts":
-            expr = expr[1][0]  # a mean of each year's value: the way the metric is first reached
-        inner = span.group("expr")
-        trees = []
-        for y in range(y1, y2 + 1):
-            trees.append(_with_year(expr, str(y)) if expr is not None else _parse(_tokens(inner), str(y)))
-        return " ".join(re.sub(r"^the\s+", "", clause.strip(), flags=re.IGNORECASE).split()), ("mean", trees)
+        return _range_mean(query, clause, span)
     clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
                     flags=re.IGNORECASE)
     year = default_year or ""
@@ -295,6 +276,37 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     if trees[0][0] == "value":
         return None  # a single figure: not a computation
     return " ".join(name.split()), trees[0] if len(trees) == 1 else ("alts", trees)
+
+
+def _asked_clause(query: str) -> tuple[str, re.Match | None]:
+    """What the question asks for ("what is the FY2022 X for Acme?" -> "the FY2022 X"), its issuer, the period's
+    words and the unit left out, and a parenthesised name at its end ("A + B (unadjusted EBITDA)"), if any."""
+    asked = _ASKED.search(query)
+    clause = asked.group("clause") if asked else ""
+    clause = re.sub(r"\s+for\s+(?!(?:FY\s*'?)?(?:19|20)\d\d\b)[A-Z0-9][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
+    clause = re.sub(r"^(?:[A-Z0-9][\w&.-]*\s+)*[A-Z0-9][\w&.-]*(?:['’]s|s['’])\s+", "", clause)  # "Walmart's ...", "Acme Works' ..."
+    clause = _ASKED_PERIOD.sub("", clause)  # "... in the third quarter of fiscal 2017": the period, said apart
+    clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
+    gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
+    clause = clause.strip()[:gloss.start()] if gloss else clause
+    return clause, gloss
+
+
+def _range_mean(query: str, clause: str, span: re.Match) -> tuple[str, object] | None:
+    """The mean over a span of years of what the clause asks ("FY2017 - FY2019 3 year average of X")."""
+    y1, y2 = int(span.group("y1")), int(span.group("y2"))
+    if not 0 < y2 - y1 < 10:
+        return None
+    found = formula(f"What is the {span.group('expr')}? " + " ".join(m.group(0) for m in _DEFINE.finditer(query)),
+                    str(y2))
+    expr = found[1] if found else None
+    if expr is not None and expr[0] == "alts":
+        expr = expr[1][0]  # a mean of each year's value: the way the metric is first reached
+    inner = span.group("expr")
+    trees = []
+    for y in range(y1, y2 + 1):
+        trees.append(_with_year(expr, str(y)) if expr is not None else _parse(_tokens(inner), str(y)))
+    return " ".join(re.sub(r"^the\s+", "", clause.strip(), flags=re.IGNORECASE).split()), ("mean", trees)
 
 
 def _standard(clause: str) -> tuple[str, str] | None:
@@ -362,9 +374,11 @@ def _label_fit(operand: Operand, label: str) -> int | None:
     seq = [k for k in keys(label) if k not in _FILLER]  # the words _clean drops from an operand: "purchases of ..."
     have, joined = set(seq), " " + " ".join(seq) + " "
     options = [tuple(k for k in keys(operand.phrase) if k not in _FILLER)]
-    printed = LINE_ITEMS.get(tuple(tokenize(operand.phrase)))
-    if printed:
-        options.extend(tuple(k for k in keys(p) if k not in _FILLER) for p in printed)
+    words = tuple(tokenize(operand.phrase))
+    # "total revenues": a statement may print its total without the word ("Revenues")
+    for item in ([words, words[1:]] if len(words) > 1 and words[0] == "total" else [words]):
+        options.append(tuple(k for k in keys(" ".join(item)) if k not in _FILLER))
+        options.extend(tuple(k for k in keys(p) if k not in _FILLER) for p in LINE_ITEMS.get(item, ()))
     # the words in their order, together: "Equity income (loss) - net" holds the words of "net income (loss)"
     fits = [len(have - set(o)) for o in options if o and f" {' '.join(o)} " in joined]
     return min(fits) if fits else None

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from jsonl_engine.answer.sentences import classify
+from jsonl_engine.answer.sentences import classify, joined_rows
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -193,12 +193,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     headers: list[Part] = []
     groups: list[Part] = []
     lines = ((s, e) for s, e in _line_spans(text, start) if e > s)  # walking up, blank lines skipped
-    merged = _merged_column_line(text, label, cells)
-    if merged is not None:  # the table's first row, printed on its column line: the rest of its label is its own
-        column_line, periods, block = (start, merged[1]), merged[0], []
-        label = _rest_of_label(text, label, merged[1])
-    else:
-        column_line, periods, block = _below_column_line(text, lines)
+    label, column_line, periods, block = _column_line_of(text, start, label, cells, lines)
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
@@ -266,12 +261,14 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
         kind = classify(line)
         if _is_column_line(line, found_periods):
             return (s, e), found_periods, block
+        if kind != "row" and len(joined_rows(text, s, e)) > 1:
+            kind = "row"  # rows joined on one line, ending with a sub-heading ("... Cash flows from investing activities:")
         if kind == "row":
             if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
                 break  # a row above a header line: another table
             label, cells = cells_of(text, s, e)
-            merged = _merged_column_line(text, label, cells)
-            if merged is not None:  # the column line with the table's first row printed after it
+            merged = _merged_column_line(text, label, cells) or _opening_periods(text, s, e)
+            if merged is not None:  # the column line with the table's first row(s) printed after it
                 return (s, merged[1]), merged[0], block
             block = []
             continue
@@ -280,6 +277,21 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
+
+
+def _column_line_of(text: str, start: int, label: Part | None, cells: Sequence[Cell],
+                    lines: Iterator[tuple[int, int]]) -> tuple[Part | None, tuple[int, int] | None, list[Part], list[Part]]:
+    """(the row's label, its table's column line, the line's periods, the non-row lines met walking up to it): the
+    row's own line when the row is printed on it (`_merged_column_line`) or after its periods ("2022 2021 2020 Net
+    income ..."), else the line `_below_column_line` walks up to."""
+    merged = _merged_column_line(text, label, cells)
+    line_start = text.rfind("\n", 0, start) + 1
+    opening = _opening_periods(text, line_start, start + 1) if line_start < start else None
+    if merged is not None:  # the table's first row, printed on its column line: the rest of its label is its own
+        return _rest_of_label(text, label, merged[1]), (start, merged[1]), merged[0], []
+    if opening is not None:  # a row printed after its table's periods on one line
+        return label, (line_start, opening[1]), opening[0], []
+    return label, *_below_column_line(text, lines)
 
 
 def _merged_column_line(text: str, label: Part | None, cells: Sequence[Cell]) -> tuple[list[Part], int] | None:
@@ -298,6 +310,16 @@ def _merged_column_line(text: str, label: Part | None, cells: Sequence[Cell]) ->
             or not _is_column_line(text[label.start:end], periods):
         return None
     return periods, end
+
+
+def _opening_periods(text: str, s: int, e: int) -> tuple[list[Part], int] | None:
+    """A line of text extraction opening with its table's periods, two or more years, before rows ("2022 2021 2020
+    Cash flows from operating activities: Net income $ 4,491,924 ..."): (the periods, where they end)."""
+    m = re.match(r"(?:(?:19|20)\d\d\s+){2,}", text[s:e] + " ")
+    if m is None or not re.search(r"[A-Za-z]", text[s + m.end():e]):
+        return None
+    end = s + len(m.group(0).rstrip())
+    return _periods(text, s, end), end
 
 
 def _rest_of_label(text: str, label: Part, column_end: int) -> Part:
