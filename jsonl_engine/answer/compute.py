@@ -2,18 +2,29 @@
 gets a computed line, marked as computed, with each input cited (a table row of the answer) and the arithmetic
 written out: "Computed (net working capital, 2021): 19,815 − 13,997 = 5,818 [c1][c2]".
 
-The formula comes from the question only: a definition it gives ("X is defined as: A / B", "Define X as A less
-B") substituted into what it asks ("What is the FY2022 X less C?"), or an expression it asks for directly ("A + B").
-Operands are phrases with an optional year ("FY2019 revenue"; else the year the question names),
-"average A between Y1 and Y2" ((A@Y1 + A@Y2) / 2) and "change in A between Y1 and Y2" (A@Y2 − A@Y1). Numbers are
-constants ("365 * ...").
+The formula comes from the question: a definition it gives ("X is defined as: A / B", "Define X as A less B",
+"X, defined as A less B") substituted into what it asks ("What is the FY2022 X less C?"), an expression it asks
+for directly ("A + B", "A as a % of B"), or, for a metric it names without defining, the one formula analysts agree
+on (STANDARD: EBITDA, its margin, gross/operating/net margins, retention and payout ratios, working capital, the
+current ratio, free cash flow; a metric defined in several ways, the quick ratio or capital intensity, is never
+guessed). Operands are phrases with an optional year ("FY2019 revenue"; else the year the question names; a quarter
+it names, "the third quarter of 2019", is the column of a quarterly table), "average A between Y1 and Y2"
+((A@Y1 + A@Y2) / 2), "change in A between Y1 and Y2" (A@Y2 − A@Y1) and "Y1 - Y2 N year average of E" (the mean of
+E in each year). Numbers are constants ("365 * ..."); a note after an operand ("D&A [from cash flow statement]")
+says where it is read; a parenthesised gloss after it ("capex (purchases of ...)") is left out. A margin is shown as
+a percentage, as is a ratio the question asks in percent.
 
-An operand's value is a table cell: a row whose label holds the operand's words (or a phrase retrieval's
-vocabulary gives for them: "COGS" -> "cost of sales"), read with its headers (answer/tables.py), in the column of
-the operand's year; in a document with primary financial statements (as retrieval judged its pages at ingest),
-only rows on their pages: a line item of a statement is the figure itself, a note's table may be a part of it. Never a wrong number: nothing is computed (the gap names the input) when an input is not
-found, when two rows fit it equally well with different values, when a value is negative (its sign in the
-formula would be a guess), or when the inputs' units differ.
+An operand's value is a table cell: a row whose label holds the operand's words in their order (or a label
+statements print for it, retrieval/query.py LINE_ITEMS: "COGS" -> "Cost of sales"; "total X" also "X"), read with
+its headers (answer/tables.py), in the column of the operand's year; in a document with primary financial
+statements (as retrieval judged its pages at ingest), only rows on their pages (the sections of those pages are
+read whatever the search ranked), or a row elsewhere whose figure a statement prints: a line item of a statement
+is the figure itself, a note's table may be a part of it; of those, the rows of the statements the question names
+("... in the balance sheet and the P&L") when they hold one. A payment the cash flow statement prints in
+parentheses ("Capital spending (5,207)") counts by its size for an operand naming a payment (capex, dividends).
+Never a wrong number: nothing is computed (the gap names the input) when an input is not found, when two rows fit
+it equally well with different values, when another value is negative (its sign in the formula would be a guess),
+or when the inputs' units differ.
 """
 
 from __future__ import annotations

@@ -19,6 +19,12 @@ The rules are about how tables are printed, not about any document:
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
   words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
   prose sentence, or a row above the column line, ends the table;
+- the column line may be printed on the row's own line: joined to the first row ("For the Years Ended December 31,
+  2021 2020 2019 Operating revenues $ 3,930 ..."), or opening a line of rows joined by text extraction ("2022 2021
+  2020 Cash flows ...: Net income $ 4,491 ...", cut into rows by sentences.joined_rows);
+- a table of a year's quarters names each quarter apart from its year ("2019" over "First Quarter ... Fourth
+  Quarter", "2016 2015" over "4th 3rd 2nd 1st ...", "First ... Fourth Year" over "2017 Quarter ... 2017"): each
+  cell's column is its quarter's name and year (`quarter_of`), a last "Year" column the year's;
 - a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
   "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
 - unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
