@@ -317,3 +317,15 @@ def test_a_quarters_metric_is_computed_from_the_quarterly_table(tmp_path: Path):
                          "cost of sales.", "2017")
     assert name == "gross margin" and tree[0] == "alts" and tree[1][1][1][0] == "-"
     store.close()
+
+
+def test_a_payout_ratio_reads_the_dividends_paid_not_a_per_share_row(dev_kb: Store):
+    """"Dividends" of a ratio to net income is the amount paid (the cash flow statement's "Cash dividends paid",
+    a payment counted by its size), never a per-share row ("Cash dividends declared per common share")."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 dividend payout ratio for PepsiCo? Use the cash flow statement and the "
+                             "income statement.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head.startswith("Computed (dividend payout ratio, 2022): 6,172 / 8,978 = 0.687458 ≈ 0.69 ")
+    assert first.startswith("Cash dividends paid, 2022: (6,172)") and second.startswith("Net income, 2022: 8,978")

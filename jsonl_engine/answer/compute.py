@@ -57,6 +57,7 @@ _NOISE = re.compile(r"\b(?:the|of|a|an|unadjusted|reported|in|usd|millions?)\b",
                     re.IGNORECASE)
 _ROUND = re.compile(r"\bround\w*\s+(?:your\s+|the\s+)?(?:answer\s+)?to\s+(one|two|three|\d)\s+decimal", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bpercent", re.IGNORECASE)
+_PER_SHARE = re.compile(r"\bper\s+(?:common\s+|diluted\s+|basic\s+)?share\b|\bEPS\b", re.IGNORECASE)
 _MARGIN = re.compile(r"\bmargins?\b", re.IGNORECASE)
 _APPOSITIVE = re.compile(r"^(?P<name>.+?),?\s+(?:defined|calculated|computed|measured)\s+as:?\s+(?P<expr>.+)$",
                          re.IGNORECASE)  # "free cash flow, defined as A less B"
@@ -448,8 +449,8 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage]) ->
                 continue
             label, _cells = cells_of(p.text, seg.start, seg.end)
             fit = _label_fit(operand, label.text) if label is not None else None
-            if fit is None:
-                continue  # read on its page (headers above it) only a row that names the operand
+            if fit is None or (_PER_SHARE.search(label.text) and not _PER_SHARE.search(operand.phrase)):
+                continue  # read on its page (headers above it) only a row that names the operand (not per share)
             on_page = row_on_page(store, p, seg.start, seg.end, read_row)
             page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
             if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)

@@ -209,6 +209,10 @@ def joined_rows(text: str, s: int, e: int) -> list[tuple[int, int, Kind]]:
     groups: list[list[int]] = []  # [label start, cells start, end, figures]
     for ts, te in toks:
         cell = bool(_CELL.match(text[ts:te]))
+        if groups and not cell and groups[-1][1] < groups[-1][2] and re.fullmatch(r"[-–—]+", text[groups[-1][1]:groups[-1][2]]):
+            groups[-1][1] = groups[-1][2] = te  # "Cash Flows - Investing Activities": a lone dash inside a label
+            groups[-1][3] = 0
+            continue
         if not groups or (not cell and groups[-1][1] < groups[-1][2]):
             if cell:
                 return [(s, e, "row")]  # a line opening with figures: no label to cut at
