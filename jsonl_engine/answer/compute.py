@@ -397,7 +397,7 @@ def _label_fit(operand: Operand, label: str) -> int | None:
 
 
 def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
-               statuses: Sequence[str], named: frozenset[str] = frozenset()) -> Input | str:
+               statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None) -> Input | str:
     """The table cell of `operand`, or why there is none. In a document with financial statements, only their
     rows; of those, the rows of the statement a note after the operand names, else of the statements the question
     names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
@@ -408,7 +408,8 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
     found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}", document_ids=list(document_ids or []) or None,
                      statuses=tuple(statuses), limit=INPUT_PASSAGES)
-    best = _rows_naming(store, operand, _with_statement_pages(store, found.passages))
+    memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows
+    best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
@@ -437,22 +438,27 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     return found
 
 
-def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage]) -> list[tuple[int, Input]]:
+def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict) -> list[tuple[int, Input]]:
     """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`) and whose column of the
     operand's year holds a value; not a share ("%") when the operand asks for none."""
     from jsonl_engine.answer.pages import row_on_page
 
     best: list[tuple[int, Input]] = []
     for p in passages:
-        for seg in segment(p.text):
+        if ("segments", p.section_id) not in memo:
+            memo[("segments", p.section_id)] = [seg for seg in segment(p.text) if seg.kind == "row"]
+        for seg in memo[("segments", p.section_id)]:
             if seg.kind != "row":
                 continue
             label, _cells = cells_of(p.text, seg.start, seg.end)
             fit = _label_fit(operand, label.text) if label is not None else None
             if fit is None or (_PER_SHARE.search(label.text) and not _PER_SHARE.search(operand.phrase)):
                 continue  # read on its page (headers above it) only a row that names the operand (not per share)
-            on_page = row_on_page(store, p, seg.start, seg.end, read_row)
-            page, row = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
+            key = ("row", p.section_id, seg.start)
+            if key not in memo:
+                on_page = row_on_page(store, p, seg.start, seg.end, read_row)
+                memo[key] = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
+            page, row = memo[key]
             if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
                                                         or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
                 continue  # a share of something, not the amount the operand names
@@ -464,7 +470,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage]) ->
     return best
 
 
-def _with_statement_pages(store: Store, passages: Sequence[Passage]) -> list[Passage]:
+def _with_statement_pages(store: Store, passages: Sequence[Passage], memo: dict) -> list[Passage]:
     """`passages`, then the sections on the pages of the financial statements of the document they lead with (a
     line item is read on its statement even when the search ranked its page low)."""
     from jsonl_engine.answer.synthesize import _page_sections
@@ -473,10 +479,12 @@ def _with_statement_pages(store: Store, passages: Sequence[Passage]) -> list[Pas
     if not out:
         return out
     like = out[0]
-    statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
+    key = ("statement sections", like.document_id)
+    if key not in memo:
+        statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
+        memo[key] = [q for n in sorted(statements) for q in _page_sections(store, like, n, set())]
     have = {p.section_id for p in out}
-    for n in sorted(statements):
-        out.extend(_page_sections(store, like, n, have))
+    out.extend(q for q in memo[key] if q.section_id not in have and not have.add(q.section_id))
     return out
 
 
@@ -518,12 +526,17 @@ def compute(store: Store, query: str, *, document_ids: Sequence[str] | None, sta
         tree = _in_quarter(tree, periods.quarter)
         name = f"{name}, Q{periods.quarter}" if target else name
     name = f"{name}, {target}" if target and str(target) not in name else name
-    tried = [_computed(store, name, t, document_ids, statuses, named) for t in (tree[1] if tree[0] == "alts" else [tree])]
-    return next((c for c in tried if not c.missing), tried[0])
+    memo: dict = {}
+    tried: list[Computation] = []
+    for t in tree[1] if tree[0] == "alts" else [tree]:  # the ways to reach the metric, in turn
+        tried.append(_computed(store, name, t, document_ids, statuses, named, memo))
+        if not tried[-1].missing:
+            return tried[-1]
+    return tried[0]
 
 
 def _computed(store: Store, name: str, tree: object, document_ids: Sequence[str] | None, statuses: Sequence[str],
-              named: frozenset[str]) -> Computation:
+              named: frozenset[str], memo: dict) -> Computation:
     """The computation of one formula: its inputs found, checked and the arithmetic done, or what is missing."""
     out = Computation(name=name)
     inputs: dict[Operand, Input] = {}
@@ -531,7 +544,7 @@ def _computed(store: Store, name: str, tree: object, document_ids: Sequence[str]
         if not operand.year:
             out.missing.append(f"{operand.phrase}: no year")
             continue
-        got = find_input(store, operand, document_ids, statuses, named)
+        got = find_input(store, operand, document_ids, statuses, named, memo)
         if isinstance(got, str):
             out.missing.append(got)
         else:
