@@ -98,6 +98,18 @@ def test_formulas_read_from_the_question():
     name, tree = formula("What is the FY2017 return on assets (ROA) for Acme? ROA is defined as: FY2017 net income / "
                          "(average total assets between FY2016 and FY2017).", "2017")
     assert name == "ROA" and tree[0] == "/"
+    # a formula in parentheses after the name, an appositive definition, a span of years' mean, "as a % of"
+    name, tree = formula("What is Acme's FY2021 interest coverage ratio (operating income / interest expense)?", "2021")
+    assert name == "interest coverage ratio" and tree[0] == "/" and tree[2][1].phrase == "interest expense"
+    name, tree = formula("What was Acme's FY2015 free cash flow, defined as net cash provided by operating activities "
+                         "less purchases of property, plant and equipment?", "2015")
+    assert name == "free cash flow" and tree[0] == "-"
+    name, tree = formula("What is the FY2017 - FY2019 3 year average of capex as a % of revenue for Acme?", "2019")
+    assert tree[0] == "mean" and [t[1][1].year for t in tree[1]] == ["2017", "2018", "2019"]
+    assert all(t[0] == "/" for t in tree[1])
+    _, tree = formula("What is Acme's FY2022 capital expenditure (purchases of property and equipment) as a % of total "
+                      "revenues?", "2022")
+    assert tree[0] == "/" and tree[1][1].phrase == "capital expenditure"
 
 
 def test_a_name_the_kb_does_not_hold_is_said_first(dev_kb: Store):

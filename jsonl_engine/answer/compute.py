@@ -263,6 +263,9 @@ def formula(query: str, default_year: str | None) -> tuple[str, object] | None:
     clause = re.sub(r"^(?:(?:the|FY\s*'?\d{2,4}|fiscal(?:\s+year)?\s+\d{4}|(?:19|20)\d\d)\s+)+", "", clause.strip(),
                     flags=re.IGNORECASE)
     year = default_year or ""
+    if gloss and any(t in _OPS for t in _tokens(gloss.group(1))):  # "interest coverage ratio (A / B)": its formula
+        definitions[tuple(keys(_clean(clause)))] = (clause.strip(), gloss.group(1).strip())
+        gloss = None
     apposed = _APPOSITIVE.match(clause.strip())
     if apposed:  # "free cash flow, defined as A less B": a definition of what is asked
         definitions[tuple(keys(_clean(apposed.group("name"))))] = (apposed.group("name").strip(" ,"),
