@@ -429,3 +429,27 @@ def test_rows_joined_on_one_line_are_read_apart():
     from jsonl_engine.answer.sentences import joined_rows
 
     assert joined_rows(line, 0, len(line)) == [(0, len(line), "row")]
+
+
+@needs_more
+def test_a_share_asked_leads_with_the_percentage_row():
+    """"What share of total assets did cash ... make up?": of the rows of a filing's liquidity table, the one stating
+    a percentage ("Percentage of total assets 44 %") gains over the amounts ("Total assets $ 27,383")."""
+    from jsonl_engine.answer import order
+
+    query = ("What share of Acme's total assets did cash, cash equivalents and short-term investments make up at the "
+             "end of FY2022?")
+    assert order.asks_share(query) and not order.asks_share("What were total assets at the end of FY2022?")
+    assert MORE is not None
+    text = next(p for p in parse_file(str(MORE / "ACTIVISIONBLIZZARD_2022_10K.pdf")).pages
+                if "Percentage of total assets 44 %" in p)
+    ask = order.Ask(figure=True, years=("2022",), share=True)
+    judged = {}
+    for starts in ("Percentage of total assets 44 %", "Short-term investments"):
+        row = row_at(text, starts)
+        verbatim(text, row)
+        judged[starts] = order.judge(ask, text[row.label.start:row.cells[-1].end], score=0.5, has_figure=True,
+                                     table=row, label_share=0.25, labelled_hit=False)
+    share, amount = judged["Percentage of total assets 44 %"], judged["Short-term investments"]
+    assert "a percentage, as the question asks a share" in share.reasons
+    assert share.directness - amount.directness >= order.W_SHARE

@@ -29,6 +29,7 @@ an answer direct, judged from how the text is written, never from what it is abo
         a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
+  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...")
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -54,6 +55,7 @@ T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -74,6 +76,7 @@ class Ask:
     half: bool = False  # the question names a half year ("first half", "six months ended ..."), not a quarter
     dated: tuple[str, ...] = ()  # years of the dates it names ("... ended June 30, 2023"): their columns are asked
     annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
+    share: bool = False  # the question asks for a share ("what percentage of ...", "what share of ...")
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
 
 
@@ -160,6 +163,18 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|de
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
 
 
+_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|portion|fraction|percent)\b"
+                          r"|\b(?:share|percentage|proportion|portion|fraction)\s+of\b|\bas\s+an?\s+(?:%|percent(?:age)?)"
+                          r"\s+of\b|\bwhat\s+%", re.IGNORECASE)
+_PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
+
+
+def asks_share(query: str) -> bool:
+    """The question asks for a share of something ("What share of total assets did cash make up?"): its answer is
+    a percentage."""
+    return bool(_SHARE_ASKED.search(query))
+
+
 def asks_change(query: str) -> bool:
     """The question asks how something changed ("How much did X change ...", "Was there any drop in ...")."""
     return bool(_CHANGE_ASKED.search(query))
@@ -221,13 +236,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
     period = 0
-    if ask.figure:
-        if has_figure:
-            value += W_FIGURE
-            why.append("holds a figure")
-        else:
-            value -= W_FIGURE
-            why.append("holds no figure")
+    value = _judge_figure(ask, body, has_figure, value, why)
     if table is not None:
         value, cells, period = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
@@ -254,6 +263,21 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value -= W_DEEP
         why.append("from a passage below the depth shown")
     return Judged(round(value, 9), tuple(why), cells, names_item, period, deep)
+
+
+def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str]) -> float:
+    """`value` with the figure's terms added (a figure asked for; a percentage when a share is asked)."""
+    if ask.figure:
+        if has_figure:
+            value += W_FIGURE
+            why.append("holds a figure")
+        else:
+            value -= W_FIGURE
+            why.append("holds no figure")
+    if ask.share and has_figure and _PERCENT_FIGURE.search(body):
+        value += W_SHARE
+        why.append("a percentage, as the question asks a share")
+    return value
 
 
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
