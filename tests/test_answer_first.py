@@ -341,3 +341,22 @@ def test_a_payout_ratio_reads_the_dividends_paid_not_a_per_share_row(dev_kb: Sto
     head, first, second = out.answer.split("\n")[:3]
     assert head.startswith("Computed (dividend payout ratio, 2022): 6,172 / 8,978 = 0.687458 ≈ 0.69 ")
     assert first.startswith("Cash dividends paid, 2022: (6,172)") and second.startswith("Net income, 2022: 8,978")
+
+
+def test_among_the_candidates_a_question_names_the_extreme_leads(dev_kb: Store):
+    """"Among operations, investing, and financing activities, which brought in the most ...": the rows naming those
+    candidates, on the cash flow statement's page across its sections, are compared; a row naming another thing
+    ("Maturities of short-term investments") is none of them."""
+    from jsonl_engine.answer.extreme import asked
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    query = ("Among operations, investing, and financing activities, which brought in the most (or lost the least) "
+             "cash flow for 3M in FY2022?")
+    out = synthesize(dev_kb, query, document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.answer.split("\n")[0].startswith(
+        "Most of 3 (2022): Net cash provided by (used in) operating activities: 5,591 (Millions) [")
+    assert asked(query).among == ("operat", "investing", "financing")
+    # a description is no list of candidates
+    assert asked("Among all of the derivative instruments that Acme used to manage foreign currencies or interest "
+                 "rates, which one had the highest notional value?").among == ()

@@ -796,23 +796,29 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
         first -= 1
     while not total and last + 1 < len(segs) and segs[last + 1].kind == "row":
         last += 1
-    found: list[tuple[Segment, int | None, TableRow]] = []
-    for seg in segs[first:last + 1]:
+    if ask.among:  # the candidates the question names may sit under their own sub-headings: the whole table
+        first, last = 0, len(segs) - 1
+    found: list[tuple[Passage, Segment, int | None, TableRow]] = []
+    for seg in (s for s in segs[first:last + 1] if s.kind == "row"):
         placed = read_table(p, seg) if read_table is not None else None
         page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
         if page == reading.page:
-            found.append((seg, page, row))
+            found.append((p, seg, page, row))
+    if ask.among:  # and the rows of the other sections of that page among the claims
+        found += [(u.passage, u.seg, r.page, r.row) for u in items if u.passage is not p
+                  and u.passage.document_id == p.document_id and (r := readings.get(id(u))) is not None
+                  and r.page == reading.page and r.page is not None]
     if judged is not None and any(u.passage is p and judged[id(u)].names_item and any(u.seg.start == seg.start
-                                                                                        for seg, _, _ in found)
+                                                                                        for _, seg, _, _ in found)
                                   for u in items):
         return None
-    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, row in found], collapse_ws)
+    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, _, row in found], collapse_ws)
     if winner is None:
         return None
-    seg, page, row = found[winner.index]
-    unit = next((u for u in items if u.passage is p and u.seg.start == seg.start), None)
+    wp, seg, page, row = found[winner.index]
+    unit = next((u for u in items if u.passage is wp and u.seg.start == seg.start), None)
     if unit is None:
-        unit = _Unit(p, lead.rank, seg, lead.score, lead.matched)
+        unit = _Unit(wp, lead.rank, seg, lead.score, lead.matched)
     else:
         items.remove(unit)
     items.insert(0, unit)
