@@ -408,11 +408,14 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     operand names a payment ("capex", "dividends")."""
     from jsonl_engine.retrieval import retrieve
 
-    quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
-    found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}", document_ids=list(document_ids or []) or None,
-                     statuses=tuple(statuses), limit=INPUT_PASSAGES)
     memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows
-    best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
+    best = _on_statements(store, operand, memo) if len(document_ids or ()) == 1 else []
+    if not best:  # none of the statements' rows (read for an earlier operand) names it: search
+        quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
+        found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}",
+                         document_ids=list(document_ids or []) or None, statuses=tuple(statuses), limit=INPUT_PASSAGES)
+        memo.setdefault("like", found.passages[0] if found.passages else None)
+        best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
@@ -439,6 +442,18 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             and _OUTFLOW.search(found.row.label.text if found.row.label else "") and _OUTFLOW_ASKED.search(operand.phrase):
         found.outflow = True
     return found
+
+
+def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int, Input]]:
+    """The rows of the financial statements' pages naming `operand` (not a quarter's: those are read in quarterly
+    tables), once an earlier operand of the computation found the document (`memo["like"]`): what the search would
+    be filtered down to, read without searching."""
+    like = memo.get("like")
+    if like is None or operand.quarter is not None:
+        return []
+    statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
+    return [(f, i) for f, i in _rows_naming(store, operand, _with_statement_pages(store, [like], memo), memo)
+            if i.page in statements]
 
 
 def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict) -> list[tuple[int, Input]]:
