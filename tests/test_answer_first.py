@@ -32,14 +32,54 @@ def test_computed_answer_cites_its_inputs_and_writes_the_arithmetic(dev_kb: Stor
     assert out.computed["value"] == 5165 and out.computed["inputs"] == [out.claims[0].id, out.claims[1].id]
 
 
-def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+def test_a_payment_printed_in_parentheses_counts_by_its_size(dev_kb: Store):
+    """Capital spending is printed "(5,207)" on the cash flow statement, an outflow: "EBITDA less capex" takes 5,207;
+    D&A is read where the note after it says ("[from cash flow statement]")."""
     doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
     out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA less capex for PepsiCo? Define unadjusted EBITDA "
                              "as unadjusted operating income + depreciation and amortization [from cash flow "
                              "statement]. Answer in USD millions.", document_ids=[doc])
     lines_ok(dev_kb, out)
+    assert out.answer.startswith("Computed (unadjusted EBITDA less capex, 2022): 11,512 + 2,763 − 5,207 = 9,068 ")
+    assert out.computed["value"] == 9068 and len(out.computed["inputs"]) == 3
+    assert out.answer.split("\n")[3].startswith("Capital spending, 2022: (5,207)")
+
+
+def test_computed_answer_absent_with_a_gap_rather_than_a_guessed_sign(dev_kb: Store):
+    """A negative figure that is no payment the operand names (cash used for investing) is not given a sign."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 operating profit + net cash used for investing activities for "
+                             "PepsiCo?", document_ids=[doc])
+    lines_ok(dev_kb, out)
     assert out.computed["value"] is None and not out.answer.startswith("Computed")
-    assert any(g.startswith("computed: capex (2022) is negative") for g in out.gaps)
+    assert any(g.startswith("computed: net cash used for investing activities (2022) is negative") for g in out.gaps)
+
+
+def test_a_metric_named_without_its_definition(dev_kb: Store):
+    """EBITDA margin, never defined in the question, is computed by the formula analysts agree on, from the rows of
+    the statements the question names."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 unadjusted EBITDA % margin for PepsiCo? Calculate unadjusted EBITDA "
+                             "using unadjusted operating income and D&A (from cash flow statement). Give a response "
+                             "by relying on the details shown in the statement of cash flows and the P&L statement.",
+                     document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.answer.startswith("Computed (unadjusted EBITDA % margin, 2022): (11,512 + 2,763) / 86,392 = ")
+    assert out.answer.split(" [")[0].endswith("≈ 16.52%")
+    # a metric whose definitions differ is not guessed
+    assert formula("What is the FY2022 quick ratio for Acme?", "2022") is None
+    assert formula("What is the FY2022 capital intensity for Acme?", "2022") is None
+
+
+def test_an_average_over_a_span_of_years_is_the_mean_of_each_years_value(dev_kb: Store):
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2020 - FY2022 3 year average of capex as a % of revenue for 3M? Answer in "
+                             "units of percents and round to one decimal place.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head = out.answer.split("\n")[0]
+    assert head.startswith("Computed (FY2020 - FY2022 3 year average of capex as a % of revenue")
+    assert "((1,501 / 32,184) + (1,603 / 35,355) + (1,749 / 34,229)) / 3 = " in head and "≈ 4.8% [" in head
+    assert abs(out.computed["value"] - 4.7692) < 0.001
 
 
 def test_formulas_read_from_the_question():
@@ -58,6 +98,18 @@ def test_formulas_read_from_the_question():
     name, tree = formula("What is the FY2017 return on assets (ROA) for Acme? ROA is defined as: FY2017 net income / "
                          "(average total assets between FY2016 and FY2017).", "2017")
     assert name == "ROA" and tree[0] == "/"
+    # a formula in parentheses after the name, an appositive definition, a span of years' mean, "as a % of"
+    name, tree = formula("What is Acme's FY2021 interest coverage ratio (operating income / interest expense)?", "2021")
+    assert name == "interest coverage ratio" and tree[0] == "/" and tree[2][1].phrase == "interest expense"
+    name, tree = formula("What was Acme's FY2015 free cash flow, defined as net cash provided by operating activities "
+                         "less purchases of property, plant and equipment?", "2015")
+    assert name == "free cash flow" and tree[0] == "-"
+    name, tree = formula("What is the FY2017 - FY2019 3 year average of capex as a % of revenue for Acme?", "2019")
+    assert tree[0] == "mean" and [t[1][1].year for t in tree[1]] == ["2017", "2018", "2019"]
+    assert all(t[0] == "/" for t in tree[1])
+    _, tree = formula("What is Acme's FY2022 capital expenditure (purchases of property and equipment) as a % of total "
+                      "revenues?", "2022")
+    assert tree[0] == "/" and tree[1][1].phrase == "capital expenditure"
 
 
 def test_a_name_the_kb_does_not_hold_is_said_first(dev_kb: Store):
@@ -247,3 +299,64 @@ def test_kb_answer_over_the_wire_cites_the_cell_of_the_stated_figure(tmp_path, g
             ("(812)", "2022", "(Millions)", "Purchases of property and equipment")
         page = d.call("kb.read", {"document_id": doc, "page": cell["page"]})["text"]
         assert page[cell["start"]:cell["end"]] == "(812)" and cell["boxes"] is None
+
+
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+
+
+def test_a_quarters_metric_is_computed_from_the_quarterly_table(tmp_path: Path):
+    """"Operating margin in Q3 of FY2019" in an annual report: the quarterly data's third-quarter column, not the
+    year's statements; gross margin from net sales and cost of sales when no gross profit row is printed."""
+    import pytest
+
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    store = open_store(tmp_path / "kb")
+    (outcome,) = ingest_paths(store, [str(MORE / "AMERICANWATERWORKS_2019_10K.pdf")])
+    out = synthesize(store, "What was American Water Works' operating margin in Q3 of FY2019? Use the unaudited "
+                            "quarterly data, answer in percent rounded to one decimal place.",
+                     document_ids=[outcome.document_id])
+    lines_ok(store, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head.startswith("Computed (operating margin, Q3, 2019): 406 / 1,013 = ") and "≈ 40.1% [" in head
+    assert first == f"Operating income, Third Quarter, 2019: 406 [{out.claims[0].id}]"
+    assert second.startswith("Operating revenues, Third Quarter, 2019: $ 1,013")
+    # the formula read from the question, the quarter's words left out of the metric's name
+    name, tree = formula("What was Acme's gross margin in the third quarter of 2017? Compute it from net sales and "
+                         "cost of sales.", "2017")
+    assert name == "gross margin" and tree[0] == "alts" and tree[1][1][1][0] == "-"
+    store.close()
+
+
+def test_a_payout_ratio_reads_the_dividends_paid_not_a_per_share_row(dev_kb: Store):
+    """"Dividends" of a ratio to net income is the amount paid (the cash flow statement's "Cash dividends paid",
+    a payment counted by its size), never a per-share row ("Cash dividends declared per common share")."""
+    doc = dev_kb.doc_ids["PEPSICO_2022_10K"]
+    out = synthesize(dev_kb, "What is the FY2022 dividend payout ratio for PepsiCo? Use the cash flow statement and the "
+                             "income statement.", document_ids=[doc])
+    lines_ok(dev_kb, out)
+    head, first, second = out.answer.split("\n")[:3]
+    assert head.startswith("Computed (dividend payout ratio, 2022): 6,172 / 8,978 = 0.687458 ≈ 0.69 ")
+    assert first.startswith("Cash dividends paid, 2022: (6,172)") and second.startswith("Net income, 2022: 8,978")
+
+
+def test_among_the_candidates_a_question_names_the_extreme_leads(dev_kb: Store):
+    """"Among operations, investing, and financing activities, which brought in the most ...": the rows naming those
+    candidates, on the cash flow statement's page across its sections, are compared; a row naming another thing
+    ("Maturities of short-term investments") is none of them."""
+    from jsonl_engine.answer.extreme import asked
+
+    doc = dev_kb.doc_ids["3M_2022_10K"]
+    query = ("Among operations, investing, and financing activities, which brought in the most (or lost the least) "
+             "cash flow for 3M in FY2022?")
+    out = synthesize(dev_kb, query, document_ids=[doc])
+    lines_ok(dev_kb, out)
+    assert out.answer.split("\n")[0].startswith(
+        "Most of 3 (2022): Net cash provided by (used in) operating activities: 5,591 (Millions) [")
+    assert asked(query).among == ("operat", "investing", "financing")
+    # a description is no list of candidates
+    assert asked("Among all of the derivative instruments that Acme used to manage foreign currencies or interest "
+                 "rates, which one had the highest notional value?").among == ()

@@ -10,7 +10,7 @@ import pytest
 
 from jsonl_engine.answer.order import asked_cells
 from jsonl_engine.answer.synthesize import synthesize
-from jsonl_engine.answer.tables import number, read_row, table_line
+from jsonl_engine.answer.tables import cells_of, number, read_row, table_line
 from jsonl_engine.ingest import parse_file
 from jsonl_engine.store import Store
 from tests.support.answer_lines import table_parts
@@ -346,3 +346,110 @@ def test_a_sentence_naming_a_later_year_does_not_state_the_asked_one(dev_kb: Sto
               for body in (later, each)]
     assert "names the asked period" not in judged[0].reasons
     assert "names the asked period" in judged[1].reasons and judged[1].period == 1
+
+
+def test_a_column_line_joined_to_the_first_row_is_both(dev_pdfs):
+    """Text extraction may print a statement's column line and its first row as one line ("For the Years Ended
+    December 31, 2021 2020 2019 Operating revenues $ 3,930 $ 3,777 $ 3,610"): the periods head the table's columns
+    and the rest is the first row's label."""
+    pages = parse_file(str(dev_pdfs / "AMERICANWATERWORKS_2021_10K.pdf")).pages
+    text = next(p for p in pages if "Consolidated Statements of Operations" in p and "Operating income 1,196" in p)
+    row = row_at(text, "Operating income 1,196")
+    verbatim(text, row)
+    assert [(c.column_text, c.text) for c in row.cells] == [("December 31, 2021", "1,196"), ("2020", "1,248"),
+                                                             ("2019", "1,214")]
+    assert row.unit.text == "(In millions, except per share data)"
+    first = row_at(text, "For the Years Ended December 31, 2021 2020 2019 Operating revenues")
+    verbatim(text, first)
+    assert first.label.text == "Operating revenues"
+    assert [(c.column_text, c.text) for c in first.cells][0] == ("December 31, 2021", "$ 3,930")
+    assert table_line(first, (0,)) == "Operating revenues, December 31, 2021: $ 3,930 (In millions, except per share data)"
+
+
+MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
+                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
+needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
+
+
+def quarterly_row(filing: str, title: str, starts: str):
+    assert MORE is not None
+    text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if title in p and starts in p)
+    row = row_at(text, starts)
+    verbatim(text, row)
+    return row
+
+
+@needs_more
+def test_a_table_of_a_years_quarters_names_each_quarters_column():
+    """An annual report's quarterly data prints the quarters apart from the year, in three ways seen: "2019" over
+    "First Quarter ... Fourth Quarter"; "2016 2015" over "4th 3rd 2nd 1st 4th 3rd 2nd 1st"; "First Second Third
+    Fourth Year" over "2017 Quarter Quarter Quarter Quarter 2017" (a last column the year's)."""
+    row = quarterly_row("AMERICANWATERWORKS_2019_10K", "Unaudited Quarterly Data", "Operating income 238")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First Quarter, 2019", "238"), ("Second Quarter, 2019", "302"), ("Third Quarter, 2019", "406"),
+        ("Fourth Quarter, 2019", "224")]
+    # the third quarter asked is its column; a year asked is none of the quarters'
+    assert asked_cells(row, ("2019",), quarter=True, which=3) == (2,) and asked_cells(row, ("2019",)) == ()
+    assert table_line(row, (2,)) == "Operating income, Third Quarter, 2019: 406"
+    row = quarterly_row("BOEING_2016_10K", "Quarterly Financial Data", "Total revenues $23,286")
+    assert [c.column_text for c in row.cells][:5] == ["4th 2016", "3rd 2016", "2nd 2016", "1st 2016", "4th 2015"]
+    assert asked_cells(row, ("2016",), quarter=True, which=3) == (1,)
+    row = quarterly_row("3M_2017_10K", "Quarterly Data (Unaudited)", "Net income attributable to 3M 1,323")
+    assert [(c.column_text, c.text) for c in row.cells][2:] == [("Third, 2017", "1,429"), ("Fourth, 2017", "523"),
+                                                                 ("Year, 2017", "4,858")]
+    assert asked_cells(row, ("2017",)) == (4,) and asked_cells(row, ("2017",), quarter=True, which=3) == (2,)
+
+
+@needs_more
+def test_rows_joined_on_one_line_are_read_apart():
+    """Text extraction may join a statement's rows on one line, after its periods ("2022 2021 2020 Cash flows from
+    operating activities: Net income $ 4,491,924 ... Adjustments ...: Additions to content assets (16,839,038) ..."):
+    each label and its figures, as many as the others', is a row of its own, read under those periods."""
+    from jsonl_engine.answer.sentences import segment
+
+    assert MORE is not None
+    pages = parse_file(str(MORE / "NETFLIX_2022_10K.pdf")).pages
+    cash = next(p for p in pages if "CONSOLIDATED STATEMENTS OF CASH FLOWS" in p and "Purchases of property" in p)
+    rows = {cash[s.start:s.end]: s for s in segment(cash) if s.kind == "row"}
+    assert "Additions to content assets (16,839,038) (17,702,202) (11,779,284)" in " ".join(rows)
+    net = next(s for text, s in rows.items() if text.endswith("Net income $ 4,491,924 $ 5,116,228 $ 2,761,395"))
+    row = read_row(cash, net.start, net.end)
+    verbatim(cash, row)
+    assert [(c.column_text, c.text) for c in row.cells][0] == ("2022", "$ 4,491,924")
+    # a row on a later line, under a line of joined rows ending with a sub-heading, finds the same periods
+    seg = next(s for text, s in rows.items() if text.startswith("Purchases of property and equipment (407,729)"))
+    capex = read_row(cash, seg.start, seg.end)
+    assert [(c.column_text, c.text) for c in capex.cells] == [("2022", "(407,729)"), ("2021", "(524,585)"),
+                                                               ("2020", "(497,923)")]
+    assert capex.unit.text == "(in thousands)"
+    # a label's "(Note 2)" is no cell; a line that opens with figures, or whose rows print unlike counts, is one row
+    label, cells = cells_of("Total net revenues (Note 2) 7,500 7,017 6,608", 0, 46)
+    assert label.text == "Total net revenues (Note 2)" and [c.text for c in cells] == ["7,500", "7,017", "6,608"]
+    line = "Net sales (1) 100 200 Cost 50 60"
+    from jsonl_engine.answer.sentences import joined_rows
+
+    assert joined_rows(line, 0, len(line)) == [(0, len(line), "row")]
+
+
+@needs_more
+def test_a_share_asked_leads_with_the_percentage_row():
+    """"What share of total assets did cash ... make up?": of the rows of a filing's liquidity table, the one stating
+    a percentage ("Percentage of total assets 44 %") gains over the amounts ("Total assets $ 27,383")."""
+    from jsonl_engine.answer import order
+
+    query = ("What share of Acme's total assets did cash, cash equivalents and short-term investments make up at the "
+             "end of FY2022?")
+    assert order.asks_share(query) and not order.asks_share("What were total assets at the end of FY2022?")
+    assert MORE is not None
+    text = next(p for p in parse_file(str(MORE / "ACTIVISIONBLIZZARD_2022_10K.pdf")).pages
+                if "Percentage of total assets 44 %" in p)
+    ask = order.Ask(figure=True, years=("2022",), share=True)
+    judged = {}
+    for starts in ("Percentage of total assets 44 %", "Short-term investments"):
+        row = row_at(text, starts)
+        verbatim(text, row)
+        judged[starts] = order.judge(ask, text[row.label.start:row.cells[-1].end], score=0.5, has_figure=True,
+                                     table=row, label_share=0.25, labelled_hit=False)
+    share, amount = judged["Percentage of total assets 44 %"], judged["Short-term investments"]
+    assert "a percentage, as the question asks a share" in share.reasons
+    assert share.directness - amount.directness >= order.W_SHARE

@@ -9,6 +9,9 @@ row's verbatim parts, the question's own superlative word first: "Highest of 4 (
 The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
 value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
 A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
+A question naming its candidates ("Among operations, investing, and financing activities, which ...") compares only
+the rows naming them (a word starting like each candidate's first word), across the sections of the leading row's
+page, and only when every candidate has its row.
 When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
 are compared (`stated`, `pick_stated`): "Worst of 3: Region B: • Net revenues of ... a decrease of 44%".
 """
@@ -38,6 +41,8 @@ class Asked:
     word: str  # the question's superlative, as written ("highest", "worst")
     low: bool  # the smallest value wins
     measure: str = ""  # the words after it, up to the next small word ("notional value" in "highest notional value in")
+    among: tuple[str, ...] = ()  # the candidates the question names ("Among operations, investing, and financing
+    # activities, which ..."), each by its first word's stem (`_stem`): only rows naming one compare
 
 
 def asked(query: str) -> Asked | None:
@@ -46,7 +51,39 @@ def asked(query: str) -> Asked | None:
     if m is None or not _WHICH.search(query):  # a capitalised word inside a sentence is a name ("Best Buy")
         return None
     measure = _MEASURE.match(query, m.end())
-    return Asked(m.group(1).lower(), m.group(1).lower() in _LOW, measure.group(1).strip() if measure else "")
+    return Asked(m.group(1).lower(), m.group(1).lower() in _LOW, measure.group(1).strip() if measure else "",
+                 _among(query))
+
+
+_AMONG = re.compile(r"\bamong\s+(?:the\s+)?(?P<names>[^?]+?),?\s+(?:which|what|who)\b", re.IGNORECASE)
+MAX_NAME_WORDS = 3  # words of one candidate named in a list ("financing activities")
+
+
+def _among(query: str) -> tuple[str, ...]:
+    """The stems of the candidates an "Among A, B and C, which ..." question names (two or more), else ()."""
+    m = _AMONG.search(query)
+    if m is None:
+        return ()
+    names = [n for n in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("names")) if n.strip()]
+    if len(names) < MIN_ROWS or any(len(n.split()) > MAX_NAME_WORDS or re.match(r"(?i)(?:all|each|every)\b", n)
+                                    for n in names):
+        return ()  # "among all of the derivative instruments that ...": a description, no list of candidates
+    stems = tuple(dict.fromkeys(_stem(w[0]) for n in names if (w := re.findall(r"[A-Za-z]{3,}", n))))
+    return stems if len(stems) >= MIN_ROWS else ()
+
+
+def _stem(word: str) -> str:
+    """What a label's word starts with when it names the candidate `word`: "operations" -> "operat" ("Operating
+    activities"); "investing" stays whole (not "investments")."""
+    word = word.lower()
+    word = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return word[:-3] if word.endswith("ion") and len(word) > 6 else word
+
+
+def _names_candidate(ask: Asked, label: str) -> str | None:
+    """The candidate of `ask.among` a row's label names (a word of it starts like the candidate's first word)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", label)]
+    return next((c for c in ask.among if any(w.startswith(c) for w in words)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +107,20 @@ def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
     if not lead.headers or not column:
         return None
     members: list[tuple[Decimal, int]] = []
+    named: set[str] = set()
     for i, row in enumerate(rows):
         if _key(row) != _key(lead) or row.label is None or _NOT_MEMBER.match(row.label.text) \
                 or len(row.cells) != len(lead.cells) or row.cells[cell].column_text != column or row.cells[cell].empty:
             continue
+        candidate = _names_candidate(ask, row.label.text) if ask.among else None
+        if ask.among and candidate is None:
+            continue  # the question names what compares: only its candidates' rows
         value = number(row.cells[cell].text)
         if value is not None:
             members.append((value, i))
-    if len(members) < MIN_ROWS:
-        return None
+            named.add(candidate or "")
+    if len(members) < MIN_ROWS or (ask.among and len(named) < len(ask.among)):
+        return None  # every candidate named must have its row
     best = min(v for v, _ in members) if ask.low else max(v for v, _ in members)
     winners = [i for v, i in members if v == best]
     if len(winners) != 1:

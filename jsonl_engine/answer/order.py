@@ -29,6 +29,7 @@ an answer direct, judged from how the text is written, never from what it is abo
         a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
+  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...")
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -47,13 +48,14 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jsonl_engine.answer.tables import TableRow, year_of
+from jsonl_engine.answer.tables import TableRow, quarter_of, year_of
 from jsonl_engine.identity.dates import DATE, parse_date
 
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -74,6 +76,8 @@ class Ask:
     half: bool = False  # the question names a half year ("first half", "six months ended ..."), not a quarter
     dated: tuple[str, ...] = ()  # years of the dates it names ("... ended June 30, 2023"): their columns are asked
     annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
+    share: bool = False  # the question asks for a share ("what percentage of ...", "what share of ...")
+    which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +149,8 @@ def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool 
     outside an annual report."""
     if not quarter and not half:
         return True
+    if any(quarter_of(p.text) for p in table.cells[i].column):
+        return quarter  # a column of a table of a year's quarters ("Third Quarter")
     span = _span(table, i)
     if span is None:
         return not annual
@@ -157,6 +163,18 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|de
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
 
 
+_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|portion|fraction|percent)\b"
+                          r"|\b(?:share|percentage|proportion|portion|fraction)\s+of\b|\bas\s+an?\s+(?:%|percent(?:age)?)"
+                          r"\s+of\b|\bwhat\s+%", re.IGNORECASE)
+_PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
+
+
+def asks_share(query: str) -> bool:
+    """The question asks for a share of something ("What share of total assets did cash make up?"): its answer is
+    a percentage."""
+    return bool(_SHARE_ASKED.search(query))
+
+
 def asks_change(query: str) -> bool:
     """The question asks how something changed ("How much did X change ...", "Was there any drop in ...")."""
     return bool(_CHANGE_ASKED.search(query))
@@ -164,7 +182,7 @@ def asks_change(query: str) -> bool:
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
-                dated: Sequence[str] = ()) -> tuple[int, ...]:
+                dated: Sequence[str] = (), which: int | None = None) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -172,7 +190,9 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     or its table's header line say; a table saying nothing is taken at its word, but in `annual` reports it is a
     year's), and hold a value; with
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
-    periods it compares (the columns before it, after the previous change column)."""
+    periods it compares (the columns before it, after the previous change column). Of a table of a year's
+    quarters ("First Quarter ... Fourth Quarter", answer/tables.py), a quarter asked is its column (`which`), a
+    year asked its "Year" column, never a quarter's."""
     if not years and not ends and not dated:
         return ()
     exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
@@ -181,6 +201,10 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
                   if not c.empty and c.column and (any(_names_period(p.text, wanted, ends) for p in c.column)
                                                    or _dated(c.column_text, ends))
                   and _span_fits(table, i, quarter, half, annual))
+    of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
+    if of_quarter:
+        cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
+            tuple(i for i in cells if i not in of_quarter)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -212,13 +236,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
     period = 0
-    if ask.figure:
-        if has_figure:
-            value += W_FIGURE
-            why.append("holds a figure")
-        else:
-            value -= W_FIGURE
-            why.append("holds no figure")
+    value = _judge_figure(ask, body, has_figure, value, why)
     if table is not None:
         value, cells, period = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
@@ -247,6 +265,21 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     return Judged(round(value, 9), tuple(why), cells, names_item, period, deep)
 
 
+def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str]) -> float:
+    """`value` with the figure's terms added (a figure asked for; a percentage when a share is asked)."""
+    if ask.figure:
+        if has_figure:
+            value += W_FIGURE
+            why.append("holds a figure")
+        else:
+            value -= W_FIGURE
+            why.append("holds no figure")
+    if ask.share and has_figure and _PERCENT_FIGURE.search(body):
+        value += W_SHARE
+        why.append("a percentage, as the question asks a share")
+    return value
+
+
 def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_share: float,
                label_extra: int, label_from_lead: bool = False) -> tuple[float, tuple[int, ...], int]:
     """`value` with a table row's terms added in turn (its label, then its period), `why` extended; the asked
@@ -259,7 +292,8 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
-    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated)
+    cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
+                        ask.which)
     period = 0
     if cells:
         period = 1

@@ -180,7 +180,7 @@ def segment(text: str) -> list[Segment]:
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
         else:
             flush()
-            para, header = _unit_line(segments, s, e, kind, header, lead, previous)
+            para, header = _unit_line(text, segments, s, e, kind, header, lead, previous)
         previous = kind
     flush()
     return segments
@@ -195,7 +195,47 @@ def _wrapped(text: str, para: tuple[int, int, Kind], lines: list[tuple[int, int]
     return nxt[:1].islower()
 
 
-def _unit_line(segments: list[Segment], s: int, e: int, kind: Kind, header: tuple[int, int] | None,
+def joined_rows(text: str, s: int, e: int) -> list[tuple[int, int, Kind]]:
+    """The rows of one line of table text, when text extraction joined several ("Revenues $ 31,615 $ 29,697
+    Cost of revenues 19,168 17,332 Operating income 5,632 6,194"): each a label and as many figures, two or more,
+    as the others (a line of periods first is the table's header; words after the last figures, "Other income
+    (expense):", a heading); else the whole line, one row."""
+    toks = [(s + m.start(), s + m.end()) for m in re.finditer(r"\S+", text[s:e])]
+    years = 0  # a line opening with the table's periods ("2022 2021 2020 Cash flows ...: Net income $ 4,491 ...")
+    while years < len(toks) and _YEAR.match(text[slice(*toks[years])]):
+        years += 1
+    head = [(toks[0][0], toks[years - 1][1], "header")] if years >= 2 else []
+    toks = toks[years:] if head else toks
+    groups: list[list[int]] = []  # [label start, cells start, end, figures]
+    for ts, te in toks:
+        cell = bool(_CELL.match(text[ts:te]))
+        if groups and not cell and groups[-1][1] < groups[-1][2] and re.fullmatch(r"[-–—]+", text[groups[-1][1]:groups[-1][2]]):
+            groups[-1][1] = groups[-1][2] = te  # "Cash Flows - Investing Activities": a lone dash inside a label
+            groups[-1][3] = 0
+            continue
+        if not groups or (not cell and groups[-1][1] < groups[-1][2]):
+            if cell:
+                return [(s, e, "row")]  # a line opening with figures: no label to cut at
+            groups.append([ts, te, te, 0])  # a new label (after the previous group's figures)
+        elif cell:
+            if groups[-1][1] == groups[-1][2]:
+                groups[-1][1] = ts  # the label's figures start
+            groups[-1][2] = te
+            groups[-1][3] += bool(_NUMBER.search(text[ts:te])) or bool(re.fullmatch(r"[-–—]+", text[ts:te]))
+        else:
+            groups[-1][1] = groups[-1][2] = te  # the label goes on
+    tail = groups.pop() if groups and groups[-1][3] == 0 else None
+    counts = {g[3] for g in groups}
+    if len(groups) < 2 - bool(head) or len(counts) != 1 or min(counts) < 2 \
+            or not all(re.search(r"[A-Za-z]", text[g[0]:g[1]]) for g in groups):
+        return [(s, e, "row")]
+    out: list[tuple[int, int, Kind]] = head + [(g[0], g[2], classify(text[g[0]:g[2]]) or "row") for g in groups]
+    if tail is not None:
+        out.append((tail[0], e, classify(text[tail[0]:e]) or "heading"))
+    return [(ps, pe, kind if kind in ("row", "header") else "heading") for ps, pe, kind in out]
+
+
+def _unit_line(text: str, segments: list[Segment], s: int, e: int, kind: Kind, header: tuple[int, int] | None,
                lead: tuple[int, int] | None, previous: Kind | None
                ) -> tuple[tuple[int, int, Kind] | None, tuple[int, int] | None]:
     """A line that is not prose, once the paragraph before it is flushed: a bullet opens a paragraph, a table
@@ -209,7 +249,11 @@ def _unit_line(segments: list[Segment], s: int, e: int, kind: Kind, header: tupl
     elif kind == "row":
         if header is None and previous == "heading":
             header = (segments[-1].start, segments[-1].end)  # column titles above the first row
-        segments.append(Segment(s, e, "row", header, lead))
+        for ps, pe, piece in joined_rows(text, s, e):
+            if piece == "header":
+                header = (ps, pe)
+            segments.append(Segment(ps, pe, piece, header if piece == "row" else None,
+                                    lead if piece == "row" else None))
     else:
         segments.append(Segment(s, e, "heading"))
     return None, header

@@ -299,9 +299,11 @@ def _ending_items(tokens: Sequence[str], term_keys: Collection[str]) -> set[tupl
             if not any(j <= i and i + n <= j + m and m > n for j, m, _ in found)}
 
 
-def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
+def _item_runs(tokens: Sequence[str], term_keys: Collection[str], issuer: Collection[str] = ()) -> list[str]:
     """The runs of consecutive item words of the question (" total current liabil "): `_item_word`s joined by
-    "of"/"and", broken by other words ("operating margin change": the item is "operating margin")."""
+    "of"/"and", broken by other words ("operating margin change": the item is "operating margin"); a run ending
+    in "of" and words of the documents' titles (`issuer`) ends before them: "the effective tax rate of Acme" asks
+    for the effective tax rate."""
     runs: list[list[str]] = []
     current: list[str] = []
     for tok in [*tokens, ""]:
@@ -313,6 +315,10 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str]) -> list[str]:
         else:
             while current and current[-1] in _JOINS:
                 current.pop()
+            cut = next((i for i in range(1, len(current)) if current[i] == "of"
+                        and current[i + 1:] and all(w in issuer for w in current[i + 1:])), None)
+            if cut is not None:
+                current = current[:cut]
             if current:
                 runs.append(current)
             current = []
@@ -512,13 +518,16 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
-                    half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})))
+                    half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
+                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
     chosen = _choose(units, frozenset(first), frozenset(deep))
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(rest, {k for t in tk for k in t.keys}), frozenset(deep))
+                           _item_runs(rest, {k for t in tk for k in t.keys},
+                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
+                           frozenset(deep))
     superlative = extreme.asked(query)
     lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
     lines: dict[int, str] = {}
@@ -602,7 +611,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
-                                    ask.dated)
+                                    ask.dated, ask.which)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -787,23 +796,29 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
         first -= 1
     while not total and last + 1 < len(segs) and segs[last + 1].kind == "row":
         last += 1
-    found: list[tuple[Segment, int | None, TableRow]] = []
-    for seg in segs[first:last + 1]:
+    if ask.among:  # the candidates the question names may sit under their own sub-headings: the whole table
+        first, last = 0, len(segs) - 1
+    found: list[tuple[Passage, Segment, int | None, TableRow]] = []
+    for seg in (s for s in segs[first:last + 1] if s.kind == "row"):
         placed = read_table(p, seg) if read_table is not None else None
         page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
         if page == reading.page:
-            found.append((seg, page, row))
+            found.append((p, seg, page, row))
+    if ask.among:  # and the rows of the other sections of that page among the claims
+        found += [(u.passage, u.seg, r.page, r.row) for u in items if u.passage is not p
+                  and u.passage.document_id == p.document_id and (r := readings.get(id(u))) is not None
+                  and r.page == reading.page and r.page is not None]
     if judged is not None and any(u.passage is p and judged[id(u)].names_item and any(u.seg.start == seg.start
-                                                                                        for seg, _, _ in found)
+                                                                                        for _, seg, _, _ in found)
                                   for u in items):
         return None
-    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, row in found], collapse_ws)
+    winner = extreme.pick(ask, reading.row, reading.asked[0], [row for _, _, _, row in found], collapse_ws)
     if winner is None:
         return None
-    seg, page, row = found[winner.index]
-    unit = next((u for u in items if u.passage is p and u.seg.start == seg.start), None)
+    wp, seg, page, row = found[winner.index]
+    unit = next((u for u in items if u.passage is wp and u.seg.start == seg.start), None)
     if unit is None:
-        unit = _Unit(p, lead.rank, seg, lead.score, lead.matched)
+        unit = _Unit(wp, lead.rank, seg, lead.score, lead.matched)
     else:
         items.remove(unit)
     items.insert(0, unit)

@@ -19,6 +19,12 @@ The rules are about how tables are printed, not about any document:
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
   words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
   prose sentence, or a row above the column line, ends the table;
+- the column line may be printed on the row's own line: joined to the first row ("For the Years Ended December 31,
+  2021 2020 2019 Operating revenues $ 3,930 ..."), or opening a line of rows joined by text extraction ("2022 2021
+  2020 Cash flows ...: Net income $ 4,491 ...", cut into rows by sentences.joined_rows);
+- a table of a year's quarters names each quarter apart from its year ("2019" over "First Quarter ... Fourth
+  Quarter", "2016 2015" over "4th 3rd 2nd 1st ...", "First ... Fourth Year" over "2017 Quarter ... 2017"): each
+  cell's column is its quarter's name and year (`quarter_of`), a last "Year" column the year's;
 - a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
   "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
 - unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
@@ -33,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from jsonl_engine.answer.sentences import classify
+from jsonl_engine.answer.sentences import classify, joined_rows
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -135,8 +141,8 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
             s = toks[i - 1][0]
             i -= 1
             tok = text[s:e]
-        elif not (_NUM.match(tok) or _DASH.match(tok)):
-            break
+        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("("):
+            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell
         if i > 0 and text[toks[i - 1][0]:toks[i - 1][1]] in ("$", "($", "€", "£"):
             s = toks[i - 1][0]
             i -= 1
@@ -193,7 +199,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     headers: list[Part] = []
     groups: list[Part] = []
     lines = ((s, e) for s, e in _line_spans(text, start) if e > s)  # walking up, blank lines skipped
-    column_line, periods, block = _below_column_line(text, lines)
+    label, column_line, periods, block = _column_line_of(text, start, label, cells, lines)
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
     between: list[Part] = []  # the lines between the column line and the first row below it
@@ -221,6 +227,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days)
         if columns is not None:
             cells = cells[1:]
+    if column_line is not None:
+        columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
     if column_line is not None and not columns:
@@ -259,9 +267,15 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
         kind = classify(line)
         if _is_column_line(line, found_periods):
             return (s, e), found_periods, block
+        if kind != "row" and len(joined_rows(text, s, e)) > 1:
+            kind = "row"  # rows joined on one line, ending with a sub-heading ("... Cash flows from investing activities:")
         if kind == "row":
             if any(_GROUP.search(p.text) or UNIT.search(p.text) for p in block):
                 break  # a row above a header line: another table
+            label, cells = cells_of(text, s, e)
+            merged = _merged_column_line(text, label, cells) or _opening_periods(text, s, e)
+            if merged is not None:  # the column line with the table's first row(s) printed after it
+                return (s, merged[1]), merged[0], block
             block = []
             continue
         if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
@@ -269,6 +283,117 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
+
+
+def _column_line_of(text: str, start: int, label: Part | None, cells: Sequence[Cell],
+                    lines: Iterator[tuple[int, int]]) -> tuple[Part | None, tuple[int, int] | None, list[Part], list[Part]]:
+    """(the row's label, its table's column line, the line's periods, the non-row lines met walking up to it): the
+    row's own line when the row is printed on it (`_merged_column_line`) or after its periods ("2022 2021 2020 Net
+    income ..."), else the line `_below_column_line` walks up to."""
+    merged = _merged_column_line(text, label, cells)
+    line_start = text.rfind("\n", 0, start) + 1
+    opening = _opening_periods(text, line_start, start + 1) if line_start < start else None
+    if merged is not None:  # the table's first row, printed on its column line: the rest of its label is its own
+        return _rest_of_label(text, label, merged[1]), (start, merged[1]), merged[0], []
+    if opening is not None:  # a row printed after its table's periods on one line
+        return label, (line_start, opening[1]), opening[0], []
+    return label, *_below_column_line(text, lines)
+
+
+def _merged_column_line(text: str, label: Part | None, cells: Sequence[Cell]) -> tuple[list[Part], int] | None:
+    """A row whose label opens with its table's column line ("For the Years Ended December 31, 2021 2020 2019
+    Operating revenues $ 3,930 $ 3,777 $ 3,610": text extraction joined the first row to the line of periods over
+    it): (the periods, where the column line ends), when the label's periods, two or more, are as many as the row's
+    cells, nothing but periods, groups and a unit come before the last of them, and a capitalised label follows."""
+    if label is None or len(cells) < 2:
+        return None
+    periods = _periods(text, label.start, label.end)
+    if len(periods) != len(cells):
+        return None
+    end = periods[-1].end
+    rest = text[end:label.end].strip()
+    if not rest or not rest[0].isupper() or _NON_PERIOD_NUMBER.search(rest) \
+            or not _is_column_line(text[label.start:end], periods):
+        return None
+    return periods, end
+
+
+def _opening_periods(text: str, s: int, e: int) -> tuple[list[Part], int] | None:
+    """A line of text extraction opening with its table's periods, two or more years, before rows ("2022 2021 2020
+    Cash flows from operating activities: Net income $ 4,491,924 ..."): (the periods, where they end)."""
+    m = re.match(r"(?:(?:19|20)\d\d\s+){2,}", text[s:e] + " ")
+    if m is None or not re.search(r"[A-Za-z]", text[s + m.end():e]):
+        return None
+    end = s + len(m.group(0).rstrip())
+    return _periods(text, s, end), end
+
+
+def _rest_of_label(text: str, label: Part, column_end: int) -> Part:
+    """The label of a row printed on its column line: what follows the column line."""
+    s = column_end
+    while s < label.end and text[s].isspace():
+        s += 1
+    return Part(text[s:label.end], s, label.end)
+
+
+_QUARTER_NAME = re.compile(r"\b(?:(first|second|third|fourth)(?:\s+(?:fiscal\s+)?quarter)?|(1st|2nd|3rd|4th)"
+                           r"(?:\s+(?:fiscal\s+)?quarter)?|q([1-4]))\b", re.IGNORECASE)
+QUARTER_PART = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)(?:\s+(?:fiscal\s+)?quarter)?|q[1-4]",
+                          re.IGNORECASE)  # a column part naming one quarter of a year: "Third Quarter", "3rd", "Q3"
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year)\b", re.IGNORECASE)
+
+
+def quarter_of(part_text: str) -> int | None:
+    """The quarter a column part names ("Third Quarter", "3rd", "Q3" -> 3), if it names one."""
+    m = QUARTER_PART.fullmatch(" ".join(part_text.split()))
+    if m is None:
+        return None
+    word = m.group(0).split()[0].lower()
+    return _ORDINALS.get(word) or int(word[1])
+
+
+def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[Part], headers: Sequence[Part],
+                     n: int, columns: list[tuple[Part, ...]] | None) -> list[tuple[Part, ...]] | None:
+    """Columns of a table of a year's quarters, which name each quarter apart from the year ("2019" over "First
+    Quarter Second Quarter Third Quarter Fourth Quarter"; "2016 2015" over "4th 3rd 2nd 1st 4th 3rd 2nd 1st";
+    "First Second Third Fourth Year" over "2017 Quarter Quarter Quarter Quarter 2017"; "First Quarter ..." over
+    "2017 2016 2017 2016 ..."): each cell's column is its quarter's name and its year (a last "Year" or "Total"
+    column, the year's); None when the header lines name no quarters, or not as many as the cells."""
+    lines = [Part(text[column_line[0]:column_line[1]], *column_line), *between, *headers]
+    for s, e in _line_spans(text, column_line[0])[:GROUP_LINES_UP]:
+        line = text[s:e]
+        if classify(line) == "row" or _SENTENCE_END.search(line):
+            break
+        lines.append(Part(line, s, e))
+    lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
+    named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
+             for m in _QUARTER_NAME.finditer(p.text)]
+    if len(named) < 2 or not any(re.search(r"quarter|\d(?:st|nd|rd|th)\b|\bq[1-4]\b", p.text, re.IGNORECASE)
+                                 for p in lines):
+        return None
+    if any(any(quarter_of(part.text) for part in col) for col in columns or ()):
+        return None  # the columns already say their quarters
+    years = [q for p in lines for q in _periods(text, p.start, p.end) if year_of(q.text)]
+    distinct = list(dict.fromkeys(year_of(y.text) for y in years))
+    q = len(named)
+    if columns is not None and n > q and n % q == 0:  # "First Quarter ..." over the years' columns
+        width = n // q
+        return [(named[i // width], *columns[i]) for i in range(n)]
+    if len(distinct) == 1:
+        first = next(y for y in years if year_of(y.text) == distinct[0])
+        out: list[tuple[Part, ...]] = [(named[i], first) for i in range(min(q, n))]
+        if q + 1 == n:  # "... Fourth Year": the year's own column last
+            line = next(p for p in lines if p.start <= named[-1].start < p.end)
+            total = _YEAR_TOTAL.search(line.text, named[-1].end - line.start)
+            if total is None:
+                return None
+            out.append((Part(total.group(0), line.start + total.start(), line.start + total.end()), years[-1]))
+        return out if len(out) == n else None
+    if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
+        width = q // len(distinct)
+        return [(named[i], years[i // width]) for i in range(n)]
+    return None
 
 
 def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
