@@ -1,0 +1,84 @@
+"""The passage that answers is among what kb.synthesize reads, on whole real filings: a question naming a quarter
+reads an annual report's quarterly table, a question about a company's main customers reads the share of revenues
+they make, and a statement's rows naming the asked item are not crowded out of the claim pool by other rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from jsonl_engine.answer.direct import answer_first as synthesize
+from jsonl_engine.retrieval import retrieve
+from jsonl_engine.retrieval.query import parse
+from jsonl_engine.store import Store
+from tests.support.answer_lines import check_lines
+from tests.test_answer_rules import MORE, filing_kb, needs_more
+
+QUARTERS = "JOHNSON_JOHNSON_2018_10K"  # "19. Selected Quarterly Financial Data (unaudited)", p. 86
+CUSTOMERS = "JOHNSON_JOHNSON_2016_10K"  # "two wholesalers ... represented approximately 13.5% and 10.7% of ..."
+DEBT = "GENERALMILLS_2017_10K"  # a balance sheet and a capital resources table printing "... debt" rows
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory):
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT)
+    yield store
+    store.close()
+
+
+def answer(store: Store, doc: str, query: str, **kw):
+    out = synthesize(store, query, document_ids=[store.doc_ids[doc]], **kw)  # type: ignore[attr-defined]
+    check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
+    return out
+
+
+def passages(store: Store, doc: str, query: str, limit: int = 5):
+    return retrieve(store, query, document_ids=[store.doc_ids[doc]], limit=limit).passages  # type: ignore[attr-defined]
+
+
+def test_a_quarter_adds_the_quarterly_table_phrases_and_a_year_does_not():
+    for query in ("What were the sales in Q3 2018?", "What was the net loss in the fourth quarter of 2017?"):
+        assert ("quarterly", "financial", "data") in parse(query).phrases, query
+    assert ("quarterly", "financial", "data") not in parse("What were the sales in FY2018?").phrases
+
+
+@needs_more
+def test_a_quarter_of_an_annual_report_is_read_in_its_quarterly_table(kb: Store):
+    # the MD&A discusses the segment's sales for the year on many pages; the quarter's figure is in the quarterly
+    # table only ("Pharmaceutical 9,844 10,354 10,346 10,190 ..." under "Third Quarter"): it was passage 21
+    query = "What were Johnson & Johnson's Pharmaceutical segment sales in Q3 2018?"
+    found = passages(kb, QUARTERS, query)
+    assert any("Selected Quarterly Financial Data" in p.title for p in found), [p.title for p in found]
+    out = answer(kb, QUARTERS, query)
+    assert any(c.text.startswith("Pharmaceutical 9,844 10,354 10,346") for c in out.claims), out.answer
+    # "which quarter": the quarterly table holds the loss ("Net earnings (loss) ... (10,713)"), it was passage 32
+    out = answer(kb, QUARTERS, "In which quarter of 2017 did Johnson & Johnson post a net loss, and how large was it?")
+    assert "(10,713)" in out.answer and out.claims[0].page == 86, out.answer
+
+
+@needs_more
+def test_primary_customers_are_read_as_a_share_of_revenues(kb: Store):
+    # the filing never says "customers" there: "two wholesalers ... represented approximately 13.5% and 10.7% of the
+    # total consolidated revenues" (it was in no passage of the first 40)
+    query = "Who are the primary customers of Johnson & Johnson as of FY2016?"
+    assert any("wholesalers" in p.text for p in passages(kb, CUSTOMERS, query))
+    out = answer(kb, CUSTOMERS, query)
+    assert "13.5%" in out.claims[0].text and "wholesaler" in out.claims[0].text, out.answer
+    # the concentration phrases are for the company's main customers, not for any question about customers
+    assert ("of", "total", "revenues") not in parse("How many customers did the company add in 2016?").phrases
+
+
+@needs_more
+def test_rows_naming_the_asked_item_are_not_crowded_out_of_the_claim_pool(kb: Store):
+    # the balance sheet's passage has more rows about debt than a passage may give (PER_PASSAGE): "Current portion of
+    # long-term debt", "Notes payable", "Long-term debt"; and "Total assets" (an expansion of "debt"); rows whose
+    # label names the item asked ("Total debt", "Long-term debt") are candidates beyond that count
+    out = answer(kb, DEBT, "Has General Mills increased its debt on balance sheet between FY2016 and FY2017?")
+    assert any(c.text.startswith(("Total debt 9,481.7", "Long-term debt 7,642.9")) for c in out.claims), out.answer
+    # the quarterly table: a heading sentence, the sale of a subsidiary and "... to General Mills" rows share the
+    # question's words; the gross margin row names the item asked and leads
+    out = answer(kb, DEBT, "What was General Mills' gross margin percentage in the third quarter of fiscal 2017? Use "
+                           "the quarterly data and round to one decimal place.")
+    assert out.claims[0].text.startswith("Gross margin 1,416.9 1,554.6 1,519.5 1,540.6 1,307.7"), out.answer
+
