@@ -16,13 +16,14 @@ from tests.test_answer_rules import MORE, filing_kb, needs_more
 QUARTERS = "JOHNSON_JOHNSON_2018_10K"  # "19. Selected Quarterly Financial Data (unaudited)", p. 86
 CUSTOMERS = "JOHNSON_JOHNSON_2016_10K"  # "two wholesalers ... represented approximately 13.5% and 10.7% of ..."
 DEBT = "GENERALMILLS_2017_10K"  # a balance sheet and a capital resources table printing "... debt" rows
+SALES = "JOHNSON_JOHNSON_2019_10K"  # an income statement whose revenue line is "Sales to customers"
 
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
-    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT)
+    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT, SALES)
     yield store
     store.close()
 
@@ -82,3 +83,11 @@ def test_rows_naming_the_asked_item_are_not_crowded_out_of_the_claim_pool(kb: St
                            "the quarterly data and round to one decimal place.")
     assert out.claims[0].text.startswith("Gross margin 1,416.9 1,554.6 1,519.5 1,540.6 1,307.7"), out.answer
 
+
+
+@needs_more
+def test_sales_to_customers_is_a_revenue_line(kb: Store):
+    # the income statement prints "Sales to customers $ 82,059 81,581 76,450"; the question says "total revenue"
+    out = answer(kb, SALES, "What is Johnson & Johnson's FY2019 total revenue (in USD millions)? Rely on the income "
+                            "statement.")
+    assert out.claims[0].text.startswith("Sales to customers $ 82,059"), out.answer

@@ -37,7 +37,8 @@ _BALANCE = ("total assets",)
 _CAPEX = ("capital expenditures", "purchases of property plant and equipment", "purchases of property and equipment",
           "additions to property plant and equipment", "payments for property plant and equipment",
           "capital spending", "acquisitions of property plant and equipment") + _CASH_FLOW
-_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales") + _INCOME
+_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales",
+            "sales to customers") + _INCOME
 _COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of products sold")
 _OPINC = ("operating income", "operating profit", "income from operations", "operating expenses") + _INCOME
 _DA = ("depreciation and amortization", "depreciation amortization")
@@ -154,7 +155,8 @@ _LI_CAPEX = ("capital expenditures", "capital expenditure", "purchases of proper
              "purchase of property plant and equipment", "purchase of property and equipment",
              "purchases of property plant equipment", "additions to property plant equipment")
 _LI_REVENUE = ("revenue", "revenues", "net sales", "total revenues", "total revenue", "net revenues", "net revenue",
-               "total net sales", "net operating revenues", "total net revenues", "operating revenues", "sales")
+               "total net sales", "net operating revenues", "total net revenues", "operating revenues", "sales",
+               "sales to customers")
 _LI_COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of revenue", "cost of products sold",
             "cost of products", "total cost of sales", "total cost of revenues")
 _LI_NET_INCOME = ("net income", "net earnings", "net income attributable", "net earnings attributable",
