@@ -45,7 +45,7 @@ _DA = ("depreciation and amortization", "depreciation amortization")
 _CURRENT = ("total current assets", "total current liabilities") + _BALANCE
 # An annual report prints each quarter's figures in one table ("Selected Quarterly Financial Data", "Quarterly Data
 # (Unaudited)"): a question naming a quarter reads it there; a quarterly report has no such table (no phrase added).
-_QUARTERLY = ("quarterly financial data", "quarterly data", "quarterly results")
+_QUARTERLY = ("quarterly financial data", "quarterly data")
 # Who a company's main customers are, a filing says as the share of its revenues they make ("two wholesalers ...
 # represented approximately 13.5% and 10.7% of the total consolidated revenues", "40% of our revenues were earned
 # pursuant to government contracts"), rarely with the word "customers".
