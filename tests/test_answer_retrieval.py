@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jsonl_engine.answer.direct import answer_first as synthesize
+from jsonl_engine.answer.sentences import segment
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.retrieval.query import parse
 from jsonl_engine.store import Store
@@ -17,6 +18,7 @@ QUARTERS = "JOHNSON_JOHNSON_2018_10K"  # "19. Selected Quarterly Financial Data 
 CUSTOMERS = "JOHNSON_JOHNSON_2016_10K"  # "two wholesalers ... represented approximately 13.5% and 10.7% of ..."
 DEBT = "GENERALMILLS_2017_10K"  # a balance sheet and a capital resources table printing "... debt" rows
 SALES = "JOHNSON_JOHNSON_2019_10K"  # an income statement whose revenue line is "Sales to customers"
+WRAPPED = "COCACOLA_2016_10K"  # "Net income attributable to shareowners of" over "The Coca-Cola Company 1,483 ..."
 CASH = "FOOTLOCKER_2023Q3_10Q"  # a balance sheet split in two sections, "ASSETS" and "LIABILITIES AND ..."
 
 
@@ -24,7 +26,7 @@ CASH = "FOOTLOCKER_2023Q3_10Q"  # a balance sheet split in two sections, "ASSETS
 def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
-    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT, SALES, CASH)
+    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT, SALES, CASH, WRAPPED)
     yield store
     store.close()
 
@@ -104,3 +106,19 @@ def test_cash_and_cash_equivalents_is_read_on_the_balance_sheet(kb: Store):
     out = answer(kb, CASH, "How much cash and cash equivalents did Foot Locker hold at the end of its third quarter "
                            "(October 29, 2022), compared with January 29, 2022?")
     assert out.claims[0].text == "Cash and cash equivalents $ 351 $ 1,339 $ 804", out.answer
+
+
+@needs_more
+def test_a_row_label_wrapped_over_two_lines_is_one_row(kb: Store):
+    # the quarterly table wraps a label: its first line has no figure and ends with "of"; the row read alone was
+    # "The Coca-Cola Company 1,483 3,448 ...", which names nothing the question asks
+    doc = kb.doc_ids[WRAPPED]  # type: ignore[attr-defined]
+    page = kb.page(doc, 146).text
+    rows = [" ".join(page[s.start:s.end].split()) for s in segment(page) if s.kind == "row"]
+    assert "Net income attributable to shareowners of The Coca-Cola Company 1,483 3,448 1,046 550 6,527" in rows
+    assert not any(r.startswith("The Coca-Cola Company") for r in rows)
+    assert "Gross profit 6,213 7,068 6,502 5,615 25,398" in rows  # a line ending in a figure starts no label
+    out = answer(kb, WRAPPED, "What net income attributable to shareowners did Coca-Cola report for the second "
+                              "quarter of 2016, and what one-off gain lifted it?")
+    assert any(" ".join(c.text.split()).startswith("Net income attributable to shareowners of The Coca-Cola Company "
+                                                   "1,483 3,448") for c in out.claims), out.answer

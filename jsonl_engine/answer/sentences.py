@@ -142,7 +142,8 @@ def segment(text: str) -> list[Segment]:
     A row carries `header`, its table's header row (or the heading line right above the table: column
     titles), and `lead`, the last sentence before the table ("... are expected to be paid as follows:").
     A short label line ending in a colon right above prose ("Primary Endpoint:") starts that prose's first
-    sentence: the statement and its label are one unit.
+    sentence: the statement and its label are one unit; a line ending in a word that needs its continuation
+    ("... attributable to shareowners of") right above a table row is the first line of the row's label.
     """
     segments: list[Segment] = []
     para: tuple[int, int, Kind] | None = None
@@ -180,10 +181,18 @@ def segment(text: str) -> list[Segment]:
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
         else:
             flush()
+            if kind == "row" and previous == "heading" and segments and segments[-1].kind == "heading" \
+                    and _JOINER.search(text[segments[-1].start:segments[-1].end]):
+                # "Net income attributable to shareowners of" over "The Acme Company 1,483 3,448": one row, one label
+                s, previous = segments.pop().start, "row"
             para, header = _unit_line(segments, s, e, kind, header, lead, previous)
         previous = kind
     flush()
     return segments
+
+
+# the last word of a line that needs its continuation: a table row's label wrapped over two lines
+_JOINER = re.compile(r"(?i)\b(?:of|and|to|for|on|in|from|by|with|at|the|attributable)$")
 
 
 def _wrapped(text: str, para: tuple[int, int, Kind], lines: list[tuple[int, int]], i: int) -> bool:
