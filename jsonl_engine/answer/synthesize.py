@@ -12,7 +12,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
-Each passage contributes its best few units above a relative threshold; the answer lists them most direct first
+Each passage contributes its best few units above a relative threshold (and every table row whose label names the
+asked item: `_item_rows`); the answer lists them most direct first
 (answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
 of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
 at a word and marked "…", never dropped). A table row is read with the headers above it on its page
