@@ -615,6 +615,10 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> 
     runs = _item_runs(rest, {k for t in tk for k in t.keys})
     if not runs:
         return frozenset()
+    titles = {k for u in units for k in keys(u.passage.document_title.replace("_", " "))}
+    runs = [r for r in runs if not set(r.split()) <= titles] or runs  # the issuer's name is no item
+    longest = max(len(r.split()) for r in runs)
+    runs = [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     out, titled = set(), {}
     for u in units:
