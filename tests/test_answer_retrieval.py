@@ -122,3 +122,21 @@ def test_a_row_label_wrapped_over_two_lines_is_one_row(kb: Store):
                               "quarter of 2016, and what one-off gain lifted it?")
     assert any(" ".join(c.text.split()).startswith("Net income attributable to shareowners of The Coca-Cola Company "
                                                    "1,483 3,448") for c in out.claims), out.answer
+
+
+
+def test_the_rows_beyond_a_passages_share_name_the_item_not_a_verb():
+    # "did the company earn": a lone verb is no item ("Earnings per share attributable to ..." rows once joined the
+    # pool as rows naming "earn"); nor is the issuer's name ("General Mills" is the longest run of its question)
+    from jsonl_engine.answer.synthesize import _terms, keys, main_item_runs
+    from jsonl_engine.retrieval import answer_terms, cues
+    from jsonl_engine.retrieval.query import tokenize
+
+    def runs(query: str, title: str) -> list[str]:  # as compose() reads them: the statement's name left out
+        rest = cues.named_statement(tokenize(query))[1]
+        return main_item_runs(rest, _terms(query, answer_terms(query)), keys(title))
+
+    assert runs("How much net income attributable to 3M did the company earn in the third quarter of 2017?",
+                "3M Company, 10-K, fiscal year 2017") == [" net incom attributabl "]
+    assert runs("Has General Mills increased its debt on balance sheet between FY2016 and FY2017?",
+                "General Mills, Inc., 10-K, fiscal year 2017") == [" debt "]

@@ -608,17 +608,23 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
     return out
 
 
+def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[str]) -> list[str]:
+    """The question's longest runs of item words (`_item_runs`) that are not the document's name (its `titles`
+    keys): "How much net income attributable to Acme did the company earn ..." asks for " net incom attributabl ",
+    not " earn "."""
+    runs = _item_runs(rest, {k for t in tk for k in t.keys})
+    runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
+    longest = max((len(r.split()) for r in runs), default=0)
+    return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+
+
 def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> frozenset[int]:
     """The table rows (id() of the unit) whose label names the line item the question asks for (`names_item`:
     "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name): a statement
     prints many rows sharing the question's words, and the one asked may come after three of them."""
-    runs = _item_runs(rest, {k for t in tk for k in t.keys})
+    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))})
     if not runs:
         return frozenset()
-    titles = {k for u in units for k in keys(u.passage.document_title.replace("_", " "))}
-    runs = [r for r in runs if not set(r.split()) <= titles] or runs  # the issuer's name is no item
-    longest = max(len(r.split()) for r in runs)
-    runs = [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     out, titled = set(), {}
     for u in units:
