@@ -646,7 +646,7 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: froze
     """Best units per passage above a floor relative to the best overall (of the passages shown, not the `deep`
     ones, when they have any), strongest first, no duplicates. Units of the `first` documents lead, above a floor
     relative to the best of them. The `item_rows` (rows whose label names the asked item) are not held to
-    PER_PASSAGE, nor counted in it."""
+    PER_PASSAGE (they count in it: a passage's other units come after them only within it)."""
     units.sort(key=lambda u: (u.passage.document_id not in first, -u.score, u.rank, u.seg.start))
     top = [u for u in units if u.passage.section_id not in deep] or units
     floor = max(u.score for u in top) * RELATIVE_FLOOR
@@ -662,7 +662,7 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: froze
         if text in seen:
             continue
         seen.add(text)
-        taken[u.rank] = taken.get(u.rank, 0) + (id(u) not in item_rows)
+        taken[u.rank] = taken.get(u.rank, 0) + 1
         chosen.append(u)
     return chosen
 
