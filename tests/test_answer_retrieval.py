@@ -19,6 +19,7 @@ CUSTOMERS = "JOHNSON_JOHNSON_2016_10K"  # "two wholesalers ... represented appro
 DEBT = "GENERALMILLS_2017_10K"  # a balance sheet and a capital resources table printing "... debt" rows
 SALES = "JOHNSON_JOHNSON_2019_10K"  # an income statement whose revenue line is "Sales to customers"
 WRAPPED = "COCACOLA_2016_10K"  # "Net income attributable to shareowners of" over "The Coca-Cola Company 1,483 ..."
+COUNTS = "NIKE_2016_10K"  # "U.S. Retail Stores Number" over "NIKE Brand factory stores 196", ...
 CASH = "FOOTLOCKER_2023Q3_10Q"  # a balance sheet split in two sections, "ASSETS" and "LIABILITIES AND ..."
 
 
@@ -26,7 +27,8 @@ CASH = "FOOTLOCKER_2023Q3_10Q"  # a balance sheet split in two sections, "ASSETS
 def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
-    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT, SALES, CASH, WRAPPED)
+    store = filing_kb(tmp_path_factory.mktemp("retrieval_answers"), QUARTERS, CUSTOMERS, DEBT, SALES, CASH, WRAPPED,
+                      COUNTS)
     yield store
     store.close()
 
@@ -140,3 +142,18 @@ def test_the_rows_beyond_a_passages_share_name_the_item_not_a_verb():
                 "3M Company, 10-K, fiscal year 2017") == [" net incom attributabl "]
     assert runs("Has General Mills increased its debt on balance sheet between FY2016 and FY2017?",
                 "General Mills, Inc., 10-K, fiscal year 2017") == [" debt "]
+
+
+@needs_more
+def test_a_count_among_a_tables_rows_is_a_row_not_a_page_header(kb: Store):
+    # "NIKE Brand factory stores 196" reads like a running header with its page number (a title, one number of up
+    # to three digits); over another row it is the table's first row
+    doc = kb.doc_ids[COUNTS]  # type: ignore[attr-defined]
+    page = kb.page(doc, 4).text
+    kinds = {" ".join(page[s.start:s.end].split()): s.kind for s in segment(page)}
+    assert kinds["NIKE Brand factory stores 196"] == "row"
+    assert kinds["NIKE Brand in-line stores, including employee-only stores 34"] == "row"
+    assert kinds["U.S. Retail Stores Number"] == "heading"
+    out = answer(kb, COUNTS, "How many retail stores did Nike's Direct to Consumer operations run in the United States "
+                             "in fiscal 2016, and how many of them were NIKE Brand factory stores?")
+    assert any(c.text == "NIKE Brand factory stores 196" for c in out.claims), out.answer
