@@ -100,7 +100,7 @@ def classify(line: str) -> Kind | None:
         label = tokens[:len(tokens) - cells]
         if not label:
             return "heading" if len(tokens) == 1 else "row"  # a lone number: a page number or stray cell
-        if cells == 1 and re.fullmatch(r"\d{1,3}", tokens[-1]) and len(label) >= 4 and _title_like(label):
+        if _numbered_title(tokens, cells, label):
             return "heading"  # a running header with its page number: "Management's Discussion ... 14"
         if (len(numbers) >= 2 or cells >= 2 or len(line) <= 90) \
                 and (not _ENDS_SENTENCE.search(line) or re.search(r"\d\.?$", line)):
@@ -110,6 +110,12 @@ def classify(line: str) -> Kind | None:
     if len(line) <= 80 and not re.search(r"[.,;!?]$", line) and not line[0].islower() and _title_like(tokens):
         return "heading"
     return None
+
+
+def _numbered_title(tokens: list[str], cells: int, label: list[str]) -> bool:
+    """A title followed by one number of up to three digits: a running header with its page number, or (among a
+    table's rows) a row counting something ("Brand factory stores 196")."""
+    return cells == 1 and bool(re.fullmatch(r"\d{1,3}", tokens[-1])) and len(label) >= 4 and _title_like(label)
 
 
 def _sentences(text: str, start: int, end: int, kind: Kind) -> list[Segment]:
@@ -142,7 +148,8 @@ def segment(text: str) -> list[Segment]:
     A row carries `header`, its table's header row (or the heading line right above the table: column
     titles), and `lead`, the last sentence before the table ("... are expected to be paid as follows:").
     A short label line ending in a colon right above prose ("Primary Endpoint:") starts that prose's first
-    sentence: the statement and its label are one unit.
+    sentence: the statement and its label are one unit; a line ending in a word that needs its continuation
+    ("... attributable to shareowners of") right above a table row is the first line of the row's label.
     """
     segments: list[Segment] = []
     para: tuple[int, int, Kind] | None = None
@@ -166,6 +173,9 @@ def segment(text: str) -> list[Segment]:
             flush()
             continue
         kind = classify(line)
+        if kind == "heading" and _counted_row(line) and (_row_beside(text, segments[-1:], previous)
+                                                          or _row_beside(text, _next_line(lines, i), None)):
+            kind = "row"  # "Brand factory stores 196" over "Other stores (including outlets) 29": a table's count
         if kind == "heading" and para is not None and _wrapped(text, para, lines, i):
             kind = None  # a short wrapped line in the middle of a sentence, not a heading
         if kind is None:
@@ -180,10 +190,43 @@ def segment(text: str) -> list[Segment]:
             para = (para[0], e, para[2]) if para is not None else (s, e, "sentence")
         else:
             flush()
+            if kind == "row" and previous == "heading" and segments and segments[-1].kind == "heading" \
+                    and _JOINER.search(text[segments[-1].start:segments[-1].end]):
+                # "Net income attributable to shareowners of" over "The Acme Company 1,483 3,448": one row, one label
+                s, previous = segments.pop().start, "row"
             para, header = _unit_line(text, segments, s, e, kind, header, lead, previous)
         previous = kind
     flush()
     return segments
+
+
+def _counted_row(line: str) -> bool:
+    """A line read as a running header with its page number (`_numbered_title`), not numbered as a section is
+    ("4. STUDY DESIGN AND ENDPOINTS 13": a table of contents' entry)."""
+    tokens = line.split()
+    cells = _trailing_cells(tokens)
+    return _numbered_title(tokens, cells, tokens[:len(tokens) - cells]) and not _SECTION_NUMBER.match(tokens[0])
+
+
+def _next_line(lines: list[tuple[int, int]], i: int) -> list[Segment]:
+    """The next non-blank line after line `i`, as a one-item list of an unclassified segment (none at the end)."""
+    return [Segment(s, e, "row") for s, e in lines[i + 1:] if e > s][:1]
+
+
+def _row_beside(text: str, beside: list[Segment], kind: Kind | None) -> bool:
+    """The line beside (a segment already classified `kind`, or a line still to classify: `kind` None) is a table
+    row that is no title with one number itself: a table of contents' entries are all such titles ("4.1 Primary
+    Endpoint 13")."""
+    if not beside:
+        return False
+    line = text[beside[0].start:beside[0].end]
+    return (kind if kind is not None else classify(line)) == "row" and not _counted_row(line) \
+        and not _SECTION_NUMBER.match(line)
+
+
+_SECTION_NUMBER = re.compile(r"\d+(?:\.\d+)*\.?(?:\s|$)")  # "4. ", "3.2.1 "
+# the last word of a line that needs its continuation: a table row's label wrapped over two lines
+_JOINER = re.compile(r"(?i)\b(?:of|and|to|for|on|in|from|by|with|at|the|attributable)$")
 
 
 def _wrapped(text: str, para: tuple[int, int, Kind], lines: list[tuple[int, int]], i: int) -> bool:

@@ -12,7 +12,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
-Each passage contributes its best few units above a relative threshold; the answer lists them most direct first
+Each passage contributes its best few units above a relative threshold (and every table row whose label names the
+asked item: `_item_rows`); the answer lists them most direct first
 (answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
 of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
 at a word and marked "…", never dropped). A table row is read with the headers above it on its page
@@ -46,7 +47,7 @@ from jsonl_engine.answer import extreme, order
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, contents_line, number, read_row, table_line
+from jsonl_engine.answer.tables import TableRow, cells_of, contents_line, number, read_row, table_line
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -521,7 +522,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
                     which=periods.quarter if quarter and not half else None, share=order.asks_share(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
-    chosen = _choose(units, frozenset(first), frozenset(deep))
+    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
     readings = _read_tables(chosen, ask, read_table)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
@@ -616,11 +617,45 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
     return out
 
 
+def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[str]) -> list[str]:
+    """The question's longest runs of item words (`_item_runs`) that are not the document's name (its `titles`
+    keys): "How much net income attributable to Acme did the company earn ..." asks for " net incom attributabl ",
+    not " earn "."""
+    runs = _item_runs(rest, {k for t in tk for k in t.keys})
+    runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
+    longest = max((len(r.split()) for r in runs), default=0)
+    return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+
+
+def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> frozenset[int]:
+    """The table rows (id() of the unit) whose label names the line item the question asks for (`names_item`:
+    "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name): a statement
+    prints many rows sharing the question's words, and the one asked may come after three of them."""
+    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))})
+    if not runs:
+        return frozenset()
+    content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    out, titled = set(), {}
+    for u in units:
+        if u.seg.kind != "row" or not u.matched:
+            continue
+        label, _ = cells_of(u.passage.text, u.seg.start, u.seg.end)
+        if label is None:
+            continue
+        doc = u.passage.document_id
+        if doc not in titled:
+            titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+        if names_item(keys(label.text), tk, runs) & (content - titled[doc]):
+            out.add(id(u))
+    return frozenset(out)
+
+
 def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: frozenset[str] = frozenset(),
-            ) -> list[_Unit]:
+            item_rows: frozenset[int] = frozenset()) -> list[_Unit]:
     """Best units per passage above a floor relative to the best overall (of the passages shown, not the `deep`
     ones, when they have any), strongest first, no duplicates. Units of the `first` documents lead, above a floor
-    relative to the best of them."""
+    relative to the best of them. The `item_rows` (rows whose label names the asked item) are not held to
+    PER_PASSAGE (they count in it: a passage's other units come after them only within it)."""
     units.sort(key=lambda u: (u.passage.document_id not in first, -u.score, u.rank, u.seg.start))
     top = [u for u in units if u.passage.section_id not in deep] or units
     floor = max(u.score for u in top) * RELATIVE_FLOOR
@@ -630,7 +665,7 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: froze
     chosen = []
     for u in units:
         if u.score < (first_floor if u.passage.document_id in first else floor) \
-                or taken.get(u.rank, 0) >= PER_PASSAGE:
+                or (taken.get(u.rank, 0) >= PER_PASSAGE and id(u) not in item_rows):
             continue
         text = collapse_ws(u.passage.text[u.seg.start:u.seg.end]).lower()
         if text in seen:

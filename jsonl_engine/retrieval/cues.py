@@ -28,7 +28,7 @@ _TRIGGERS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("accounts", "payable"): (BALANCE,), ("accounts", "receivable"): (BALANCE,), ("receivables",): (BALANCE,),
     ("current", "liabilities"): (BALANCE,), ("current", "assets"): (BALANCE,), ("liabilities",): (BALANCE,),
     ("fixed", "asset"): (BALANCE,), ("fixed", "assets"): (BALANCE,), ("pp", "e"): (BALANCE,),
-    ("debt",): (BALANCE,), ("equity",): (BALANCE,), ("roa",): (BALANCE, INCOME), ("roe",): (BALANCE, INCOME),
+    ("debt",): (BALANCE,), ("equity",): (BALANCE,), ("cash", "equivalents"): (BALANCE,), ("roa",): (BALANCE, INCOME), ("roe",): (BALANCE, INCOME),
     ("return", "on", "assets"): (BALANCE, INCOME), ("return", "on", "equity"): (BALANCE, INCOME),
     ("dpo",): (BALANCE, INCOME), ("dso",): (BALANCE, INCOME), ("turnover",): (BALANCE, INCOME),
     ("depreciation",): (CASH_FLOW,), ("d", "a"): (CASH_FLOW,), ("dividends",): (CASH_FLOW,),

@@ -37,11 +37,22 @@ _BALANCE = ("total assets",)
 _CAPEX = ("capital expenditures", "purchases of property plant and equipment", "purchases of property and equipment",
           "additions to property plant and equipment", "payments for property plant and equipment",
           "capital spending", "acquisitions of property plant and equipment") + _CASH_FLOW
-_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales") + _INCOME
+_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales",
+            "sales to customers") + _INCOME
 _COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of products sold")
 _OPINC = ("operating income", "operating profit", "income from operations", "operating expenses") + _INCOME
 _DA = ("depreciation and amortization", "depreciation amortization")
 _CURRENT = ("total current assets", "total current liabilities") + _BALANCE
+# An annual report prints each quarter's figures in one table ("Selected Quarterly Financial Data", "Quarterly Data
+# (Unaudited)"): a question naming a quarter reads it there; a quarterly report has no such table (no phrase added).
+_QUARTERLY = ("quarterly financial data", "quarterly data")
+# Who a company's main customers are, a filing says as the share of its revenues they make ("two wholesalers ...
+# represented approximately 13.5% and 10.7% of the total consolidated revenues", "40% of our revenues were earned
+# pursuant to government contracts"), rarely with the word "customers".
+_CONCENTRATION = ("of our revenues", "of total revenues", "of consolidated revenues", "of total consolidated revenues",
+                  "total consolidated revenues", "of net sales", "of consolidated net sales", "of our net sales",
+                  "of total net sales",
+                  "largest customer", "largest customers", "single customer", "wholesalers", "distributors")
 _PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
 
 EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -116,6 +127,9 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("regions",): ("region", "geographic", "segments"),
     ("segment",): ("segments", "reportable segments", "segment results"),
     ("customers",): ("customers", "largest customer", "major customers"),
+    ("primary", "customers"): _CONCENTRATION, ("main", "customers"): _CONCENTRATION,
+    ("major", "customers"): _CONCENTRATION, ("key", "customers"): _CONCENTRATION,
+    ("largest", "customers"): _CONCENTRATION, ("biggest", "customers"): _CONCENTRATION,
     ("cyclicality",): ("cyclical", "cyclicality", "economic cycles"),
     ("balance", "sheet"): _BALANCE,
     ("financial", "position"): _BALANCE,
@@ -124,6 +138,7 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("statement", "of", "income"): _INCOME,
     ("cash", "flows"): _CASH_FLOW,
     ("var",): ("value at risk", "var"),
+    ("quarter",): _QUARTERLY, ("q1",): _QUARTERLY, ("q2",): _QUARTERLY, ("q3",): _QUARTERLY, ("q4",): _QUARTERLY,
     ("notional",): ("notional amount", "notional amounts", "derivatives"),
     ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
     ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
@@ -140,7 +155,8 @@ _LI_CAPEX = ("capital expenditures", "capital expenditure", "purchases of proper
              "purchase of property plant and equipment", "purchase of property and equipment",
              "purchases of property plant equipment", "additions to property plant equipment")
 _LI_REVENUE = ("revenue", "revenues", "net sales", "total revenues", "total revenue", "net revenues", "net revenue",
-               "total net sales", "net operating revenues", "total net revenues", "operating revenues", "sales")
+               "total net sales", "net operating revenues", "total net revenues", "operating revenues", "sales",
+               "sales to customers")
 _LI_COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of revenue", "cost of products sold",
             "cost of products", "total cost of sales", "total cost of revenues")
 _LI_NET_INCOME = ("net income", "net earnings", "net income attributable", "net earnings attributable",
