@@ -6,9 +6,12 @@ read at once."""
 from __future__ import annotations
 
 import threading
+import time
 
 import psycopg
+import pytest
 
+from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
 from jsonl_engine.store.repository import Repository
@@ -100,3 +103,83 @@ def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
         assert len(store._db._readers) == 6  # every one given back when its snapshot ended
     finally:
         store.close()
+
+
+def _statements(monkeypatch) -> list[str]:
+    """The statements every psycopg cursor executes from now on (their text)."""
+    seen: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def counted(self, query, params=None, **kwargs):
+        seen.append(str(query))
+        return execute(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    return seen
+
+
+def test_a_scoped_query_reads_no_document_row_in_a_state_already_read(pg_server, monkeypatch) -> None:
+    """Inside a snapshot whose state the store has read, a scope or the cards of some documents come from the
+    library's rows kept for that state (no statement), equal to what reading them outside a snapshot gives; an
+    unknown id is still NotFound; another daemon's commit is seen at the next snapshot."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        ids = [sync.ingest_text(writer, f"# Doc {i}\n\nSome words {i}.\n", f"d{i}", "text/markdown").document_id
+               for i in range(3)]
+        writer.update_document(ids[2], status="archived")
+        wanted = [ids[0], ids[2]]
+        fresh_scope = reader.scope(wanted, ["approved"])  # no snapshot: read from the rows
+        fresh_cards = reader.cards(wanted)
+        assert sorted(fresh_scope.documents) == [ids[0]] and not fresh_scope.complete
+        with reader.snapshot():
+            reader.scope(None, ["approved"])
+            reader.cards()
+            seen = _statements(monkeypatch)
+            assert reader.scope(wanted, ["approved"]) == fresh_scope
+            assert reader.scope([ids[0], ids[1]], ["approved", "archived"]).complete is False
+            assert reader.cards(wanted) == fresh_cards and set(fresh_cards) == set(wanted)
+            with pytest.raises(NotFound):
+                reader.scope([ids[0], "no-such-document"], ["approved"])
+            assert seen == []
+        monkeypatch.undo()
+        writer.update_document(ids[2], status="approved")
+        with reader.snapshot():
+            assert sorted(reader.scope(wanted, ["approved"]).documents) == sorted(wanted)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_snapshot_ends_without_waiting_for_its_rollback(pg_server) -> None:
+    """A snapshot's ROLLBACK is sent as it ends and its result read when the reader is next taken: the reader
+    waits in the pool outside any transaction (the server holds no snapshot for it), the next snapshot on it sees
+    a commit made meanwhile, and a reader whose backend was terminated meanwhile is replaced."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        first = sync.ingest_text(writer, "# Doc\n\nWords.\n", "d0", "text/markdown").document_id
+        with reader.snapshot():
+            assert list(reader.scope(None, ["approved"]).documents) == [first]
+            pid = reader._conn().info.backend_pid
+        [conn] = reader._db._readers
+        assert id(conn) in reader._db._ending  # sent, its result not read
+        with psycopg.connect(url, autocommit=True) as admin:
+            for _ in range(100):  # the server ends the transaction at once
+                state = admin.execute("SELECT state, backend_xmin FROM pg_stat_activity WHERE pid = %s",
+                                      (pid,)).fetchone()
+                if state[0] == "idle":
+                    break
+                time.sleep(0.05)
+            assert state == ("idle", None)
+            second = sync.ingest_text(writer, "# Other\n\nMore words.\n", "d1", "text/markdown").document_id
+            with reader.snapshot():
+                assert reader._conn() is conn and sorted(reader.scope(None, ["approved"]).documents) == \
+                    sorted([first, second])
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with reader.snapshot():  # the dead reader is dropped when taken, a fresh one serves
+            assert reader._conn() is not conn and len(reader.scope(None, ["approved"]).documents) == 2
+        assert not reader._db._ending - {id(c) for c in reader._db._readers}
+    finally:
+        writer.close()
+        reader.close()

@@ -63,6 +63,7 @@ class Connections:
         self._local = threading.local()
         self._all: list[Any] = [conn]
         self._idle: list[Any] = [conn]
+        self._ending: set[int] = set()  # the idle readers whose ROLLBACK was sent, its result not read yet (_end)
         self._lock = threading.Lock()
 
     def _connect(self) -> Any:
@@ -98,14 +99,15 @@ class Connections:
                 for old in idle:
                     self._forget(old)
             conn = None
-            with self._lock:
-                idle = self.__dict__.setdefault("_readers", [])
-                while idle and conn is None:
+            while conn is None:
+                with self._lock:
+                    idle = self.__dict__.setdefault("_readers", [])
+                    if not idle:
+                        break
                     conn = idle.pop()
-                    if conn.closed:
-                        if conn in self._all:
-                            self._all.remove(conn)
-                        conn = None
+                if not self._settled(conn):
+                    self._forget(conn)
+                    conn = None
             if conn is None:
                 conn = self._connect()
                 conn.execute(READER_SETTINGS)
@@ -120,14 +122,46 @@ class Connections:
         self._local.conn = None
         if conn is None:
             return
-        if conn.closed or conn.info.transaction_status != IDLE:
+        if conn.closed or conn.info.transaction_status != IDLE and id(conn) not in self._ending:
             self._forget(conn)
             return
         with self._lock:
             self.__dict__.setdefault("_readers", []).append(conn)
 
+    def _end(self, conn: Any) -> None:
+        """End a snapshot's transaction without waiting for the server: its ROLLBACK is sent now and its result read
+        when the connection is next taken (`_settled`), so the round trip is not on the query's path. A connection
+        that cannot send it is closed (given back, `_give_back` drops it)."""
+        if conn.closed or conn.info.transaction_status == IDLE:
+            return
+        try:
+            conn.pgconn.send_query(b"ROLLBACK")
+        except psycopg.Error:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+            return
+        with self._lock:
+            self._ending.add(id(conn))
+
+    def _settled(self, conn: Any) -> bool:
+        """Whether `conn`, taken from the idle readers, is usable: the result of the ROLLBACK `_end` sent read
+        (the server has long finished it), the connection open and idle."""
+        with self._lock:
+            ending = id(conn) in self._ending
+            self._ending.discard(id(conn))
+        if ending and not conn.closed:
+            try:
+                pgconn = conn.pgconn
+                while (result := pgconn.get_result()) is not None:
+                    if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
+                        return False
+            except psycopg.Error:
+                return False
+        return not conn.closed and conn.info.transaction_status == IDLE
+
     def _forget(self, conn: Any) -> None:
         with self._lock:
+            self._ending.discard(id(conn))
             if conn in self._all:
                 self._all.remove(conn)
             if conn in self._idle:
@@ -171,8 +205,7 @@ class Connections:
             yield conn
         finally:
             try:
-                if not conn.closed and conn.info.transaction_status != IDLE:
-                    conn.execute("ROLLBACK")
+                self._end(conn)
             finally:
                 self._local.version = None
                 self._give_back()

@@ -43,6 +43,7 @@ class Replica(Connections):
         self._local = threading.local()
         self._all: list[Any] = []
         self._idle: list[Any] = []
+        self._ending: set[int] = set()
         self._lock = threading.Lock()
         self.reader()  # reachable, at the primary's schema version
 
