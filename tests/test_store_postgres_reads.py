@@ -14,6 +14,7 @@ import pytest
 from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
+from jsonl_engine.store.postgres import search
 from jsonl_engine.store.repository import Repository
 
 
@@ -183,3 +184,40 @@ def test_a_snapshot_ends_without_waiting_for_its_rollback(pg_server) -> None:
     finally:
         writer.close()
         reader.close()
+
+
+def _matches_over_every_row(q, found) -> list[int]:
+    """A multi-word phrase's matches from every row's codes of every lexeme (what `_phrase_matches` gives)."""
+    np = search._numpy()
+    codes = [search.Postings(found[lex]).codes(np) for lex in q.lexemes]
+    at = codes[0] - 4 * q.offsets[0]
+    for j in range(1, len(codes)):
+        wanted = at + 4 * q.offsets[j]
+        place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
+        at = at[codes[j][place] == wanted]
+    return sorted(at.tolist())
+
+
+def test_phrase_matches_in_the_rarest_words_rows_are_those_over_every_row(pg_dev_kb) -> None:
+    """A phrase is matched from its rarest word, its other words' codes taken only in the rows that word is in
+    (whole postings from the store's cache, their arrays kept there, or read for some documents): the same
+    places as matching every row of every word, for phrases of common and rare words, taken from the pages."""
+    store = pg_dev_kb
+    doc = sorted(store.doc_ids.values())[0]
+    text = " ".join(store.page_range(doc, 1, 40).values())
+    words = search.words(text).split()
+    phrases = {tuple(words[i:i + n]) for n in (2, 3, 4, 6) for i in range(0, len(words) - n, max(1, len(words) // 40))}
+    phrases |= {("of", "the"), ("the", "of"), ("and", "and"), ("net", "cash", "provided", "by")}
+    with store.snapshot():
+        tsqs = [q for q in store._tsqueries(sorted(phrases)).values() if len(q.lexemes) > 1]
+        assert len(tsqs) > 40
+        lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
+        for source, documents in ((store._source(), None), (store._source(), None), (store._source(), [doc]),
+                                  (search.Source(store._conn(), None, store._generation()), None)):
+            found = source.read("pages", lexemes, lexemes, documents)
+            matched = 0
+            for q in tsqs:
+                at, _ = search._phrase_matches(q, found)
+                assert sorted(at) == _matches_over_every_row(q, found), q
+                matched += bool(at)
+            assert matched > 20

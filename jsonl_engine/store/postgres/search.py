@@ -129,14 +129,43 @@ class Posting:
 
 class Postings(dict[str, Posting]):
     """One lexeme's postings read (document id -> its posting), with the global codes of all of them once
-    computed (`codes`: every phrase holding the lexeme matches on the same array)."""
+    computed (`codes`: every phrase holding the lexeme matches on the same array), or of some rows only
+    (`codes_in`: a common word matched only where a rarer one of the phrase is)."""
 
     _codes: Any = None
+    _arrays: Any = None
+    shared: Postings | None = None  # the cache's whole postings this read is: their arrays kept there (Cache)
 
     def codes(self, np: Any) -> Any:
         if self._codes is None:
             self._codes = _global_codes(np, list(self.values()))
         return self._codes
+
+    def size(self) -> int:
+        """How many position codes the postings hold (without decoding them)."""
+        return sum((len(p.data) - ENTRY * p.n) // 2 for p in self.values())
+
+    def codes_in(self, np: Any, rows: Any) -> Any:
+        """The global codes of the rows whose rowid is in `rows` (a sorted int64 array), ascending: the same
+        values `codes()` holds for them, without building the array of every row."""
+        if self._codes is not None:
+            where = self._codes >> ROW_SHIFT
+            return self._codes[np.isin(where, rows)]
+        home = self.shared if self.shared is not None else self
+        if home._arrays is None:
+            rowids, counts, codes = _arrays(np, list(home.values()))
+            home._arrays = rowids, counts, codes, np.cumsum(counts) - counts
+        rowids, counts, codes, starts = home._arrays
+        keep = np.flatnonzero(np.isin(rowids, rows))
+        if not keep.size:
+            return np.empty(0, dtype=np.int64)
+        kept = counts[keep]
+        ends = np.cumsum(kept)
+        at = np.repeat(starts[keep] - (ends - kept), kept) + np.arange(int(ends[-1]))  # the kept rows' codes
+        out = np.repeat((rowids[keep] << ROW_SHIFT) + 32768, kept) + codes[at]
+        if out.size > 1 and not bool(np.all(out[1:] > out[:-1])):
+            out.sort()
+        return out
 
 
 Found = dict[str, Postings]  # lexeme -> its postings
@@ -144,9 +173,9 @@ Found = dict[str, Postings]  # lexeme -> its postings
 
 class Cache:
     """Whole postings (every document's, with positions when `placed`) of the lexemes read most recently, per
-    KB generation, up to `max_bytes` (counted as twice their data: the postings decode it into tuples): a word
-    common to many queries ("of", "net") is sent by the server once per daemon, not once per query. Shared by
-    the daemon's threads."""
+    KB generation, up to `max_bytes` (counted as three times their data: the postings decode it into tuples and
+    arrays): a word common to many queries ("of", "net") is sent by the server once per daemon, not once per
+    query, and decoded once. Shared by the daemon's threads."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -161,10 +190,12 @@ class Cache:
             if entry is None or placed and not entry[0]:
                 return None
             self._entries.move_to_end(key)
-            return Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
+            out = Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
+            out.shared = entry[1]  # its arrays (codes_in) kept: about the size of the data
+            return out
 
     def put(self, key: tuple, placed: bool, postings: Postings) -> None:
-        size = 2 * sum(len(p.data) for p in postings.values())  # and the tuples decoded from it
+        size = 3 * sum(len(p.data) for p in postings.values())  # and the tuples and arrays decoded from it
         if size > self.max_bytes // 4:
             return
         with self._lock:
@@ -265,16 +296,23 @@ def _numpy() -> Any:
     return importlib.import_module("numpy")
 
 
-def _global_codes(np: Any, postings: list[Posting]) -> Any:
-    """Every position code of these postings' rows, made unique over the library by the rowid, ascending (an
-    int64 array, built with whole-array operations)."""
+def _arrays(np: Any, postings: list[Posting]) -> tuple[Any, Any, Any]:
+    """These postings' rowids (int64), each row's count of codes (int64) and every code (int16, big-endian), the
+    postings in the order of their first rowid."""
     postings = sorted(postings, key=lambda p: struct.unpack_from(">q", p.data)[0])  # by first rowid
     view = [memoryview(p.data) for p in postings]
     rowids = np.frombuffer(b"".join(v[:8 * p.n] for v, p in zip(view, postings, strict=True)), dtype=">i8")
     counts = np.frombuffer(b"".join(v[16 * p.n:ENTRY * p.n] for v, p in zip(view, postings, strict=True)),
                            dtype=">i2")
     codes = np.frombuffer(b"".join(v[ENTRY * p.n:] for v, p in zip(view, postings, strict=True)), dtype=">i2")
-    out = np.repeat((rowids.astype(np.int64) << ROW_SHIFT) + 32768, counts.astype(np.int64)) + codes
+    return rowids.astype(np.int64), counts.astype(np.int64), codes
+
+
+def _global_codes(np: Any, postings: list[Posting]) -> Any:
+    """Every position code of these postings' rows, made unique over the library by the rowid, ascending (an
+    int64 array, built with whole-array operations)."""
+    rowids, counts, codes = _arrays(np, postings)
+    out = np.repeat((rowids << ROW_SHIFT) + 32768, counts) + codes
     if out.size > 1 and not bool(np.all(out[1:] > out[:-1])):  # documents written at once share a rowid range
         out.sort()
     return out
@@ -289,15 +327,18 @@ def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
     if any(not by_doc for by_doc in lists):
         return [], []
     np = _numpy()
-    codes = [by_doc.codes(np) for by_doc in lists]
-    order = sorted(range(len(codes)), key=lambda j: (codes[j].size, j))
-    at = codes[order[0]] - 4 * q.offsets[order[0]]  # first-word codes of the candidates
+    order = sorted(range(len(lists)), key=lambda j: (lists[j].size(), j))
+    at = lists[order[0]].codes(np) - 4 * q.offsets[order[0]]  # first-word codes of the candidates
     for j in order[1:]:
-        if not at.size or not codes[j].size:
+        if not at.size:
+            return [], []
+        # the next lexeme's codes in the candidates' rows only: a code plus 4 * k stays in its row
+        codes = lists[j].codes_in(np, np.unique(at >> ROW_SHIFT))
+        if not codes.size:
             return [], []
         wanted = at + 4 * q.offsets[j]
-        place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
-        at = at[codes[j][place] == wanted]
+        place = np.minimum(np.searchsorted(codes, wanted), codes.size - 1)
+        at = at[codes[place] == wanted]
     return at.tolist(), list(lists[0].values())
 
 
