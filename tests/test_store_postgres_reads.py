@@ -221,3 +221,29 @@ def test_phrase_matches_in_the_rarest_words_rows_are_those_over_every_row(pg_dev
                 assert sorted(at) == _matches_over_every_row(q, found), q
                 matched += bool(at)
             assert matched > 20
+
+
+def test_the_page_counts_bring_the_section_counts_of_short_phrases(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases on pages counts their one- and two-word ones on sections in the same statement: the
+    section search that follows reads no count for them, and the counts are those a store counting sections
+    alone finds (a longer phrase is still counted when asked)."""
+    phrases = [("revenue",), ("net", "income"), ("cash", "flows"), ("no", "such", "phrase"), ("zzunseen",),
+               ("total", "assets"), ("property", "and", "equipment"), ("of", "the")]
+    alone = open_store(pg_dev_kb.url)
+    try:
+        with alone.snapshot():
+            expected = alone.frequencies("sections", phrases)
+    finally:
+        alone.close()
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            fresh.frequencies("pages", phrases)
+            seen = _statements(monkeypatch)
+            short = [p for p in phrases if len(p) < 3]
+            assert fresh.frequencies("sections", short) == {p: expected[p] for p in short}
+            assert seen == []
+            assert fresh.frequencies("sections", phrases) == expected
+    finally:
+        fresh.close()
+    assert expected[("revenue",)] > 0 and expected[("zzunseen",)] == 0 and expected[("property", "and", "equipment")] > 0

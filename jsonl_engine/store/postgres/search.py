@@ -427,38 +427,46 @@ def pairs_of(q: Tsq) -> list[str]:
     return [f"{a} {b}" for a, b in zip(q.lexemes, q.lexemes[1:], strict=False)]
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
     from term_stats (kept at ingest; a pair never written counts 0), in one statement; longer phrases matched
-    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0)."""
+    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0). With `also`
+    (other kinds), the same statement counts the one- and two-word phrases there too: (counts, {kind: {phrase:
+    count}}) (a term_stats row holds every kind's count; a search of pages is followed by one of sections)."""
     if not tsqs:
-        return []
+        return [], {k: {} for k in also}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
-    counts: dict[tuple[int, str], int] = {}  # (words, key) -> count
+    counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
     if single or pairs:
-        counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
-        counts = {(words, key): int(n) for words, key, n in src.conn.execute(
-            f"SELECT 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme "
-            f"UNION ALL SELECT 2, term, {TERM_STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
-            [table, single, pairs])}
-    absent = {q for q in tsqs if any(counts.get((2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
+        parts, args = [], []
+        for k in (kind, *also):
+            counted = "COUNT(*)" if k == "documents" else "SUM(n)"
+            parts.append(f"SELECT %s, 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) "
+                         f"GROUP BY lexeme UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
+                         "WHERE term = ANY(%s)")
+            args += [k, "pages" if k == "documents" else k, single, k, pairs]
+        counts = {(k, words, key): int(n) for k, words, key, n in src.conn.execute(" UNION ALL ".join(parts), args)}
+    absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
                      for lex in q.lexemes})
     found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
-            out.append(counts.get((1, q.lexemes[0]), 0))
+            out.append(counts.get((kind, 1, q.lexemes[0]), 0))
         elif (key := paired(q)) is not None:
-            out.append(counts.get((2, key), 0))
+            out.append(counts.get((kind, 2, key), 0))
         elif q in absent:
             out.append(0)
         else:
             out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
-    return out
+    more = {k: {q: counts.get((k, 1, q.lexemes[0]), 0) if len(q.lexemes) == 1 else counts.get((k, 2, key), 0)
+                for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
+    return out, more
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,

@@ -183,7 +183,13 @@ class PostgresStore(Repository):
         tsqs = self._tsqueries(phrases)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            return dict(zip(keys, search.frequencies(src, kind, [tsqs[p] for _, p in keys]), strict=True))
+            also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
+            counts, more = search.frequencies(src, kind, [tsqs[p] for _, p in keys], also)
+            for other, found in more.items():
+                known = {(gen, p): found[tsqs[p]] for _, p in keys if tsqs[p] in found}
+                self._memo.get_many(f"df:{other}", list(known), lambda missing, known=known: {
+                    k: known[k] for k in missing})
+            return dict(zip(keys, counts, strict=True))
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
