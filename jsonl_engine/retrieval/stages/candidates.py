@@ -56,7 +56,7 @@ def gather(store: Store, ask: Ask, routing: Routing) -> Found:
         return Found(pages=[], sections=[], prior=None, focus=ask.documents)
     guess = ask.documents if ask.few else routing.ranked[:SECTION_DOCS] if routing.named else None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, ask.scope, SECTION_CANDIDATES,
-                     guess) if guess and section_phrases else None
+                     guess) if guess and section_phrases and store.side_searches else None
     pages = _search_pages(store, ask, routing, page_phrases)
     document_prior, focus = _focus(store, ask, routing, pages)
     if beside is not None and set(guess) == set(focus):

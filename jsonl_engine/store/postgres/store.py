@@ -105,6 +105,7 @@ class PostgresStore(Repository):
 
     backend = "postgresql"
     split_counts = False  # every phrase counted in one statement (search.frequencies)
+    side_searches = False  # the section search after the page search, in the same snapshot
     version_per_connection = False  # a snapshot's version is the server's, whichever reader read it
 
     def __init__(self, url: str, read_url: str | None = None) -> None:
