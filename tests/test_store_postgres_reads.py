@@ -101,6 +101,10 @@ def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
         round_of(6)
         round_of(2)
         assert backends() == first  # reused, none opened again
+        for _ in range(100):  # the janitor ends the idle readers' transactions (out of the pool meanwhile)
+            if store._db._janitor is None:
+                break
+            time.sleep(0.05)
         assert len(store._db._readers) == 6  # every one given back when its snapshot ended
     finally:
         store.close()
@@ -152,35 +156,47 @@ def test_a_scoped_query_reads_no_document_row_in_a_state_already_read(pg_server,
         reader.close()
 
 
-def test_a_snapshot_ends_without_waiting_for_its_rollback(pg_server) -> None:
-    """A snapshot's ROLLBACK is sent as it ends and its result read when the reader is next taken: the reader
-    waits in the pool outside any transaction (the server holds no snapshot for it), the next snapshot on it sees
-    a commit made meanwhile, and a reader whose backend was terminated meanwhile is replaced."""
+def test_a_snapshot_ends_with_the_next_begin_or_soon_after(pg_server) -> None:
+    """A snapshot's read-only transaction is ended by the next BEGIN on its reader (one round trip), or, when the
+    reader stays idle, by the janitor soon after: the server then holds no snapshot for it. The next snapshot on
+    it sees a commit made meanwhile; a read outside a snapshot rolls back first; a reader whose backend was
+    terminated meanwhile is replaced."""
     url = pg_server.new_database()
     writer, reader = open_store(url), open_store(url)
+    db = reader._db
+
+    def state(admin, pid: int) -> tuple:
+        return admin.execute("SELECT state, backend_xmin IS NULL FROM pg_stat_activity WHERE pid = %s",
+                             (pid,)).fetchone()
+
     try:
         first = sync.ingest_text(writer, "# Doc\n\nWords.\n", "d0", "text/markdown").document_id
-        with reader.snapshot():
-            assert list(reader.scope(None, ["approved"]).documents) == [first]
-            pid = reader._conn().info.backend_pid
-        [conn] = reader._db._readers
-        assert id(conn) in reader._db._ending  # sent, its result not read
         with psycopg.connect(url, autocommit=True) as admin:
-            for _ in range(100):  # the server ends the transaction at once
-                state = admin.execute("SELECT state, backend_xmin FROM pg_stat_activity WHERE pid = %s",
-                                      (pid,)).fetchone()
-                if state[0] == "idle":
+            with reader.snapshot():
+                assert list(reader.scope(None, ["approved"]).documents) == [first]
+                conn = reader._conn()
+            pid = conn.info.backend_pid
+            assert id(conn) in db._open and state(admin, pid) == ("idle in transaction", False)
+            second = sync.ingest_text(writer, "# Other\n\nMore words.\n", "d1", "text/markdown").document_id
+            with reader.snapshot():  # ROLLBACK; BEGIN: a new snapshot, on the same reader
+                assert reader._conn() is conn
+                assert sorted(reader.scope(None, ["approved"]).documents) == sorted([first, second])
+            for _ in range(100):  # left idle: the janitor ends it
+                if state(admin, pid) == ("idle", True):
                     break
                 time.sleep(0.05)
-            assert state == ("idle", None)
-            second = sync.ingest_text(writer, "# Other\n\nMore words.\n", "d1", "text/markdown").document_id
+            assert state(admin, pid) == ("idle", True) and id(conn) not in db._open and db._readers == [conn]
             with reader.snapshot():
-                assert reader._conn() is conn and sorted(reader.scope(None, ["approved"]).documents) == \
-                    sorted([first, second])
+                reader.scope(None, ["approved"])
+            assert id(conn) in db._open
+            assert reader.document(first).document_id == first  # outside a snapshot: rolled back, then read
+            assert id(conn) not in db._open and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            db._give_back()
+            with reader.snapshot():
+                reader.scope(None, ["approved"])
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        with reader.snapshot():  # the dead reader is dropped when taken, a fresh one serves
+        with reader.snapshot():  # the dead reader fails at its BEGIN: a fresh one serves
             assert reader._conn() is not conn and len(reader.scope(None, ["approved"]).documents) == 2
-        assert not reader._db._ending - {id(c) for c in reader._db._readers}
     finally:
         writer.close()
         reader.close()

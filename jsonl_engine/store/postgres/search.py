@@ -148,9 +148,13 @@ class Postings(dict[str, Posting]):
     def codes_in(self, np: Any, rows: Any) -> Any:
         """The global codes of the rows whose rowid is in `rows` (a sorted int64 array), ascending: the same
         values `codes()` holds for them, without building the array of every row."""
-        if self._codes is not None:
-            where = self._codes >> ROW_SHIFT
-            return self._codes[np.isin(where, rows)]
+        if self._codes is not None:  # built for this read already: the rows' runs of it (it is sorted)
+            starts = np.searchsorted(self._codes, rows << ROW_SHIFT)
+            kept = np.searchsorted(self._codes, (rows + 1) << ROW_SHIFT) - starts
+            ends = np.cumsum(kept)
+            if not ends.size or not ends[-1]:
+                return np.empty(0, dtype=np.int64)
+            return self._codes[np.repeat(starts - (ends - kept), kept) + np.arange(int(ends[-1]))]
         home = self.shared if self.shared is not None else self
         if home._arrays is None:
             rowids, counts, codes = _arrays(np, list(home.values()))
