@@ -134,7 +134,6 @@ class Postings(dict[str, Posting]):
 
     _codes: Any = None
     _arrays: Any = None
-    shared: Postings | None = None  # the cache's whole postings this read is: their arrays kept there (Cache)
 
     def codes(self, np: Any) -> Any:
         if self._codes is None:
@@ -155,11 +154,10 @@ class Postings(dict[str, Posting]):
             if not ends.size or not ends[-1]:
                 return np.empty(0, dtype=np.int64)
             return self._codes[np.repeat(starts - (ends - kept), kept) + np.arange(int(ends[-1]))]
-        home = self.shared if self.shared is not None else self
-        if home._arrays is None:
-            rowids, counts, codes = _arrays(np, list(home.values()))
-            home._arrays = rowids, counts, codes, np.cumsum(counts) - counts
-        rowids, counts, codes, starts = home._arrays
+        if self._arrays is None:
+            rowids, counts, codes = _arrays(np, list(self.values()))
+            self._arrays = rowids, counts, codes, np.cumsum(counts) - counts
+        rowids, counts, codes, starts = self._arrays
         keep = np.flatnonzero(np.isin(rowids, rows))
         if not keep.size:
             return np.empty(0, dtype=np.int64)
@@ -177,9 +175,9 @@ Found = dict[str, Postings]  # lexeme -> its postings
 
 class Cache:
     """Whole postings (every document's, with positions when `placed`) of the lexemes read most recently, per
-    KB generation, up to `max_bytes` (counted as three times their data: the postings decode it into tuples and
-    arrays): a word common to many queries ("of", "net") is sent by the server once per daemon, not once per
-    query, and decoded once. Shared by the daemon's threads."""
+    KB generation, up to `max_bytes` (counted as twice their data: the postings decode it into tuples): a word
+    common to many queries ("of", "net") is sent by the server once per daemon, not once per query. Shared by
+    the daemon's threads."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -194,12 +192,10 @@ class Cache:
             if entry is None or placed and not entry[0]:
                 return None
             self._entries.move_to_end(key)
-            out = Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
-            out.shared = entry[1]  # its arrays (codes_in) kept: about the size of the data
-            return out
+            return Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
 
     def put(self, key: tuple, placed: bool, postings: Postings) -> None:
-        size = 3 * sum(len(p.data) for p in postings.values())  # and the tuples and arrays decoded from it
+        size = 2 * sum(len(p.data) for p in postings.values())  # and the tuples decoded from it
         if size > self.max_bytes // 4:
             return
         with self._lock:
@@ -322,7 +318,7 @@ def _global_codes(np: Any, postings: list[Posting]) -> Any:
     return out
 
 
-def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
+def _phrase_matches(q: Tsq, found: Found, restricted: bool = False) -> tuple[list[int], list[Posting]]:
     """The global code of the first word of each place where a multi-word phrase's lexemes follow one another
     at their offsets in one field (FTS5's phrase, PostgreSQL's `<->`), ascending, and the first lexeme's
     postings. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
@@ -336,8 +332,9 @@ def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
     for j in order[1:]:
         if not at.size:
             return [], []
-        # the next lexeme's codes in the candidates' rows only: a code plus 4 * k stays in its row
-        codes = lists[j].codes_in(np, np.unique(at >> ROW_SHIFT))
+        # with `restricted` (a count over the whole library: once per phrase, its words' codes not built for any
+        # other phrase), the next lexeme's codes in the candidates' rows only (a code plus 4 * k stays in its row)
+        codes = lists[j].codes_in(np, np.unique(at >> ROW_SHIFT)) if restricted else lists[j].codes(np)
         if not codes.size:
             return [], []
         wanted = at + 4 * q.offsets[j]
@@ -370,7 +367,7 @@ def _phrase_hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tup
 
 def _phrase_count(q: Tsq, found: Found, documents: bool) -> int:
     """The rows (or with `documents`, the documents) holding a multi-word phrase."""
-    at, firsts = _phrase_matches(q, found)
+    at, firsts = _phrase_matches(q, found, restricted=True)
     rowids = {code >> ROW_SHIFT for code in at}
     if not documents:
         return len(rowids)
