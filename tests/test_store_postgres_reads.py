@@ -6,11 +6,15 @@ read at once."""
 from __future__ import annotations
 
 import threading
+import time
 
 import psycopg
+import pytest
 
+from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
+from jsonl_engine.store.postgres import search
 from jsonl_engine.store.repository import Repository
 
 
@@ -97,6 +101,166 @@ def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
         round_of(6)
         round_of(2)
         assert backends() == first  # reused, none opened again
+        for _ in range(100):  # the janitor ends the idle readers' transactions (out of the pool meanwhile)
+            if store._db._janitor is None:
+                break
+            time.sleep(0.05)
         assert len(store._db._readers) == 6  # every one given back when its snapshot ended
     finally:
         store.close()
+
+
+def _statements(monkeypatch) -> list[str]:
+    """The statements every psycopg cursor executes from now on (their text)."""
+    seen: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def counted(self, query, params=None, **kwargs):
+        seen.append(str(query))
+        return execute(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    return seen
+
+
+def test_a_scoped_query_reads_no_document_row_in_a_state_already_read(pg_server, monkeypatch) -> None:
+    """Inside a snapshot whose state the store has read, a scope or the cards of some documents come from the
+    library's rows kept for that state (no statement), equal to what reading them outside a snapshot gives; an
+    unknown id is still NotFound; another daemon's commit is seen at the next snapshot."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        ids = [sync.ingest_text(writer, f"# Doc {i}\n\nSome words {i}.\n", f"d{i}", "text/markdown").document_id
+               for i in range(3)]
+        writer.update_document(ids[2], status="archived")
+        wanted = [ids[0], ids[2]]
+        fresh_scope = reader.scope(wanted, ["approved"])  # no snapshot: read from the rows
+        fresh_cards = reader.cards(wanted)
+        assert sorted(fresh_scope.documents) == [ids[0]] and not fresh_scope.complete
+        with reader.snapshot():
+            reader.scope(None, ["approved"])
+            reader.cards()
+            seen = _statements(monkeypatch)
+            assert reader.scope(wanted, ["approved"]) == fresh_scope
+            assert reader.scope([ids[0], ids[1]], ["approved", "archived"]).complete is False
+            assert reader.cards(wanted) == fresh_cards and set(fresh_cards) == set(wanted)
+            with pytest.raises(NotFound):
+                reader.scope([ids[0], "no-such-document"], ["approved"])
+            assert seen == []
+        monkeypatch.undo()
+        writer.update_document(ids[2], status="approved")
+        with reader.snapshot():
+            assert sorted(reader.scope(wanted, ["approved"]).documents) == sorted(wanted)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_snapshot_ends_with_the_next_begin_or_soon_after(pg_server) -> None:
+    """A snapshot's read-only transaction is ended by the next BEGIN on its reader (one round trip), or, when the
+    reader stays idle, by the janitor soon after: the server then holds no snapshot for it. The next snapshot on
+    it sees a commit made meanwhile; a read outside a snapshot rolls back first; a reader whose backend was
+    terminated meanwhile is replaced."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    db = reader._db
+
+    def state(admin, pid: int) -> tuple:
+        return admin.execute("SELECT state, backend_xmin IS NULL FROM pg_stat_activity WHERE pid = %s",
+                             (pid,)).fetchone()
+
+    try:
+        first = sync.ingest_text(writer, "# Doc\n\nWords.\n", "d0", "text/markdown").document_id
+        with psycopg.connect(url, autocommit=True) as admin:
+            with reader.snapshot():
+                assert list(reader.scope(None, ["approved"]).documents) == [first]
+                conn = reader._conn()
+            pid = conn.info.backend_pid
+            assert id(conn) in db._open and state(admin, pid) == ("idle in transaction", False)
+            second = sync.ingest_text(writer, "# Other\n\nMore words.\n", "d1", "text/markdown").document_id
+            with reader.snapshot():  # ROLLBACK; BEGIN: a new snapshot, on the same reader
+                assert reader._conn() is conn
+                assert sorted(reader.scope(None, ["approved"]).documents) == sorted([first, second])
+            for _ in range(100):  # left idle: the janitor ends it
+                if state(admin, pid) == ("idle", True):
+                    break
+                time.sleep(0.05)
+            assert state(admin, pid) == ("idle", True) and id(conn) not in db._open and db._readers == [conn]
+            with reader.snapshot():
+                reader.scope(None, ["approved"])
+            assert id(conn) in db._open
+            assert reader.document(first).document_id == first  # outside a snapshot: rolled back, then read
+            assert id(conn) not in db._open and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            db._give_back()
+            with reader.snapshot():
+                reader.scope(None, ["approved"])
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with reader.snapshot():  # the dead reader fails at its BEGIN: a fresh one serves
+            assert reader._conn() is not conn and len(reader.scope(None, ["approved"]).documents) == 2
+    finally:
+        writer.close()
+        reader.close()
+
+
+def _matches_over_every_row(q, found) -> list[int]:
+    """A multi-word phrase's matches from every row's codes of every lexeme (what `_phrase_matches` gives)."""
+    np = search._numpy()
+    codes = [search.Postings(found[lex]).codes(np) for lex in q.lexemes]
+    at = codes[0] - 4 * q.offsets[0]
+    for j in range(1, len(codes)):
+        wanted = at + 4 * q.offsets[j]
+        place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
+        at = at[codes[j][place] == wanted]
+    return sorted(at.tolist())
+
+
+def test_phrase_matches_in_the_rarest_words_rows_are_those_over_every_row(pg_dev_kb) -> None:
+    """A phrase counted over the library is matched from its rarest word, its other words' codes taken only in the
+    rows that word is in (whole postings from the store's cache, or read for some documents): the same places as
+    matching every row of every word (as a search does), for phrases of common and rare words, from the pages."""
+    store = pg_dev_kb
+    doc = sorted(store.doc_ids.values())[0]
+    text = " ".join(store.page_range(doc, 1, 40).values())
+    words = search.words(text).split()
+    phrases = {tuple(words[i:i + n]) for n in (2, 3, 4, 6) for i in range(0, len(words) - n, max(1, len(words) // 40))}
+    phrases |= {("of", "the"), ("the", "of"), ("and", "and"), ("net", "cash", "provided", "by")}
+    with store.snapshot():
+        tsqs = [q for q in store._tsqueries(sorted(phrases)).values() if len(q.lexemes) > 1]
+        assert len(tsqs) > 40
+        lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
+        for source, documents in ((store._source(), None), (store._source(), None), (store._source(), [doc]),
+                                  (search.Source(store._conn(), None, store._generation()), None)):
+            found = source.read("pages", lexemes, lexemes, documents)
+            matched = 0
+            for q in tsqs:
+                at, _ = search._phrase_matches(q, found, restricted=True)
+                assert sorted(at) == _matches_over_every_row(q, found), q
+                assert search._phrase_matches(q, found)[0] == at
+                matched += bool(at)
+            assert matched > 20
+
+
+def test_the_page_counts_bring_the_section_counts_of_short_phrases(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases on pages counts their one- and two-word ones on sections in the same statement: the
+    section search that follows reads no count for them, and the counts are those a store counting sections
+    alone finds (a longer phrase is still counted when asked)."""
+    phrases = [("revenue",), ("net", "income"), ("cash", "flows"), ("no", "such", "phrase"), ("zzunseen",),
+               ("total", "assets"), ("property", "and", "equipment"), ("of", "the")]
+    alone = open_store(pg_dev_kb.url)
+    try:
+        with alone.snapshot():
+            expected = alone.frequencies("sections", phrases)
+    finally:
+        alone.close()
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            fresh.frequencies("pages", phrases)
+            seen = _statements(monkeypatch)
+            short = [p for p in phrases if len(p) < 3]
+            assert fresh.frequencies("sections", short) == {p: expected[p] for p in short}
+            assert seen == []
+            assert fresh.frequencies("sections", phrases) == expected
+    finally:
+        fresh.close()
+    assert expected[("revenue",)] > 0 and expected[("zzunseen",)] == 0 and expected[("property", "and", "equipment")] > 0

@@ -286,24 +286,35 @@ class Repository(_AtTheEdge):
 
     def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
         sql = self._sql()
-        if document_ids is not None:
-            wanted = sorted(set(document_ids))
-            where, args = sql.any_of("id", wanted)
-            rows = sql.rows(f"SELECT id, title, status FROM documents WHERE {where}", args) if wanted else []
-            found = {r[0] for r in rows}
-            missing = [d for d in wanted if d not in found]
-            if missing:
-                raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
-            total = sql.one("SELECT COUNT(*) FROM documents")[0]  # type: ignore[index]
-        else:
-            def library() -> Scope:
-                rows = sql.rows("SELECT id, title, status FROM documents")
-                docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
+        if document_ids is None:
+            def whole() -> Scope:
+                rows = self._library(sql) or {}
+                docs = {d: row for d, row in rows.items() if row[1] in statuses}
                 return Scope(documents=docs, complete=len(docs) == len(rows))
 
-            return self._per_version("scope", sql, tuple(statuses), library)
-        docs = {r[0]: (r[1], r[2]) for r in rows if r[2] in statuses}
+            return self._per_version("scope", sql, tuple(statuses), whole)
+        wanted = sorted(set(document_ids))
+        library = self._library(sql, known=False)  # None without a version: then the rows asked for are read
+        if library is not None:
+            found = {d: library[d] for d in wanted if d in library}
+            total = len(library)
+        else:
+            where, args = sql.any_of("id", wanted)
+            rows = sql.rows(f"SELECT id, title, status FROM documents WHERE {where}", args) if wanted else []
+            found = {r[0]: (r[1], r[2]) for r in rows}
+            total = sql.one("SELECT COUNT(*) FROM documents")[0]  # type: ignore[index]
+        missing = [d for d in wanted if d not in found]
+        if missing:
+            raise NotFound(f"unknown document id(s): {', '.join(missing[:5])}", {"document_ids": missing[:20]})
+        docs = {d: row for d, row in found.items() if row[1] in statuses}
         return Scope(documents=docs, complete=len(docs) == total)
+
+    def _library(self, sql: Sql, known: bool = True) -> dict[str, tuple[str, str]] | None:
+        """Every document's (title, status), by id: read once per state of the KB (inside a snapshot that has a
+        version), so a query scoped to some documents reads no row of them (`known` False: None without a
+        version)."""
+        return self._per_version("library", sql, None, lambda: {
+            r[0]: (r[1], r[2]) for r in sql.rows("SELECT id, title, status FROM documents")}, known=known)
 
     def documents(self, statuses: Iterable[str] | None = None,
                   document_ids: Sequence[str] | None = None) -> list[DocumentInfo]:
@@ -321,23 +332,33 @@ class Repository(_AtTheEdge):
 
     def cards(self, document_ids: Sequence[str] | None = None) -> CardMap:
         sql = self._sql()
-        if document_ids is not None:
-            where, args = sql.any_of("id", sorted(set(document_ids)))
-            rows = sql.rows(f"SELECT id, card, meta FROM documents WHERE card IS NOT NULL AND {where}", args) \
-                if args else []
-            return CardMap((r[0], shared_card(r[1], r[2])) for r in rows)
-        return self._per_version("cards", sql, None, lambda: CardMap(
-            (r[0], shared_card(r[1], r[2])) for r in sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL")))
+        library = self._per_version("cards", sql, None, lambda: CardMap(
+            (r[0], shared_card(r[1], r[2])) for r in sql.rows("SELECT id, card, meta FROM documents WHERE card IS NOT NULL")),
+            known=document_ids is None)
+        if document_ids is None:
+            return library
+        wanted = sorted(set(document_ids))
+        if library is not None:  # this state's library holds them: no statement
+            return CardMap((d, library[d]) for d in wanted if d in library)
+        where, args = sql.any_of("id", wanted)
+        rows = sql.rows(f"SELECT id, card, meta FROM documents WHERE card IS NOT NULL AND {where}", args) \
+            if args else []
+        return CardMap((r[0], shared_card(r[1], r[2])) for r in rows)
 
-    def _per_version(self, name: str, sql: Sql, key: Hashable, read: Callable[[], T]) -> T:
+    def _per_version(self, name: str, sql: Sql, key: Hashable, read: Callable[[], T] | None,
+                     known: bool = True) -> Any:
         """`read()`, kept per thread while this reader's `_library_version` holds (the same `key` asked): a value
-        over the whole library (its scope, its cards) read once per state of the KB, not per query."""
+        over the whole library (its scope, its cards) read once per state of the KB, not per query. Without a
+        version (outside a snapshot, or a backend without one) `read()` runs every time. With `read` None (or
+        `known` False: the value is wanted only when already held), the value held for this state, else None."""
         version = self._library_version(sql)  # before the read: a change after it makes the next call read again
         if version is None:
-            return read()
+            return read() if read is not None and known else None
         held = getattr(self._local, name, None)
         if held is not None and (held[0] is sql.conn or not self.version_per_connection) and held[1] == (version, key):
             return held[2]
+        if read is None:
+            return None
         value = read()
         setattr(self._local, name, (sql.conn, (version, key), value))
         return value

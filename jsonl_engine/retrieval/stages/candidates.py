@@ -56,7 +56,7 @@ def gather(store: Store, ask: Ask, routing: Routing) -> Found:
         return Found(pages=[], sections=[], prior=None, focus=ask.documents)
     guess = ask.documents if ask.few else routing.ranked[:SECTION_DOCS] if routing.named else None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, ask.scope, SECTION_CANDIDATES,
-                     guess) if guess and section_phrases else None
+                     guess) if guess and section_phrases and store.side_searches else None
     pages = _search_pages(store, ask, routing, page_phrases)
     document_prior, focus = _focus(store, ask, routing, pages)
     if beside is not None and set(guess) == set(focus):
@@ -79,8 +79,8 @@ def _naming_words(store: Store, ask: Ask, routing: Routing) -> frozenset[str]:
 def _call_words(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
     """Inside earnings-call transcripts, the words naming the call ("Q2 2023 earnings call") are on its title and
     opening turn only: like the issuer's name, they picked the document and are left out of its passages' ranking."""
-    if not docs or not all(d.card is not None and d.card.kind == transcript.KIND
-                           for d in store.documents(document_ids=docs)):
+    cards = store.cards(docs) if docs else {}  # the library's, kept per state of the KB: no statement
+    if not docs or not all((card := cards.get(d)) is not None and card.kind == transcript.KIND for d in docs):
         return frozenset()
     return transcript.call_words(q.words)
 

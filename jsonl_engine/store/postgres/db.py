@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +29,8 @@ CONNECT_TIMEOUT_S = 10
 MAX_IDLE_WRITERS = 4
 APPLICATION_NAME = "jsonl-engine"
 IDLE = psycopg.pq.TransactionStatus.IDLE
+INTRANS = psycopg.pq.TransactionStatus.INTRANS
+ROLLBACK_AFTER_S = 0.1  # an idle reader's open read-only transaction is rolled back after this long (Connections._end)
 # Every read is an index lookup; a sequential scan under a `tsv @@` filter would read (detoast) the tsvector of
 # every row, a cost the planner does not model (and, before autovacuum analyses a new KB, it has no statistics
 # to see that a phrase is rare). Sequential scans stay possible where no index serves (the BM25 totals). JIT
@@ -47,6 +50,7 @@ def failure(url: str, exc: BaseException) -> str:
 
 class Connections:
     snapshot_query = ""  # a statement sent with each snapshot's BEGIN, in the same round trip (its row: begun())
+    defer_rollback = True  # a snapshot's ROLLBACK sent with the next BEGIN on its reader (_end)
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -63,6 +67,8 @@ class Connections:
         self._local = threading.local()
         self._all: list[Any] = [conn]
         self._idle: list[Any] = [conn]
+        self._open: dict[int, float] = {}  # idle readers whose last snapshot's transaction is open: since when (_end)
+        self._janitor: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def _connect(self) -> Any:
@@ -84,11 +90,13 @@ class Connections:
         """The URL of the server `exc` came from (a store with a read replica has two: replica.Routed)."""
         return self.url
 
-    def reader(self) -> Any:
+    def reader(self, snapshot: bool = False) -> Any:
         """This thread's read connection (autocommit: each statement sees the latest committed state): the one it
         holds, else the idle reader used last (its statements prepared, its server process warm), else a new one.
         A thread gives its reader back when a snapshot ends, so a daemon holds as many readers as it has threads
-        reading at once, not one per thread it ever ran."""
+        reading at once, not one per thread it ever ran. An idle reader whose last snapshot's transaction is still
+        open (`_end`) is rolled back first: with the BEGIN of the `snapshot` it is taken for (one round trip), else
+        now."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             if conn is not None:  # found dead (a restart, a terminated backend): the idle ones likely are too
@@ -98,13 +106,20 @@ class Connections:
                 for old in idle:
                     self._forget(old)
             conn = None
-            with self._lock:
-                idle = self.__dict__.setdefault("_readers", [])
-                while idle and conn is None:
+            while conn is None:
+                with self._lock:
+                    idle = self.__dict__.setdefault("_readers", [])
+                    if not idle:
+                        break
                     conn = idle.pop()
-                    if conn.closed:
-                        if conn in self._all:
-                            self._all.remove(conn)
+                    open_since = self._open.pop(id(conn), None)
+                if conn.closed:
+                    self._forget(conn)
+                    conn = None
+                elif open_since is not None:
+                    if snapshot:
+                        self._local.rollback = True  # sent with the BEGIN
+                    elif not self._rollback(conn):
                         conn = None
             if conn is None:
                 conn = self._connect()
@@ -114,20 +129,67 @@ class Connections:
             self._local.conn = conn
         return conn
 
+    def _rollback(self, conn: Any) -> bool:
+        """ROLLBACK an idle reader's open transaction now; False (the reader closed) when it cannot."""
+        try:
+            conn.execute("ROLLBACK")
+            return True
+        except psycopg.Error:
+            self._forget(conn)
+            return False
+
     def _give_back(self) -> None:
         """This thread's reader back to the idle readers (closed instead when unusable)."""
         conn = getattr(self._local, "conn", None)
         self._local.conn = None
         if conn is None:
             return
-        if conn.closed or conn.info.transaction_status != IDLE:
+        if conn.closed or conn.info.transaction_status != IDLE and id(conn) not in self._open:
             self._forget(conn)
             return
         with self._lock:
             self.__dict__.setdefault("_readers", []).append(conn)
 
+    def _end(self, conn: Any) -> None:
+        """End a snapshot's read-only transaction. Not now: its ROLLBACK goes with the next BEGIN on the reader
+        (a round trip fewer per snapshot), or, when the reader stays idle ROLLBACK_AFTER_S, from the janitor thread
+        (so an idle daemon holds no snapshot: vacuum and DDL are not held back). A replica's readers end theirs at
+        once (an open transaction there can hold back the replay of the primary's WAL)."""
+        status = conn.info.transaction_status if not conn.closed else None
+        if status is None or status == IDLE:
+            return
+        if status != INTRANS or not self.defer_rollback:
+            self._rollback(conn)
+            return
+        with self._lock:
+            self._open[id(conn)] = time.monotonic()
+            if self._janitor is None:
+                self._janitor = threading.Thread(target=self._roll_back_idle, name="kb-reader-janitor", daemon=True)
+                self._janitor.start()
+
+    def _roll_back_idle(self) -> None:
+        """The janitor: every ROLLBACK_AFTER_S, the idle readers whose transaction has been open that long rolled
+        back (out of the pool meanwhile); it stops when none is left open."""
+        while True:
+            time.sleep(ROLLBACK_AFTER_S)
+            now = time.monotonic()
+            with self._lock:
+                readers = self.__dict__.setdefault("_readers", [])
+                due = [c for c in readers if now - self._open.get(id(c), now) >= ROLLBACK_AFTER_S]
+                for conn in due:
+                    readers.remove(conn)
+                    del self._open[id(conn)]
+                if not due and not self._open:
+                    self._janitor = None
+                    return
+            for conn in due:
+                if self._rollback(conn):
+                    with self._lock:
+                        self.__dict__.setdefault("_readers", []).append(conn)
+
     def _forget(self, conn: Any) -> None:
         with self._lock:
+            self._open.pop(id(conn), None)
             if conn in self._all:
                 self._all.remove(conn)
             if conn in self._idle:
@@ -147,7 +209,10 @@ class Connections:
         """BEGIN the snapshot, with `snapshot_query` and SNAPSHOT_VERSION in the same round trip."""
         self._local.begun = self._local.version = None
         extra = f"{self.snapshot_query}; " if self.snapshot_query else ""
-        cur = conn.execute(f"{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
+        rollback = self._local.__dict__.pop("rollback", False)  # the reader's last snapshot's, not ended yet
+        cur = conn.execute(f"{'ROLLBACK; ' if rollback else ''}{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
+        if rollback:
+            cur.nextset()
         cur.nextset()
         begun = None
         if extra:
@@ -159,20 +224,19 @@ class Connections:
     def snapshot(self) -> Iterator[Any]:
         """A read transaction: several queries that see one consistent state (begun on a fresh connection when
         the thread's reader is found dead at its BEGIN)."""
-        conn = self.reader()
+        conn = self.reader(snapshot=True)
         try:
             self._begin(conn)
         except psycopg.OperationalError:
             if not conn.closed:
                 raise
-            conn = self.reader()
+            conn = self.reader(snapshot=True)
             self._begin(conn)
         try:
             yield conn
         finally:
             try:
-                if not conn.closed and conn.info.transaction_status != IDLE:
-                    conn.execute("ROLLBACK")
+                self._end(conn)
             finally:
                 self._local.version = None
                 self._give_back()
@@ -226,3 +290,4 @@ class Connections:
             self._all.clear()
             self._idle.clear()
             self.__dict__.get("_readers", []).clear()
+            self._open.clear()  # the janitor stops

@@ -38,11 +38,15 @@ REPLAYED = "SELECT NOT pg_is_in_recovery() OR pg_last_wal_replay_lsn() - '0/0'::
 class Replica(Connections):
     """A replica's connections: a reader per thread, as the primary's (no migrations; never written)."""
 
+    defer_rollback = False  # an open transaction on a hot standby can hold back (or be cancelled by) the replay
+
     def __init__(self, url: str) -> None:  # not super().__init__(): it migrates, which a replica cannot
         self.url, self.shown = url, describe(url)
         self._local = threading.local()
         self._all: list[Any] = []
         self._idle: list[Any] = []
+        self._open: dict[int, float] = {}
+        self._janitor: threading.Thread | None = None
         self._lock = threading.Lock()
         self.reader()  # reachable, at the primary's schema version
 

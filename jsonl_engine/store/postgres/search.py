@@ -129,14 +129,45 @@ class Posting:
 
 class Postings(dict[str, Posting]):
     """One lexeme's postings read (document id -> its posting), with the global codes of all of them once
-    computed (`codes`: every phrase holding the lexeme matches on the same array)."""
+    computed (`codes`: every phrase holding the lexeme matches on the same array), or of some rows only
+    (`codes_in`: a common word matched only where a rarer one of the phrase is)."""
 
     _codes: Any = None
+    _arrays: Any = None
 
     def codes(self, np: Any) -> Any:
         if self._codes is None:
             self._codes = _global_codes(np, list(self.values()))
         return self._codes
+
+    def size(self) -> int:
+        """How many position codes the postings hold (without decoding them)."""
+        return sum((len(p.data) - ENTRY * p.n) // 2 for p in self.values())
+
+    def codes_in(self, np: Any, rows: Any) -> Any:
+        """The global codes of the rows whose rowid is in `rows` (a sorted int64 array), ascending: the same
+        values `codes()` holds for them, without building the array of every row."""
+        if self._codes is not None:  # built for this read already: the rows' runs of it (it is sorted)
+            starts = np.searchsorted(self._codes, rows << ROW_SHIFT)
+            kept = np.searchsorted(self._codes, (rows + 1) << ROW_SHIFT) - starts
+            ends = np.cumsum(kept)
+            if not ends.size or not ends[-1]:
+                return np.empty(0, dtype=np.int64)
+            return self._codes[np.repeat(starts - (ends - kept), kept) + np.arange(int(ends[-1]))]
+        if self._arrays is None:
+            rowids, counts, codes = _arrays(np, list(self.values()))
+            self._arrays = rowids, counts, codes, np.cumsum(counts) - counts
+        rowids, counts, codes, starts = self._arrays
+        keep = np.flatnonzero(np.isin(rowids, rows))
+        if not keep.size:
+            return np.empty(0, dtype=np.int64)
+        kept = counts[keep]
+        ends = np.cumsum(kept)
+        at = np.repeat(starts[keep] - (ends - kept), kept) + np.arange(int(ends[-1]))  # the kept rows' codes
+        out = np.repeat((rowids[keep] << ROW_SHIFT) + 32768, kept) + codes[at]
+        if out.size > 1 and not bool(np.all(out[1:] > out[:-1])):
+            out.sort()
+        return out
 
 
 Found = dict[str, Postings]  # lexeme -> its postings
@@ -265,22 +296,29 @@ def _numpy() -> Any:
     return importlib.import_module("numpy")
 
 
-def _global_codes(np: Any, postings: list[Posting]) -> Any:
-    """Every position code of these postings' rows, made unique over the library by the rowid, ascending (an
-    int64 array, built with whole-array operations)."""
+def _arrays(np: Any, postings: list[Posting]) -> tuple[Any, Any, Any]:
+    """These postings' rowids (int64), each row's count of codes (int64) and every code (int16, big-endian), the
+    postings in the order of their first rowid."""
     postings = sorted(postings, key=lambda p: struct.unpack_from(">q", p.data)[0])  # by first rowid
     view = [memoryview(p.data) for p in postings]
     rowids = np.frombuffer(b"".join(v[:8 * p.n] for v, p in zip(view, postings, strict=True)), dtype=">i8")
     counts = np.frombuffer(b"".join(v[16 * p.n:ENTRY * p.n] for v, p in zip(view, postings, strict=True)),
                            dtype=">i2")
     codes = np.frombuffer(b"".join(v[ENTRY * p.n:] for v, p in zip(view, postings, strict=True)), dtype=">i2")
-    out = np.repeat((rowids.astype(np.int64) << ROW_SHIFT) + 32768, counts.astype(np.int64)) + codes
+    return rowids.astype(np.int64), counts.astype(np.int64), codes
+
+
+def _global_codes(np: Any, postings: list[Posting]) -> Any:
+    """Every position code of these postings' rows, made unique over the library by the rowid, ascending (an
+    int64 array, built with whole-array operations)."""
+    rowids, counts, codes = _arrays(np, postings)
+    out = np.repeat((rowids << ROW_SHIFT) + 32768, counts) + codes
     if out.size > 1 and not bool(np.all(out[1:] > out[:-1])):  # documents written at once share a rowid range
         out.sort()
     return out
 
 
-def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
+def _phrase_matches(q: Tsq, found: Found, restricted: bool = False) -> tuple[list[int], list[Posting]]:
     """The global code of the first word of each place where a multi-word phrase's lexemes follow one another
     at their offsets in one field (FTS5's phrase, PostgreSQL's `<->`), ascending, and the first lexeme's
     postings. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
@@ -289,15 +327,19 @@ def _phrase_matches(q: Tsq, found: Found) -> tuple[list[int], list[Posting]]:
     if any(not by_doc for by_doc in lists):
         return [], []
     np = _numpy()
-    codes = [by_doc.codes(np) for by_doc in lists]
-    order = sorted(range(len(codes)), key=lambda j: (codes[j].size, j))
-    at = codes[order[0]] - 4 * q.offsets[order[0]]  # first-word codes of the candidates
+    order = sorted(range(len(lists)), key=lambda j: (lists[j].size(), j))
+    at = lists[order[0]].codes(np) - 4 * q.offsets[order[0]]  # first-word codes of the candidates
     for j in order[1:]:
-        if not at.size or not codes[j].size:
+        if not at.size:
+            return [], []
+        # with `restricted` (a count over the whole library: once per phrase, its words' codes not built for any
+        # other phrase), the next lexeme's codes in the candidates' rows only (a code plus 4 * k stays in its row)
+        codes = lists[j].codes_in(np, np.unique(at >> ROW_SHIFT)) if restricted else lists[j].codes(np)
+        if not codes.size:
             return [], []
         wanted = at + 4 * q.offsets[j]
-        place = np.minimum(np.searchsorted(codes[j], wanted), codes[j].size - 1)
-        at = at[codes[j][place] == wanted]
+        place = np.minimum(np.searchsorted(codes, wanted), codes.size - 1)
+        at = at[codes[place] == wanted]
     return at.tolist(), list(lists[0].values())
 
 
@@ -325,7 +367,7 @@ def _phrase_hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tup
 
 def _phrase_count(q: Tsq, found: Found, documents: bool) -> int:
     """The rows (or with `documents`, the documents) holding a multi-word phrase."""
-    at, firsts = _phrase_matches(q, found)
+    at, firsts = _phrase_matches(q, found, restricted=True)
     rowids = {code >> ROW_SHIFT for code in at}
     if not documents:
         return len(rowids)
@@ -386,38 +428,46 @@ def pairs_of(q: Tsq) -> list[str]:
     return [f"{a} {b}" for a, b in zip(q.lexemes, q.lexemes[1:], strict=False)]
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq]) -> list[int]:
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
     from term_stats (kept at ingest; a pair never written counts 0), in one statement; longer phrases matched
-    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0)."""
+    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0). With `also`
+    (other kinds), the same statement counts the one- and two-word phrases there too: (counts, {kind: {phrase:
+    count}}) (a term_stats row holds every kind's count; a search of pages is followed by one of sections)."""
     if not tsqs:
-        return []
+        return [], {k: {} for k in also}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
-    counts: dict[tuple[int, str], int] = {}  # (words, key) -> count
+    counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
     if single or pairs:
-        counted = "COUNT(*)" if kind == "documents" else "SUM(n)"
-        counts = {(words, key): int(n) for words, key, n in src.conn.execute(
-            f"SELECT 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) GROUP BY lexeme "
-            f"UNION ALL SELECT 2, term, {TERM_STATS_COLUMN[kind]} FROM term_stats WHERE term = ANY(%s)",
-            [table, single, pairs])}
-    absent = {q for q in tsqs if any(counts.get((2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
+        parts, args = [], []
+        for k in (kind, *also):
+            counted = "COUNT(*)" if k == "documents" else "SUM(n)"
+            parts.append(f"SELECT %s, 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) "
+                         f"GROUP BY lexeme UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
+                         "WHERE term = ANY(%s)")
+            args += [k, "pages" if k == "documents" else k, single, k, pairs]
+        counts = {(k, words, key): int(n) for k, words, key, n in src.conn.execute(" UNION ALL ".join(parts), args)}
+    absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
                      for lex in q.lexemes})
     found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
-            out.append(counts.get((1, q.lexemes[0]), 0))
+            out.append(counts.get((kind, 1, q.lexemes[0]), 0))
         elif (key := paired(q)) is not None:
-            out.append(counts.get((2, key), 0))
+            out.append(counts.get((kind, 2, key), 0))
         elif q in absent:
             out.append(0)
         else:
             out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
-    return out
+    more = {k: {q: counts.get((k, 1, q.lexemes[0]), 0) if len(q.lexemes) == 1 else counts.get((k, 2, key), 0)
+                for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
+    return out, more
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,

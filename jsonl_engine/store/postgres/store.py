@@ -17,8 +17,8 @@ from jsonl_engine.store.postgres import search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens, words
-from jsonl_engine.store.repository import REF_COLUMNS, Repository
-from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
+from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
+from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
 
 
 class PostgresDialect(Dialect):
@@ -92,7 +92,7 @@ _SECTION_INSERT = (
 # sections_on_pages in one statement whatever the number of pages: its text is the same every time, so it is
 # prepared once per connection and planned in microseconds (a UNION ALL of 40 lookups costs more to plan than to run)
 _PAGE_SECTIONS = (
-    "SELECT s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
+    "SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s ORDER BY t.i, s.page_start, s.rowid")
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
@@ -105,6 +105,7 @@ class PostgresStore(Repository):
 
     backend = "postgresql"
     split_counts = False  # every phrase counted in one statement (search.frequencies)
+    side_searches = False  # the section search after the page search, in the same snapshot
     version_per_connection = False  # a snapshot's version is the server's, whichever reader read it
 
     def __init__(self, url: str, read_url: str | None = None) -> None:
@@ -147,9 +148,29 @@ class PostgresStore(Repository):
         sql.run("SELECT add_term_stats(?, -1)", (document_id,))  # from its rows' tsvectors, still there
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
+        """Each page's rows kept (store.memo: a document's sections never change), the pages not seen yet read
+        in one statement."""
         if not pages:
             return iter(())
-        return iter(sql.rows(_PAGE_SECTIONS, ([d for d, _ in pages], [n for _, n in pages], back)))
+
+        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple, ...]]:
+            rows: list[list[tuple]] = [[] for _ in keys]
+            for row in sql.rows(_PAGE_SECTIONS, ([d for d, _, _ in keys], [n for _, n, _ in keys], back)):
+                rows[row[0] - 1].append(tuple(row[1:]))
+            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+
+        found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
+        return (row for d, n in pages for row in found[(d, n, back)])
+
+    def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
+        """The refs of these section rowids, their rows kept (store.memo: a rowid is never reused, its row's
+        REF_COLUMNS never change)."""
+        def read(missing: list[int]) -> dict[int, tuple]:
+            where, args = sql.any_of("rowid", missing)
+            return {r[0]: tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+
+        rows = self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
+        return {r: section_ref(row) for r, row in rows.items()}
 
     # ---- search
 
@@ -163,7 +184,13 @@ class PostgresStore(Repository):
         tsqs = self._tsqueries(phrases)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            return dict(zip(keys, search.frequencies(src, kind, [tsqs[p] for _, p in keys]), strict=True))
+            also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
+            counts, more = search.frequencies(src, kind, [tsqs[p] for _, p in keys], also)
+            for other, found in more.items():
+                known = {(gen, p): found[tsqs[p]] for _, p in keys if tsqs[p] in found}
+                self._memo.get_many(f"df:{other}", list(known), lambda missing, known=known: {
+                    k: known[k] for k in missing})
+            return dict(zip(keys, counts, strict=True))
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}

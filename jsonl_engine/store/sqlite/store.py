@@ -53,6 +53,8 @@ class SqliteStore(Repository):
     """The repository over one SQLite file, with its FTS5 text index (port.SearchIndex)."""
 
     split_counts = True
+    side_searches = True
+
     def __init__(self, kb_dir: Path) -> None:
         db = Connections(kb_dir)
         super().__init__(SqliteDialect(db))
