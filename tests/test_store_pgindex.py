@@ -32,6 +32,9 @@ def test_real_filings_index_rows_equal_the_sql_recounts(pg_kb, dev_pdfs, tmp_pat
     assert not [o for o in outcomes if o.error]
     assert kb_integrity(pg_kb)["documents"] == 3
     assert sql(pg_kb, "SELECT COUNT(*) FROM term_stats WHERE covers > 0")[0][0] > 0
+    # the large values are compressed with lz4 (db.WRITER_SETTINGS; the Debian server has it), not the default pglz
+    assert {r[0] for r in sql(pg_kb, "SELECT pg_column_compression(data) FROM postings UNION "
+                                     "SELECT pg_column_compression(text) FROM pages")} == {"lz4", None}
     # the same content under another path replaces nothing (a skip); a changed file at a path replaces its document
     path = tmp_path / "report.md"
     path.write_text("# Report\n\nNet sales rose in the second quarter.\n", encoding="utf-8")
