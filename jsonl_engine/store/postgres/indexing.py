@@ -121,12 +121,20 @@ def postings(document_id: str, rows: Sequence[Row], parsed: Entries, kind: str,
     return out
 
 
-def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> list[tuple[str, int, int, int, int]]:
-    """term_pairs(doc) (migration 8) from the parsed rows: per pair of lexemes, "a b" with b at the next position
-    of a in the same row and field (weight label), the page rows (`is_page`), whether any page row (0/1), the
-    cover page rows and the section rows holding it; sorted by term (the key order: C collation)."""
+class Pairs(NamedTuple):
+    """A document's term pairs: the terms ("a b") in key order, and per term its counts of page rows, documents
+    (1 when a page row holds it, else 0), cover page rows and section rows (a numpy int64 array, 4 per term)."""
+
+    terms: list[str]
+    counts: Any
+
+
+def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> Pairs:
+    """term_pairs(doc) (migration 8) from the parsed rows: each pair of lexemes "a b" with b at the next position
+    of a in the same row and field (weight label), with the rows of each kind holding it (`is_page`: page rows;
+    cover pages are page rows numbered up to COVER_PAGES)."""
     if not len(parsed.row):
-        return []
+        return Pairs([], np.zeros((0, 4), dtype=np.int64))
     raw = parsed.raw.astype(np.int64)
     key = (np.repeat(parsed.row, parsed.count) << 16) | raw  # row, weight label, position: raw is label << 14 | p
     lex = np.repeat(parsed.lexeme, parsed.count)
@@ -143,22 +151,28 @@ def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> list[tuple
     nrows, nlex = len(rows), len(parsed.lexemes)
     if nlex * nlex * nrows >= 1 << 62:  # pragma: no cover (a document far beyond any filing)
         raise ValueError("too many distinct words and rows in one document for the term statistics")
-    # distinct (term, row): term = a * nlex + b, in code order; then per term the rows of each kind
+    # lexemes numbered in code point order: then the order of (a, b) is the order of "a b" (no lexeme holds a
+    # character at or below the space), the C collation's: term_stats' key order
+    words = sorted(parsed.lexemes)
+    rank = np.empty(nlex, dtype=np.int64)
+    rank[np.array(sorted(range(nlex), key=parsed.lexemes.__getitem__), dtype=np.int64)] = np.arange(nlex)
+    lex = rank[lex]
+    # distinct (term, row), term = a * nlex + b; then per term the rows of each kind
     pair = np.sort((lex[a] * nlex + lex[b]) * nrows + (key[a] >> 16))
     pair = pair[np.concatenate(([True], pair[1:] != pair[:-1]))]
     term, row = pair // nrows, pair % nrows
     starts = np.flatnonzero(np.concatenate(([True], term[1:] != term[:-1])))
     page = is_page[row]
     cover = page & (np.array([r.number for r in rows], dtype=np.int64)[row] <= COVER_PAGES)
-    pages = np.add.reduceat(page.astype(np.int64), starts)
-    covers = np.add.reduceat(cover.astype(np.int64), starts)
-    sections = np.diff(np.concatenate((starts, [len(term)]))) - pages
-    words = parsed.lexemes
-    out = [(f"{words[t // nlex]} {words[t % nlex]}", p, 1 if p else 0, c, s)
-           for t, p, c, s in zip(term[starts].tolist(), pages.tolist(), covers.tolist(), sections.tolist(),
-                                 strict=True)]
-    out.sort(key=lambda r: r[0])  # code point order: the C collation's (UTF-8 byte order)
-    return out
+    counts = np.empty((len(starts), 4), dtype=np.int64)
+    counts[:, 0] = np.add.reduceat(page.astype(np.int64), starts)
+    counts[:, 1] = counts[:, 0] > 0
+    counts[:, 2] = np.add.reduceat(cover.astype(np.int64), starts)
+    counts[:, 3] = np.diff(np.concatenate((starts, [len(term)]))) - counts[:, 0]
+    firsts = [w + " " for w in words]
+    term = term[starts]
+    return Pairs([firsts[i] + words[j] for i, j in zip((term // nlex).tolist(), (term % nlex).tolist(),
+                                                       strict=True)], counts)
 
 
 _ADD_TERMS = (
@@ -180,8 +194,7 @@ def _kinds(pages: Sequence[Row], sections: Sequence[Row]) -> tuple[list[Row], An
 
 
 def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[Row]) -> None:
-    """A new document's postings (one COPY) and its pairs added to term_stats (one statement, in key order:
-    concurrent writers of a common pair wait for each other's commit, never in a cycle)."""
+    """A new document's postings (one COPY) and its pairs added to term_stats (one statement)."""
     rows, is_page = _kinds(pages, sections)
     parsed = entries(rows)
     numbers = np.array([r.number for r in rows], dtype=np.int64)
@@ -202,18 +215,17 @@ def subtract(conn: Any, document_id: str) -> None:
         pages, sections = ([Row(*r) for r in cur.execute(_STORED.format(table=t, number=n), (document_id,))]
                            for t, n in (("pages", "number"), ("sections", "0")))
         rows, is_page = _kinds(pages, sections)
-        pairs = term_pairs(rows, entries(rows), is_page)
-        terms = _add_terms(cur, pairs, -1)
+        terms = _add_terms(cur, term_pairs(rows, entries(rows), is_page), -1)
         if terms:
             cur.execute(_DROP_EMPTY, (terms,))
 
 
-def _add_terms(cur: Any, pairs: list[tuple[str, int, int, int, int]], sign: int) -> str:
-    """The pairs' counts times `sign` added to term_stats; the terms, one a line (sent as text: a lexeme holds no
+def _add_terms(cur: Any, pairs: Pairs, sign: int) -> str:
+    """The pairs' counts times `sign` added to term_stats, in key order (concurrent writers of a common pair wait
+    for each other's commit, never in a cycle); returns the terms, one a line (sent as text: a lexeme holds no
     white space, and one string and array literals cost a fraction of psycopg's arrays of 40,000 items)."""
-    if not pairs:
+    if not pairs.terms:
         return ""
-    columns = list(zip(*pairs, strict=True))
-    terms = "\n".join(columns[0])
-    cur.execute(_ADD_TERMS, (terms, *("{" + ",".join(str(sign * v) for v in c) + "}" for c in columns[1:])))
+    terms = "\n".join(pairs.terms)
+    cur.execute(_ADD_TERMS, (terms, *("{" + ",".join(map(str, c)) + "}" for c in (sign * pairs.counts).T.tolist())))
     return terms
