@@ -13,16 +13,17 @@ position capped at 16383, where lexemes may share one).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-try:  # the store requires numpy (search.require_numpy): its absence is reported there
-    import numpy as np
-except ImportError:  # pragma: no cover
-    np = None  # type: ignore[assignment]
-
 COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
 _KEY_LAST = 0x3FFF  # the highest position a tsvector holds
+
+
+def _numpy() -> Any:
+    """numpy (required when the store is opened, search.require_numpy), imported at the first write."""
+    return importlib.import_module("numpy")
 
 
 class Row(NamedTuple):
@@ -48,6 +49,7 @@ class Entries(NamedTuple):
 
 def entries(rows: Sequence[Row]) -> Entries:
     """Parse the rows' tsvectors."""
+    np = _numpy()
     buf = b"".join(r.tsv for r in rows)
     ids: dict[bytes, int] = {}
     get = ids.get
@@ -84,6 +86,7 @@ def entries(rows: Sequence[Row]) -> Entries:
 
 def _gather(start: Any, count: Any, step: int = 1) -> Any:
     """The indexes start[0], start[0] + step, .. (count[0] of them), then start[1], .., concatenated."""
+    np = _numpy()
     begins = np.cumsum(count) - count
     return step * np.arange(int(count.sum()), dtype=np.int64) + np.repeat(start - step * begins, count)
 
@@ -93,6 +96,7 @@ def postings(document_id: str, rows: Sequence[Row], parsed: Entries, kind: str,
     """The postings rows of `kind` (write_postings' layout, search.Posting reads it): per lexeme, its entries of
     the `chosen` rows (a boolean per row) in rowid order: rowids (int8), token counts (int4), page numbers (int4),
     position counts (int2), then each row's positions (int2: position * 4 + weight label - 32768), big-endian."""
+    np = _numpy()
     keep = np.flatnonzero(chosen[parsed.row])
     if not len(keep):
         return []
@@ -133,6 +137,7 @@ def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> Pairs:
     """term_pairs(doc) (migration 8) from the parsed rows: each pair of lexemes "a b" with b at the next position
     of a in the same row and field (weight label), with the rows of each kind holding it (`is_page`: page rows;
     cover pages are page rows numbered up to COVER_PAGES)."""
+    np = _numpy()
     if not len(parsed.row):
         return Pairs([], np.zeros((0, 4), dtype=np.int64))
     raw = parsed.raw.astype(np.int64)
@@ -187,6 +192,7 @@ _STORED = "SELECT rowid, ntok, {number}, tsvectorsend(tsv) FROM {table} WHERE do
 
 
 def _kinds(pages: Sequence[Row], sections: Sequence[Row]) -> tuple[list[Row], Any]:
+    np = _numpy()
     rows = [*pages, *sections]
     is_page = np.zeros(len(rows), dtype=bool)
     is_page[:len(pages)] = True
@@ -195,6 +201,7 @@ def _kinds(pages: Sequence[Row], sections: Sequence[Row]) -> tuple[list[Row], An
 
 def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[Row]) -> None:
     """A new document's postings (one COPY) and its pairs added to term_stats (one statement)."""
+    np = _numpy()
     rows, is_page = _kinds(pages, sections)
     parsed = entries(rows)
     numbers = np.array([r.number for r in rows], dtype=np.int64)
