@@ -184,7 +184,32 @@ def _pg_integrity(store) -> dict[str, int]:
     kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats"))
     assert kept == set(sql(store, "SELECT t.term, SUM(t.pages), SUM(t.docs), SUM(t.covers), SUM(t.sections) "
                                   "FROM documents d, term_pairs(d.id) t GROUP BY t.term"))
+    _pg_recounts(store.url)
     return counts
+
+
+def _pg_recounts(url: str) -> None:
+    """What the store computes at ingest from the rows' tsvectors (store/postgres/indexing.py) equals what the SQL
+    of the migrations that introduced it computes from the stored rows: each document's postings as
+    write_postings(doc) writes them (rewritten in a transaction rolled back), and text_stats' sums per kind as the
+    rows' count and token total."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        stored = "SELECT kind, lexeme, n, data FROM postings WHERE document_id = %s ORDER BY kind, lexeme"
+        for (doc,) in conn.execute("SELECT id FROM documents").fetchall():
+            written = conn.execute(stored, (doc,)).fetchall()
+            conn.execute("DELETE FROM postings WHERE document_id = %s", (doc,))
+            conn.execute("SELECT write_postings(%s)", (doc,))
+            assert conn.execute(stored, (doc,)).fetchall() == written, doc
+            conn.rollback()
+        kept = dict((k, (r, t)) for k, r, t in conn.execute(
+            "SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind HAVING SUM(rows) <> 0").fetchall())
+        counted = {k: (r, t) for k, r, t in conn.execute(
+            "SELECT 'pages', COUNT(*), SUM(ntok) FROM pages UNION ALL "
+            "SELECT 'covers', COUNT(*), SUM(ntok) FROM pages WHERE number <= 2 UNION ALL "
+            "SELECT 'sections', COUNT(*), SUM(ntok) FROM sections").fetchall() if r}
+        assert kept == counted
 
 
 # ---------------------------------------------------------------- generated PDFs (fpdf2)

@@ -13,10 +13,10 @@ from typing import Any
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
 from jsonl_engine.store.dialect import Dialect, Sql
 from jsonl_engine.store.location import describe
-from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
-from jsonl_engine.store.postgres.text import CONFIG, tokens, words
+from jsonl_engine.store.postgres.text import CONFIG, tokens
 from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
 from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
 
@@ -82,13 +82,25 @@ def _unusable(exc: BaseException) -> str | None:
     return None
 
 
-_PAGE_INSERT = (f"INSERT INTO pages (document_id, number, text, ntok, tsv) "
-                f"VALUES (?, ?, ?, ?, to_tsvector('{CONFIG}', ?))")
+# A document's pages, then its sections, each in one statement (one trigger firing, one text_stats delta per
+# kind), inserted in list order (rowids ascending, as row by row) and sent back with their tsvectors, from which
+# indexing.py makes the document's postings and term pairs.
+_PAGE_INSERT = (
+    "INSERT INTO pages (document_id, number, text, ntok, tsv)"
+    f" SELECT %s, n, t, k, to_tsvector('{CONFIG}', w)"
+    " FROM unnest(%b::int[], %b::text[], %b::int[], %b::text[]) WITH ORDINALITY AS r(n, t, k, w, i) ORDER BY i"
+    " RETURNING rowid, ntok, number, tsvectorsend(tsv)")
 _SECTION_INSERT = (
     "INSERT INTO sections (id, document_id, parent_id, position, depth, ordinal, title, ancestors, page_start,"
-    " page_end, is_leaf, text, page_map, summary, ntok, tsv) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-    f" setweight(to_tsvector('{CONFIG}', ?), 'A') || setweight(to_tsvector('{CONFIG}', ?), 'B')"
-    f" || setweight(to_tsvector('{CONFIG}', ?), 'C'))")
+    " page_end, is_leaf, text, page_map, summary, ntok, tsv)"
+    " SELECT id, %s, parent_id, position, depth, ordinal, title, ancestors, page_start, page_end, is_leaf, text,"
+    f" page_map, summary, ntok, setweight(to_tsvector('{CONFIG}', w_title), 'A')"
+    f" || setweight(to_tsvector('{CONFIG}', w_ancestors), 'B') || setweight(to_tsvector('{CONFIG}', w_text), 'C')"
+    " FROM unnest(%b::text[], %b::text[], %b::int[], %b::int[], %b::int[], %b::text[], %b::text[], %b::int[],"
+    " %b::int[], %b::bool[], %b::text[], %b::text[], %b::text[], %b::int[], %b::text[], %b::text[], %b::text[])"
+    " WITH ORDINALITY AS r(id, parent_id, position, depth, ordinal, title, ancestors, page_start, page_end, is_leaf,"
+    " text, page_map, summary, ntok, w_title, w_ancestors, w_text, i) ORDER BY i"
+    " RETURNING rowid, ntok, 0, tsvectorsend(tsv)")
 # sections_on_pages in one statement whatever the number of pages: its text is the same every time, so it is
 # prepared once per connection and planned in microseconds (a UNION ALL of 40 lookups costs more to plan than to run)
 _PAGE_SECTIONS = (
@@ -133,19 +145,28 @@ class PostgresStore(Repository):
         return self._db.version() if getattr(self._local, "depth", 0) else None
 
     def _write_text(self, sql: Sql, document_id: str, pages: list[tuple], sections: list[tuple]) -> None:
-        """The rows with their token counts and weighted tsvectors (title A, ancestors B, text C)."""
-        sql.many(_PAGE_INSERT, [(d, n, text, len(tokens(text)), words(text)) for d, n, text in pages])
-        rows = []
-        for r in sections:
-            t_title, t_anc, t_text = tokens(r[6]), tokens(r[7]), tokens(r[11])
-            rows.append((*r[:10], bool(r[10]), *r[11:], len(t_title) + len(t_anc) + len(t_text),
-                         " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text)))
-        sql.many(_SECTION_INSERT, rows)
-        sql.run("SELECT write_postings(?)", (document_id,))  # the words' postings, from the rows' tsvectors
-        sql.run("SELECT add_term_stats(?, 1)", (document_id,))  # its two-word phrases' counts (migration 8)
+        """The rows with their token counts and weighted tsvectors (title A, ancestors B, text C), then what the
+        tsvectors add to the index: postings and two-word phrases' counts (indexing.py)."""
+        page_rows = []
+        if pages:
+            toks = [tokens(text) for _d, _n, text in pages]
+            args = ([n for _d, n, _t in pages], [t for _d, _n, t in pages], [len(t) for t in toks],
+                    [" ".join(t) for t in toks])
+            page_rows = [indexing.Row(*r) for r in sql.conn.execute(_PAGE_INSERT, (document_id, *args))]
+        section_rows = []
+        if sections:
+            columns: list[list] = [[] for _ in range(17)]
+            for r in sections:
+                t_title, t_anc, t_text = tokens(r[6]), tokens(r[7]), tokens(r[11])
+                row = (r[0], *r[2:10], bool(r[10]), *r[11:], len(t_title) + len(t_anc) + len(t_text),
+                       " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text))
+                for column, value in zip(columns, row, strict=True):
+                    column.append(value)
+            section_rows = [indexing.Row(*r) for r in sql.conn.execute(_SECTION_INSERT, (document_id, *columns))]
+        indexing.write(sql.conn, document_id, page_rows, section_rows)
 
     def _delete_text(self, sql: Sql, document_id: str) -> None:
-        sql.run("SELECT add_term_stats(?, -1)", (document_id,))  # from its rows' tsvectors, still there
+        indexing.subtract(sql.conn, document_id)  # from its rows' tsvectors, still there
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
         """Each page's rows kept (store.memo: a document's sections never change), the pages not seen yet read

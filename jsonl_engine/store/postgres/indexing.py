@@ -1,0 +1,238 @@
+"""What a document's rows add to the PostgreSQL text index, computed in the store from the rows' tsvectors (sent
+back by the statements inserting the rows, in `tsvectorsend`'s binary form): its postings (migration 7) and the
+counts of its pairs of adjacent lexemes (term_stats, migration 8). The SQL functions `write_postings(doc)` and
+`term_pairs(doc)` define the same rows over the stored tsvectors (migrations run them on documents stored before
+them; the tests recount with them): here they come from whole-array operations (numpy) over the document's
+positions instead of per-row SQL (unnest, a self-join on positions, ordered aggregates), and are written with one
+COPY and one statement, not per row.
+
+A tsvector in binary: the entry count (int4), then per entry (lexemes in byte order) the lexeme, a NUL, its count
+of positions (int2) and the positions (uint16 each, ascending: weight label << 14 | position, A=3 .. D=0, the
+position capped at 16383, where lexemes may share one).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
+_KEY_LAST = 0x3FFF  # the highest position a tsvector holds
+
+
+def _numpy() -> Any:
+    """numpy (required when the store is opened, search.require_numpy), imported at the first write."""
+    return importlib.import_module("numpy")
+
+
+class Row(NamedTuple):
+    """One indexed row: its rowid, token count, page number (0 for a section) and tsvector (tsvectorsend)."""
+
+    rowid: int
+    ntok: int
+    number: int
+    tsv: bytes
+
+
+class Entries(NamedTuple):
+    """The tsvector entries of a document's rows, row by row: per entry its row (index into the rows), lexeme (an
+    index into `lexemes`) and positions (a slice of `raw`, from `start`, `count` long)."""
+
+    lexemes: list[str]
+    row: Any  # numpy int64 arrays, one item per entry
+    lexeme: Any
+    start: Any
+    count: Any
+    raw: Any  # numpy uint16: every entry's positions, in entry order
+
+
+def entries(rows: Sequence[Row]) -> Entries:
+    """Parse the rows' tsvectors."""
+    np = _numpy()
+    buf = b"".join(r.tsv for r in rows)
+    ids: dict[bytes, int] = {}
+    get = ids.get
+    lex_of: list[int] = []
+    starts: list[int] = []
+    counts: list[int] = []
+    per_row = []
+    base = 0
+    for row in rows:
+        n = int.from_bytes(buf[base:base + 4], "big")
+        per_row.append(n)
+        at = base + 4
+        for _ in range(n):
+            end = buf.index(0, at)
+            word = buf[at:end]
+            k = get(word)
+            if k is None:
+                k = ids[word] = len(ids)
+            lex_of.append(k)
+            npos = (buf[end + 1] << 8) | buf[end + 2]
+            at = end + 3
+            starts.append(at)
+            counts.append(npos)
+            at += 2 * npos
+        base += len(row.tsv)
+    count = np.array(counts, dtype=np.int64)
+    byte = np.frombuffer(buf, dtype=np.uint8)
+    first = _gather(np.array(starts, dtype=np.int64), count, 2)  # each position's first byte
+    raw = (byte[first].astype(np.uint16) << 8) | byte[first + 1]
+    start = np.cumsum(count) - count
+    return Entries([w.decode() for w in ids], np.repeat(np.arange(len(rows), dtype=np.int64), per_row),
+                   np.array(lex_of, dtype=np.int64), start, count, raw)
+
+
+def _gather(start: Any, count: Any, step: int = 1) -> Any:
+    """The indexes start[0], start[0] + step, .. (count[0] of them), then start[1], .., concatenated."""
+    np = _numpy()
+    begins = np.cumsum(count) - count
+    return step * np.arange(int(count.sum()), dtype=np.int64) + np.repeat(start - step * begins, count)
+
+
+def postings(document_id: str, rows: Sequence[Row], parsed: Entries, kind: str,
+             chosen: Any) -> list[tuple[str, str, str, int, bytes]]:
+    """The postings rows of `kind` (write_postings' layout, search.Posting reads it): per lexeme, its entries of
+    the `chosen` rows (a boolean per row) in rowid order: rowids (int8), token counts (int4), page numbers (int4),
+    position counts (int2), then each row's positions (int2: position * 4 + weight label - 32768), big-endian."""
+    np = _numpy()
+    keep = np.flatnonzero(chosen[parsed.row])
+    if not len(keep):
+        return []
+    rowids = np.array([r.rowid for r in rows], dtype=np.int64)
+    order = keep[np.lexsort((rowids[parsed.row[keep]], parsed.lexeme[keep]))]  # by lexeme, then rowid
+    lex = parsed.lexeme[order]
+    bounds = np.flatnonzero(np.diff(lex)) + 1
+    firsts = np.concatenate(([0], bounds))
+    lasts = np.concatenate((bounds, [len(order)]))
+    row = parsed.row[order]
+    count = parsed.count[order]
+    ids = rowids[row].astype(">i8").tobytes()
+    ntoks = np.array([r.ntok for r in rows], dtype=np.int64)[row].astype(">i4").tobytes()
+    numbers = np.array([r.number for r in rows], dtype=np.int64)[row].astype(">i4").tobytes()
+    counts = count.astype(">i2").tobytes()
+    raw = parsed.raw[_gather(parsed.start[order], count)].astype(np.int32)
+    codes = (((raw & _KEY_LAST) << 2) | (raw >> 14)) - 32768
+    positions = codes.astype(">i2").tobytes()
+    pos_at = np.concatenate(([0], np.cumsum(count)))
+    out = []
+    for a, b, k in zip(firsts.tolist(), lasts.tolist(), lex[firsts].tolist(), strict=True):
+        p, q = int(pos_at[a]), int(pos_at[b])
+        data = b"".join((ids[8 * a:8 * b], ntoks[4 * a:4 * b], numbers[4 * a:4 * b], counts[2 * a:2 * b],
+                         positions[2 * p:2 * q]))
+        out.append((kind, parsed.lexemes[k], document_id, b - a, data))
+    return out
+
+
+class Pairs(NamedTuple):
+    """A document's term pairs: the terms ("a b") in key order, and per term its counts of page rows, documents
+    (1 when a page row holds it, else 0), cover page rows and section rows (a numpy int64 array, 4 per term)."""
+
+    terms: list[str]
+    counts: Any
+
+
+def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> Pairs:
+    """term_pairs(doc) (migration 8) from the parsed rows: each pair of lexemes "a b" with b at the next position
+    of a in the same row and field (weight label), with the rows of each kind holding it (`is_page`: page rows;
+    cover pages are page rows numbered up to COVER_PAGES)."""
+    np = _numpy()
+    if not len(parsed.row):
+        return Pairs([], np.zeros((0, 4), dtype=np.int64))
+    raw = parsed.raw.astype(np.int64)
+    key = (np.repeat(parsed.row, parsed.count) << 16) | raw  # row, weight label, position: raw is label << 14 | p
+    lex = np.repeat(parsed.lexeme, parsed.count)
+    order = np.argsort(key)
+    key, lex = key[order], lex[order]
+    # each occurrence pairs with every occurrence one position on, in the same row and weight (several lexemes
+    # may share the capped last position): found by a binary search of the next key
+    target = key + 1
+    lo = np.searchsorted(key, target, "left")
+    n = np.searchsorted(key, target, "right") - lo
+    n[(key & _KEY_LAST) == _KEY_LAST] = 0
+    a = np.repeat(np.arange(len(key), dtype=np.int64), n)
+    b = _gather(lo, n)
+    nrows, nlex = len(rows), len(parsed.lexemes)
+    if nlex * nlex * nrows >= 1 << 62:  # pragma: no cover (a document far beyond any filing)
+        raise ValueError("too many distinct words and rows in one document for the term statistics")
+    # lexemes numbered in code point order: then the order of (a, b) is the order of "a b" (no lexeme holds a
+    # character at or below the space), the C collation's: term_stats' key order
+    words = sorted(parsed.lexemes)
+    rank = np.empty(nlex, dtype=np.int64)
+    rank[np.array(sorted(range(nlex), key=parsed.lexemes.__getitem__), dtype=np.int64)] = np.arange(nlex)
+    lex = rank[lex]
+    # distinct (term, row), term = a * nlex + b; then per term the rows of each kind
+    pair = np.sort((lex[a] * nlex + lex[b]) * nrows + (key[a] >> 16))
+    pair = pair[np.concatenate(([True], pair[1:] != pair[:-1]))]
+    term, row = pair // nrows, pair % nrows
+    starts = np.flatnonzero(np.concatenate(([True], term[1:] != term[:-1])))
+    page = is_page[row]
+    cover = page & (np.array([r.number for r in rows], dtype=np.int64)[row] <= COVER_PAGES)
+    counts = np.empty((len(starts), 4), dtype=np.int64)
+    counts[:, 0] = np.add.reduceat(page.astype(np.int64), starts)
+    counts[:, 1] = counts[:, 0] > 0
+    counts[:, 2] = np.add.reduceat(cover.astype(np.int64), starts)
+    counts[:, 3] = np.diff(np.concatenate((starts, [len(term)]))) - counts[:, 0]
+    firsts = [w + " " for w in words]
+    term = term[starts]
+    return Pairs([firsts[i] + words[j] for i, j in zip((term // nlex).tolist(), (term % nlex).tolist(),
+                                                       strict=True)], counts)
+
+
+_ADD_TERMS = (
+    "INSERT INTO term_stats AS s (term, pages, docs, covers, sections) "
+    "SELECT t, p, d, c, x FROM unnest(string_to_array(%s, E'\\n'), %s::int[], %s::int[], %s::int[], %s::int[]) "
+    "WITH ORDINALITY AS u(t, p, d, c, x, i) ORDER BY i "
+    "ON CONFLICT (term) DO UPDATE SET pages = s.pages + excluded.pages, docs = s.docs + excluded.docs,"
+    " covers = s.covers + excluded.covers, sections = s.sections + excluded.sections")
+_DROP_EMPTY = ("DELETE FROM term_stats WHERE term = ANY(string_to_array(%s, E'\\n'))"
+               " AND pages = 0 AND docs = 0 AND covers = 0 AND sections = 0")
+_STORED = "SELECT rowid, ntok, {number}, tsvectorsend(tsv) FROM {table} WHERE document_id = %s ORDER BY rowid"
+
+
+def _kinds(pages: Sequence[Row], sections: Sequence[Row]) -> tuple[list[Row], Any]:
+    np = _numpy()
+    rows = [*pages, *sections]
+    is_page = np.zeros(len(rows), dtype=bool)
+    is_page[:len(pages)] = True
+    return rows, is_page
+
+
+def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[Row]) -> None:
+    """A new document's postings (one COPY) and its pairs added to term_stats (one statement)."""
+    np = _numpy()
+    rows, is_page = _kinds(pages, sections)
+    parsed = entries(rows)
+    numbers = np.array([r.number for r in rows], dtype=np.int64)
+    with conn.cursor() as cur:
+        with cur.copy("COPY postings (kind, lexeme, document_id, n, data) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text", "int4", "bytea"])
+            for kind, chosen in (("pages", is_page), ("covers", is_page & (numbers <= COVER_PAGES)),
+                                 ("sections", ~is_page)):
+                for posting in postings(document_id, rows, parsed, kind, chosen):
+                    copy.write_row(posting)
+        _add_terms(cur, term_pairs(rows, parsed, is_page), 1)
+
+
+def subtract(conn: Any, document_id: str) -> None:
+    """Before a document's rows are deleted: its pairs subtracted from term_stats, a pair no row holds any more
+    deleted (its postings go with the document: ON DELETE CASCADE)."""
+    with conn.cursor() as cur:
+        pages, sections = ([Row(*r) for r in cur.execute(_STORED.format(table=t, number=n), (document_id,))]
+                           for t, n in (("pages", "number"), ("sections", "0")))
+        rows, is_page = _kinds(pages, sections)
+        terms = _add_terms(cur, term_pairs(rows, entries(rows), is_page), -1)
+        if terms:
+            cur.execute(_DROP_EMPTY, (terms,))
+
+
+def _add_terms(cur: Any, pairs: Pairs, sign: int) -> str:
+    """The pairs' counts times `sign` added to term_stats, in key order (concurrent writers of a common pair wait
+    for each other's commit, never in a cycle); returns the terms, one a line (sent as text: a lexeme holds no
+    white space, and one string and array literals cost a fraction of psycopg's arrays of 40,000 items)."""
+    if not pairs.terms:
+        return ""
+    terms = "\n".join(pairs.terms)
+    cur.execute(_ADD_TERMS, (terms, *("{" + ",".join(map(str, c)) + "}" for c in (sign * pairs.counts).T.tolist())))
+    return terms

@@ -1,0 +1,95 @@
+"""The PostgreSQL text index as ingest writes it (store/postgres/indexing.py: postings and term pairs computed in
+the store from the rows' tsvectors) equals what the SQL of migrations 7 and 8 computes from the stored rows
+(write_postings, term_pairs: kb_integrity recounts both, and text_stats), on real filings, a replacement and a
+removal, and on a section long enough that PostgreSQL caps its positions (several lexemes then share the last
+position, a lexeme keeps at most 255). The index tokenizer gives the tokens of its regular-expression definition."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+
+from jsonl_engine.ingest import parse_file, sync
+from jsonl_engine.store import open_store
+from jsonl_engine.store.postgres.text import tokens
+from tests.conftest import kb_integrity
+from tests.support.sql import sql
+
+REAL = ("AMCOR_2022_8K_dated-2022-07-01", "PEPSICO_2023_8K_dated-2023-05-05", "FOOTLOCKER_2022_8K_dated-2022-05-20")
+
+
+@pytest.fixture
+def pg_kb(pg_server):
+    store = open_store(pg_server.new_database("pgindex"))
+    yield store
+    store.close()
+
+
+def test_real_filings_index_rows_equal_the_sql_recounts(pg_kb, dev_pdfs, tmp_path):
+    outcomes = sync.ingest_paths(pg_kb, [str(dev_pdfs / f"{name}.pdf") for name in REAL])
+    assert not [o for o in outcomes if o.error]
+    assert kb_integrity(pg_kb)["documents"] == 3
+    assert sql(pg_kb, "SELECT COUNT(*) FROM term_stats WHERE covers > 0")[0][0] > 0
+    # the large values are compressed with lz4 (db.WRITER_SETTINGS; the Debian server has it), not the default pglz
+    assert {r[0] for r in sql(pg_kb, "SELECT pg_column_compression(data) FROM postings UNION "
+                                     "SELECT pg_column_compression(text) FROM pages")} == {"lz4", None}
+    # the same content under another path replaces nothing (a skip); a changed file at a path replaces its document
+    path = tmp_path / "report.md"
+    path.write_text("# Report\n\nNet sales rose in the second quarter.\n", encoding="utf-8")
+    first = sync.ingest_paths(pg_kb, [str(path)])[0].document_id
+    path.write_text("# Report\n\nNet sales fell in the second quarter.\n", encoding="utf-8")
+    assert sync.ingest_paths(pg_kb, [str(path)])[0].document_id != first
+    kb_integrity(pg_kb)
+    pg_kb.remove(outcomes[1].document_id)
+    kb_integrity(pg_kb)
+    assert "net sale" in {r[0] for r in sql(pg_kb, "SELECT term FROM term_stats")}
+
+
+def _long_section() -> str:
+    """A page of ~17,000 tokens: past position 16,383 PostgreSQL gives every token that position, so the lexemes
+    after it share it; 'common' occurs far more than the 255 positions a lexeme keeps."""
+    words = []
+    for i in range(8600):
+        words += ["common", f"w{i % 997}x"]
+    words += [f"tail{i}" for i in range(300)] + ["common"] * 5
+    return " ".join(words)
+
+
+def test_capped_positions_index_rows_equal_the_sql_recounts(pg_kb):
+    text = f"# Long\n\nIntro words here.\n\n## Body part\n\n{_long_section()}\n\n## After\n\ncommon tail1 ends\n"
+    doc = sync.ingest_text(pg_kb, text, "long", "text/markdown").document_id
+    sync.ingest_text(pg_kb, "# Other\n\ncommon w1x common w2x tail5 tail6\n", "other", "text/markdown")
+    # the text is one page (its sections are split into parts)
+    shared = sql(pg_kb, "SELECT COUNT(*) FROM pages p, unnest(p.tsv) u WHERE p.document_id = %s"
+                        " AND 16383 = ANY(u.positions)", (doc,))[0][0]
+    assert shared > 2  # several lexemes at the capped position: the pairs there are every combination
+    assert sql(pg_kb, "SELECT MAX(cardinality(u.positions)) FROM pages p, unnest(p.tsv) u"
+                      " WHERE p.document_id = %s", (doc,))[0][0] == 255  # MAXNUMPOS - 1
+    kb_integrity(pg_kb)
+    pg_kb.remove(doc)
+    kb_integrity(pg_kb)
+    assert sql(pg_kb, "SELECT COUNT(*) FROM term_stats WHERE term LIKE 'tail2%%'")[0][0] == 0
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _reference(text: str) -> list[str]:
+    """The index tokenizer's definition: runs of alphanumerics of the text decomposed, without combining marks,
+    lowercased (FTS5's unicode61 remove_diacritics 2)."""
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return _TOKEN.findall(text.lower())
+
+
+def test_the_tokenizer_gives_the_tokens_of_its_definition(dev_pdfs):
+    texts = ["Fiscal years 2018, 1,577 running cafés", "naïve ÅNGSTRÖM über-résumé 10-K FY2018 Q2'19", "",
+             "  ", "a\u00a0b\tc\nd\x1cé\u2003f", "Straße ﬁnancial ½ ２０１８ 東京 Ελλάδα x²y", "İSTANBUL İi",
+             "e\u0301\u0302 a_b ÉCOLE — “quoted” • 12½%", "x" * 300 + " long", "\x00nul\ufffdrepl"]
+    parsed = parse_file(str(dev_pdfs / f"{REAL[0]}.pdf"))
+    texts += parsed.pages + [s.text for s in parsed.sections] + [s.title for s in parsed.sections]
+    assert any(not t.isascii() for t in parsed.pages)
+    for text in texts:
+        assert tokens(text) == _reference(text), text[:80]
