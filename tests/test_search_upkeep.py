@@ -106,7 +106,9 @@ def test_side_statements_rank_as_the_sequential_search(any_dev_kb, monkeypatch: 
     inline = _Inline()
     monkeypatch.setattr(candidates, "_side_pool", lambda: inline)
     assert run() == threaded
-    assert inline.calls >= 4  # the scoped and the named questions took the side path
+    # the scoped and the named questions took the side path, on a store that runs one (PostgreSQL runs the section
+    # search in the query's own snapshot: no side statement)
+    assert inline.calls >= 4 if any_dev_kb.side_searches else inline.calls == 0
 
 
 def test_side_reads_under_concurrent_writes_cache_consistent_counts(kb_location) -> None:
