@@ -138,7 +138,8 @@ def test_a_kb_made_before_the_statistics_gets_them_when_opened(kb_location):
         store.close()
         conn = sqlite_connect(path)
         conn.execute("DROP TABLE term_stats")
-        conn.execute("DELETE FROM schema_migrations WHERE version = 7")
+        conn.execute("DROP TABLE term_phrases")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 7")
         conn.close()
     store = open_store(kb_location)
     try:
