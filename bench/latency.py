@@ -7,6 +7,10 @@ daemon's peak RSS, then per code the range over the rounds and the ratio this/ba
 and whether every answer (passages: ids, pages, scores) was the same from both codes.
 
     .venv/bin/python bench/latency.py --kb /path/to/kb --baseline-root DIR [--rounds 3] [--questions N]
+    .venv/bin/python bench/latency.py --ingest 12 --baseline-root DIR [--rounds 3]
+
+`--ingest N` measures ingest instead: the first N shared filings into a new KB by each code in turn (in-process
+ingest in a subprocess, as bench/backends.py builds a library), pages/s by wall and by the process's CPU time.
 
 DIR is a checkout made with `git -C <repo> archive <commit> | tar -x -C DIR`. The KB is only read by the codes of
 the same schema. When this checkout's migrations are newer than the baseline's, the baseline would refuse the KB:
@@ -84,9 +88,46 @@ def run(kb: Path, ids: dict[str, str], questions: list[dict], checkout: Path) ->
     return out
 
 
+_INGEST = """
+import json, sys, time
+from jsonl_engine.ingest.sync import ingest_paths
+from jsonl_engine.store import open_store
+store = open_store(sys.argv[1])
+c, t = time.process_time(), time.perf_counter()
+outcomes = ingest_paths(store, sys.argv[2:])
+cpu, wall = time.process_time() - c, time.perf_counter() - t
+store.close()
+print(json.dumps({"pages": sum(o.pages or 0 for o in outcomes if not o.error), "cpu": cpu, "wall": wall}))
+"""
+
+
+def ingest_rounds(pdfs: list[Path], codes: list[tuple[str, Path]], rounds: int) -> int:
+    """Each code ingests `pdfs` into a new KB, alternated for `rounds` rounds; pages/s by wall and CPU time."""
+    import json
+    import tempfile
+
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in codes}
+    for i in range(rounds):
+        for name, root in codes if i % 2 == 0 else codes[::-1]:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = subprocess.run([sys.executable, "-c", _INGEST, str(Path(tmp) / "kb"), *map(str, pdfs)], cwd=root,
+                                     env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                                     text=True, check=True)
+            r = json.loads(out.stdout.splitlines()[-1])
+            got[name].append((r["pages"] / r["wall"], r["pages"] / r["cpu"]))
+            print(f"round {i + 1} {name:4}: {r['pages']} pages, {r['pages'] / r['wall']:.1f} pages/s "
+                  f"({r['pages'] / r['cpu']:.1f} per CPU second) (load {Path('/proc/loadavg').read_text().split()[0]})",
+                  flush=True)
+    for name, rs in got.items():
+        print(f"{name:4} pages/s {min(r[0] for r in rs):.1f}-{max(r[0] for r in rs):.1f}, "
+              f"per CPU second {min(r[1] for r in rs):.1f}-{max(r[1] for r in rs):.1f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kb", required=True, type=Path, help="a SQLite KB directory")
+    ap.add_argument("--kb", type=Path, help="a SQLite KB directory")
+    ap.add_argument("--ingest", type=int, default=0, help="measure ingest of the first N shared filings instead")
     ap.add_argument("--baseline-root", required=True, type=Path)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--questions", type=int, default=0, help="the first N questions (0: all)")
@@ -98,6 +139,11 @@ def main() -> int:
 
     from tests.support.sql import sqlite_connect
 
+    if args.ingest:
+        pdfs = sorted((find_dev(args.dev) / "pdfs").glob("*.pdf"))[:args.ingest]
+        return ingest_rounds(pdfs, [("base", args.baseline_root.resolve()), ("this", ROOT)], args.rounds)
+    if args.kb is None:
+        sys.exit("--kb or --ingest")
     kb, base, this = args.kb.resolve(), args.baseline_root.resolve(), ROOT
     conn = sqlite_connect(kb / "kb.sqlite3")
     try:
