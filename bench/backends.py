@@ -71,7 +71,7 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
             outcomes = ingest_paths(store, missing)
             elapsed = time.perf_counter() - t
             rate = sum(o.pages or 0 for o in outcomes if not o.error) / elapsed
-            if str(location).startswith("postgresql"):  # after a bulk load, as a team would (not timed)
+            if isinstance(location, str):  # after a bulk load, as a team would (not timed)
                 import psycopg
 
                 with psycopg.connect(location, autocommit=True) as conn:
@@ -93,7 +93,8 @@ def build_apart(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str],
 
 
 def ingest_worker(location: str) -> None:
-    ids, rate, pages = build(location, [Path(line) for line in sys.stdin.read().splitlines() if line])
+    where: Path | str = location if location.startswith("postgresql://") else Path(location)  # build() tells by type
+    ids, rate, pages = build(where, [Path(line) for line in sys.stdin.read().splitlines() if line])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"ids": ids, "rate": rate, "pages": pages, "peak_rss_mb": peak}))
 

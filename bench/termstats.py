@@ -57,6 +57,8 @@ def main() -> int:
                 for phrase in phrases:
                     tokens = terms.phrase_tokens([phrase])[phrase]
                     group = "1 word" if len(tokens) == 1 else "2 words" if len(tokens) == 2 else "3+ words"
+                    if len(tokens) > 2 and terms.listed_among(conn, [" ".join(tokens)]):
+                        group = "3+ words listed"
                     t = time.perf_counter()
                     if kind == "documents":
                         counted = search.document_frequency(conn, phrase, spans)
@@ -64,7 +66,9 @@ def main() -> int:
                         counted = search.frequency(conn, kind, phrase)
                     t_count = time.perf_counter() - t
                     t = time.perf_counter()
-                    read = terms.count(tokens, terms.lookup(conn, kind, terms.keys(tokens)), lambda: None)
+                    keys = terms.keys(tokens)
+                    read = terms.count(tokens, terms.lookup(conn, kind, keys), lambda: None,
+                                       terms.listed_among(conn, keys))
                     t_read = time.perf_counter() - t
                     if read is not None and read != counted:
                         differ += 1

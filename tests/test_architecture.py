@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("jsonl_engine.store",),
     ("jsonl_engine.llm",),                                          # shared by every layer
     ("jsonl_engine.config",),
-    ("jsonl_engine.text",),
+    ("jsonl_engine.text", "jsonl_engine.vocabulary"),               # the tokenizer; the search vocabulary
     ("jsonl_engine.errors",),
     ("jsonl_engine",),                                              # the package itself (version): this module only
 )

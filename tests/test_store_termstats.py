@@ -138,7 +138,8 @@ def test_a_kb_made_before_the_statistics_gets_them_when_opened(kb_location):
         store.close()
         conn = sqlite_connect(path)
         conn.execute("DROP TABLE term_stats")
-        conn.execute("DELETE FROM schema_migrations WHERE version = 7")
+        conn.execute("DROP TABLE term_phrases")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 7")
         conn.close()
     store = open_store(kb_location)
     try:
@@ -162,3 +163,118 @@ def test_the_sqlite3_tokenizer_gives_the_tokens_apsw_gives(monkeypatch):
     monkeypatch.setattr(driver, "APSW", False)
     assert terms.tokenize(TEXTS) == with_apsw
     assert with_apsw[0] == ["fiscal", "year", "2018", "1", "577", "run", "cafe"]
+
+
+# The search vocabulary's long phrases (jsonl_engine/vocabulary.py), written as filings print them: punctuation
+# between the words, a plural the stemmer folds, a phrase split across a section's title and text (no match), a
+# phrase in a cover page.
+_D = ("# Cash flow statement\n\nPurchases of property, plant and equipment were $5 million; cost of sales rose. "
+      "Net cash provided by operating activities: 7.\n\n## Cost of\n\nsales fell. Cost of sales, again.\n")
+_E = "# Other\n\nAdditions to property plant and equipment; purchases of property and equipment (cost of goods sold)\n"
+LONG = [("purchases", "of", "property", "plant", "and", "equipment"), ("cost", "of", "sales"),
+        ("net", "cash", "provided", "by", "operating", "activities"), ("cost", "of", "goods", "sold"),
+        ("additions", "to", "property", "plant", "and", "equipment"),
+        ("purchases", "of", "property", "and", "equipment"), ("depreciation", "and", "amortization")]
+
+
+def _sqlite_only(kb_location) -> None:
+    if str(kb_location).startswith("postgresql://"):
+        pytest.skip("the SQLite store's kept phrases")
+
+
+def _read_without_counting(store, monkeypatch, kind: str, phrases) -> dict:
+    """store.frequencies with every count on the index failing: what it returns was read from the statistics."""
+    from jsonl_engine.store.sqlite import search
+
+    def refuse(*args):
+        raise AssertionError(f"counted on the index: {args[1:]}")
+
+    with monkeypatch.context() as m:
+        m.setattr(search, "frequency", refuse)
+        m.setattr(search, "document_frequency", refuse)
+        store._memo.clear()
+        return store.frequencies(kind, phrases)
+
+
+def test_the_vocabularys_long_phrases_are_read_from_the_statistics_as_counted(kb_location, tmp_path, monkeypatch):
+    _sqlite_only(kb_location)
+    from jsonl_engine import vocabulary
+
+    assert all(" ".join(p) in vocabulary.PHRASES for p in LONG)
+    store = open_store(kb_location)
+    try:
+        assert {r[0] for r in sql(store, "SELECT phrase FROM term_phrases")} >= {
+            " ".join(t) for t in terms.phrase_tokens(LONG).values()}
+        d = sync.ingest_text(store, _D, "d", "text/markdown").document_id
+        sync.ingest_text(store, _E, "e", "text/markdown")
+        sync.ingest_text(store, _A, "a", "text/markdown")
+        for when in ("ingested", "removed"):
+            for kind in KINDS:
+                read = _read_without_counting(store, monkeypatch, kind, LONG)
+                assert read == _counted(store, kind, LONG), (when, kind)
+            kb_integrity(store)
+            if when == "ingested":
+                pages = _read_without_counting(store, monkeypatch, "pages", LONG)
+                sections = _read_without_counting(store, monkeypatch, "sections", LONG)
+                assert pages[LONG[0]] == 1 and pages[LONG[5]] == 1 and pages[LONG[1]] == 1
+                assert sections[LONG[1]] == 2  # not the one split across a title and its text
+                store.remove(d)
+        assert _read_without_counting(store, monkeypatch, "pages", LONG)[LONG[0]] == 0
+        assert not sql(store, "SELECT term FROM term_stats WHERE term = 'purchas of properti plant and equip'")
+    finally:
+        store.close()
+
+
+def test_a_phrase_added_to_the_vocabulary_is_counted_when_the_kb_is_opened(kb_location, monkeypatch):
+    _sqlite_only(kb_location)
+    from jsonl_engine import vocabulary
+
+    extra = ("cash", "flow", "statement")  # in no vocabulary: counted on the index until listed
+    store = open_store(kb_location)
+    try:
+        sync.ingest_text(store, _D, "d", "text/markdown")
+        before = {kind: store.frequencies(kind, [extra]) for kind in KINDS}
+        assert before["pages"] == {extra: 1} and before["documents"] == {extra: 1}
+        with pytest.raises(AssertionError, match="counted on the index"):
+            _read_without_counting(store, monkeypatch, "pages", [extra])
+    finally:
+        store.close()
+    monkeypatch.setattr(vocabulary, "PHRASES", (*vocabulary.PHRASES, " ".join(extra)))
+    store = open_store(kb_location)  # the writer lists it, counting it once
+    try:
+        assert sql(store, "SELECT phrase FROM term_phrases WHERE phrase = 'cash flow statement'")
+        for kind in KINDS:
+            assert _read_without_counting(store, monkeypatch, kind, [extra]) == before[kind]
+        sync.ingest_text(store, _D.replace("# Cash", "# Cash flow statement and cash"), "d2", "text/markdown")
+        for kind in KINDS:  # added with the new rows
+            assert _read_without_counting(store, monkeypatch, kind, [extra]) == _counted(store, kind, [extra])
+        assert _read_without_counting(store, monkeypatch, "documents", [extra]) == {extra: 2}
+        kb_integrity(store)
+    finally:
+        store.close()
+
+
+def test_a_kb_made_before_the_kept_phrases_gets_them_when_opened(kb_location, monkeypatch):
+    _sqlite_only(kb_location)
+    from tests.support.sql import sqlite_connect
+
+    store = open_store(kb_location)
+    for text, title in ((_D, "d"), (_E, "e")):
+        sync.ingest_text(store, text, title, "text/markdown")
+    expected = {kind: _counted(store, kind, LONG) for kind in KINDS}
+    kept = _stats(store)
+    path = store.path
+    store.close()
+    conn = sqlite_connect(path)  # back to version 7: the phrases' counts and list gone
+    listed = [r[0] for r in conn.execute("SELECT phrase FROM term_phrases")]
+    conn.executemany("DELETE FROM term_stats WHERE term = ?", [(k,) for k in listed])
+    conn.execute("DROP TABLE term_phrases")
+    conn.execute("DELETE FROM schema_migrations WHERE version = 8")
+    conn.close()
+    store = open_store(kb_location)
+    try:
+        assert _stats(store) == kept
+        assert {kind: _read_without_counting(store, monkeypatch, kind, LONG) for kind in KINDS} == expected
+        kb_integrity(store)
+    finally:
+        store.close()

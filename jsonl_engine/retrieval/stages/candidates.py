@@ -128,17 +128,32 @@ def _focus(store: Store, ask: Ask, routing: Routing, pages: list[PageHit]
 
 
 def _title_matches(store: Store, words: list[str], scope: Scope) -> dict[str, float]:
-    """Share of the query's words found in each document title (tokenised once per title)."""
+    """Share of the query's words found in each document title (tokenised once per title), in scope order. The
+    scope's titles are indexed by word once per scope (the library's: once per state of it), so a query reads the
+    documents whose title holds one of its words instead of testing every title."""
     if not words:
         return {}
     wanted = set(words)
-    out = {}
-    for doc, (title, _) in scope.documents.items():
-        tokens = store.memo("title-tokens", title, lambda title=title: frozenset(tokenize(title)))
-        hit = wanted.intersection(tokens)
-        if hit:
-            out[doc] = len(hit) / len(wanted)
-    return out
+    titles = tuple((doc, title) for doc, (title, _) in scope.documents.items())
+    index = store.memo("title-index", titles, lambda: _title_index(store, titles))
+    hits: dict[int, int] = {}
+    for word in wanted:
+        for i in index.get(word, ()):
+            hits[i] = hits.get(i, 0) + 1
+    return {titles[i][0]: hits[i] / len(wanted) for i in sorted(hits)}
+
+
+def _title_tokens(store: Store, title: str) -> frozenset[str]:
+    return store.memo("title-tokens", title, lambda: frozenset(tokenize(title)))
+
+
+def _title_index(store: Store, titles: tuple[tuple[str, str], ...]) -> dict[str, list[int]]:
+    """word -> the places in `titles` of the titles holding it."""
+    index: dict[str, list[int]] = {}
+    for i, (_, title) in enumerate(titles):
+        for word in _title_tokens(store, title):
+            index.setdefault(word, []).append(i)
+    return index
 
 
 _side: ThreadPoolExecutor | None = None

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from jsonl_engine.errors import KBUnavailable
-from jsonl_engine.store.sqlite import bm25, driver
+from jsonl_engine.store.sqlite import bm25, driver, terms
 from jsonl_engine.store.sqlite.driver import Connection
 from jsonl_engine.store.sqlite.migrations import migrate
 
@@ -153,6 +153,7 @@ class Connections:
             conn = connect(self.path)
             try:
                 migrate(conn)
+                terms.keep_vocabulary(conn)  # a KB made before the vocabulary's phrases were kept, or before some
                 version = conn.execute("SELECT sqlite_version()").fetchone()[0]
             except BaseException:
                 conn.close()

@@ -148,6 +148,14 @@ CREATE TABLE term_stats (
     sections INTEGER NOT NULL
 ) WITHOUT ROWID;
 """),
+    (8, "term statistics: the phrases of three tokens or more whose counts are kept too", """
+-- phrase: FTS5 tokens separated by spaces. Each listed phrase is a key of term_stats, added and subtracted with the
+-- rows like a pair (terms.py); the writer lists the search vocabulary's long phrases when it opens the KB
+-- (terms.keep_vocabulary), counting each once on the index. Other long phrases are counted on the index per query.
+CREATE TABLE term_phrases (
+    phrase TEXT PRIMARY KEY
+) WITHOUT ROWID;
+"""),
 ]
 # Migrations with a step that SQL cannot do, run after their SQL in the same transaction.
 STEPS: dict[int, Callable[[Connection], None]] = {7: terms.fill}

@@ -87,7 +87,8 @@ class SqliteStore(Repository):
                 (document_id,))
         sql.run("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
                 f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
-        terms.add(sql.conn, terms.document_counts([(n, t) for _, n, t in pages], [(r[6], r[7], r[11]) for r in sections]))
+        terms.add(sql.conn, terms.document_counts([(n, t) for _, n, t in pages], [(r[6], r[7], r[11]) for r in sections],
+                                                  terms.kept(sql.conn)))
 
     def _delete_text(self, sql: Sql, document_id: str) -> None:
         terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
@@ -95,8 +96,8 @@ class SqliteStore(Repository):
     # ---- search
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
-        """One- and two-token phrases read from the term statistics (terms.py), others counted on the index unless
-        a pair of their adjacent tokens is in no row."""
+        """One- and two-token phrases and the listed longer ones (the search vocabulary's) read from the term
+        statistics (terms.py), others counted on the index unless a pair of their adjacent tokens is in no row."""
         conn, gen = self._conn(), self._generation()
         tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
         if kind == "documents":
@@ -106,8 +107,9 @@ class SqliteStore(Repository):
             count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
 
         def compute(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            found = terms.lookup(conn, kind, [k for _, p in keys for k in terms.keys(tokens[p])])
-            return {(g, p): terms.count(tokens[p], found, lambda p=p: count(p)) for g, p in keys}
+            wanted = [k for _, p in keys for k in terms.keys(tokens[p])]
+            found, listed = terms.lookup(conn, kind, wanted), terms.listed_among(conn, wanted)
+            return {(g, p): terms.count(tokens[p], found, lambda p=p: count(p), listed) for g, p in keys}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), compute)
         return {p: df[(gen, p)] for p in phrases}

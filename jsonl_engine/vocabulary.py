@@ -1,0 +1,126 @@
+"""The engine's search vocabulary, shared by the layers: generic accounting terms a question uses -> the phrases
+filings print for the same line item. Retrieval adds the phrases to a query that holds the term
+(retrieval/query.py); the answer layer reads them too; the SQLite store keeps, at ingest and removal, the counts of
+every phrase here of three tokens or more (store/sqlite/terms.py), as it does for every one- and two-word phrase:
+a query then reads them instead of counting them over the whole index.
+
+Moving a phrase in or out changes no ranking: a phrase's count is the same read or counted.
+"""
+
+from __future__ import annotations
+
+# Generic accounting vocabulary: trigger (token tuple, matched on the query's token sequence) -> phrases
+# filings use for it. No document- or question-specific entries.
+# Statement pages themselves are found by identity/statements.py; these only name the statements for prose passages.
+_CASH_FLOW = ("cash flows",)
+_INCOME = ()
+_BALANCE = ("total assets",)
+_CAPEX = ("capital expenditures", "purchases of property plant and equipment", "purchases of property and equipment",
+          "additions to property plant and equipment", "payments for property plant and equipment",
+          "capital spending", "acquisitions of property plant and equipment") + _CASH_FLOW
+_REVENUE = ("net sales", "total revenues", "net revenues", "net operating revenues", "total net sales",
+            "sales to customers") + _INCOME
+_COGS = ("cost of sales", "cost of goods sold", "cost of revenues", "cost of products sold")
+_OPINC = ("operating income", "operating profit", "income from operations", "operating expenses") + _INCOME
+_DA = ("depreciation and amortization", "depreciation amortization")
+_CURRENT = ("total current assets", "total current liabilities") + _BALANCE
+# An annual report prints each quarter's figures in one table ("Selected Quarterly Financial Data", "Quarterly Data
+# (Unaudited)"): a question naming a quarter reads it there; a quarterly report has no such table (no phrase added).
+_QUARTERLY = ("quarterly financial data", "quarterly data")
+# Who a company's main customers are, a filing says as the share of its revenues they make ("two wholesalers ...
+# represented approximately 13.5% and 10.7% of the total consolidated revenues", "40% of our revenues were earned
+# pursuant to government contracts"), rarely with the word "customers".
+_CONCENTRATION = ("of our revenues", "of total revenues", "of consolidated revenues", "of total consolidated revenues",
+                  "total consolidated revenues", "of net sales", "of consolidated net sales", "of our net sales",
+                  "of total net sales",
+                  "largest customer", "largest customers", "single customer", "wholesalers", "distributors")
+_PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
+
+EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("capex",): _CAPEX,
+    ("capital", "expenditure"): _CAPEX,
+    ("capital", "expenditures"): _CAPEX,
+    ("capital", "intensive"): _CAPEX + _PPE + ("total assets", "depreciation and amortization"),
+    ("capital", "intensity"): _CAPEX + _PPE + ("total assets",),
+    ("revenue",): _REVENUE,
+    ("revenues",): _REVENUE,
+    ("sales",): ("net sales", "total revenues", "net revenues"),
+    ("topline",): _REVENUE,
+    ("top", "line"): _REVENUE,
+    ("cogs",): _COGS + _INCOME,
+    ("cost", "of", "goods"): _COGS + _INCOME,
+    ("gross", "margin"): ("gross profit", "gross margin") + _COGS + ("net sales", "total revenues") + _INCOME,
+    ("gross", "profit"): ("gross profit", "gross margin") + _COGS + _INCOME,
+    ("operating", "margin"): _OPINC + ("net sales", "total revenues"),
+    ("operating", "income"): _OPINC,
+    ("operating", "profit"): _OPINC,
+    ("ebitda",): _OPINC + _DA + _CASH_FLOW,
+    ("ebit",): _OPINC + ("interest expense",),
+    ("d", "a"): _DA + _CASH_FLOW,
+    ("depreciation",): _DA + _CASH_FLOW,
+    ("net", "income"): ("net income", "net earnings", "net income attributable") + _INCOME,
+    ("eps",): ("earnings per share", "diluted earnings per share"),
+    ("quick", "ratio"): ("cash and cash equivalents", "accounts receivable", "short term investments",
+                         "inventories") + _CURRENT,
+    ("current", "ratio"): _CURRENT,
+    ("working", "capital"): _CURRENT,
+    ("liquidity",): ("liquidity and capital resources", "cash and cash equivalents") + _CURRENT,
+    ("fixed", "asset"): _PPE + ("net sales", "total revenues") + _BALANCE,
+    ("fixed", "assets"): _PPE + ("net sales", "total revenues") + _BALANCE,
+    ("pp", "e"): _PPE + _BALANCE,
+    ("inventory", "turnover"): ("inventories", "total inventories") + _COGS + _BALANCE,
+    ("inventory",): ("inventories",),
+    ("days", "payable"): ("accounts payable", "inventories") + _COGS + _BALANCE,
+    ("dpo",): ("accounts payable", "inventories") + _COGS + _BALANCE,
+    ("days", "sales"): ("accounts receivable", "net sales") + _BALANCE,
+    ("dso",): ("accounts receivable", "net sales") + _BALANCE,
+    ("receivable", "turnover"): ("accounts receivable",) + _REVENUE + _BALANCE,
+    ("roa",): ("net income", "total assets") + _BALANCE + _INCOME,
+    ("return", "on", "assets"): ("net income", "total assets") + _BALANCE + _INCOME,
+    ("roe",): ("net income", "total equity", "shareholders equity") + _BALANCE + _INCOME,
+    ("return", "on", "equity"): ("net income", "total equity", "shareholders equity") + _BALANCE + _INCOME,
+    ("total", "assets"): _BALANCE,
+    ("liabilities",): ("total liabilities", "total current liabilities") + _BALANCE,
+    ("liability",): ("total liabilities",) + _BALANCE,
+    ("debt",): ("long term debt", "short term borrowings", "total debt", "current portion of long term debt",
+                "notes payable", "borrowings") + _BALANCE,
+    ("leverage",): ("long term debt", "total debt", "total equity"),
+    ("dividends",): ("dividends paid", "cash dividends", "dividends declared", "dividends per share"),
+    ("dividend",): ("dividends paid", "cash dividends", "dividends declared", "dividends per share"),
+    ("retention", "ratio"): ("dividends paid", "cash dividends", "net income attributable") + _CASH_FLOW + _INCOME,
+    ("payout", "ratio"): ("dividends paid", "cash dividends", "net income attributable") + _CASH_FLOW,
+    ("cash", "flow"): ("net cash provided by operating activities", "operating activities", "investing activities",
+                       "financing activities") + _CASH_FLOW,
+    ("free", "cash"): ("net cash provided by operating activities",) + _CAPEX,
+    ("effective", "tax"): ("effective tax rate", "provision for income taxes", "income before income taxes",
+                           "statutory rate"),
+    ("interest", "coverage"): ("interest expense", "operating income", "interest expense net"),
+    ("interest", "expense"): ("interest expense", "interest expense net"),
+    ("restructuring",): ("restructuring charges", "restructuring costs", "restructuring and impairment"),
+    ("acquisitions",): ("acquisitions", "business combinations", "acquired"),
+    ("acquisition",): ("acquisitions", "business combinations", "acquired"),
+    ("m", "a"): ("acquisitions", "divestitures", "business combinations", "organic"),
+    ("legal",): ("legal proceedings", "litigation", "contingencies", "lawsuits"),
+    ("lawsuits",): ("legal proceedings", "litigation", "contingencies"),
+    ("litigation",): ("legal proceedings", "litigation", "contingencies"),
+    ("geographies",): ("geographic", "geographic areas", "regions", "international", "segments"),
+    ("geography",): ("geographic", "geographic areas", "regions", "international"),
+    ("regions",): ("region", "geographic", "segments"),
+    ("segment",): ("segments", "reportable segments", "segment results"),
+    ("customers",): ("customers", "largest customer", "major customers"),
+    ("primary", "customers"): _CONCENTRATION, ("main", "customers"): _CONCENTRATION,
+    ("major", "customers"): _CONCENTRATION, ("key", "customers"): _CONCENTRATION,
+    ("largest", "customers"): _CONCENTRATION, ("biggest", "customers"): _CONCENTRATION,
+    ("cyclicality",): ("cyclical", "cyclicality", "economic cycles"),
+    ("balance", "sheet"): _BALANCE,
+    ("financial", "position"): _BALANCE,
+    ("income", "statement"): _INCOME,
+    ("p", "l"): _INCOME,
+    ("statement", "of", "income"): _INCOME,
+    ("cash", "flows"): _CASH_FLOW,
+    ("var",): ("value at risk", "var"),
+    ("quarter",): _QUARTERLY, ("q1",): _QUARTERLY, ("q2",): _QUARTERLY, ("q3",): _QUARTERLY, ("q4",): _QUARTERLY,
+    ("notional",): ("notional amount", "notional amounts", "derivatives"),
+    ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
+    ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
+}
