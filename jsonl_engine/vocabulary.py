@@ -124,3 +124,6 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
     ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
 }
+
+# Every phrase of EXPANSIONS, in order, once.
+PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for phrases in EXPANSIONS.values() for p in phrases))
