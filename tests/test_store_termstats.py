@@ -177,11 +177,6 @@ LONG = [("purchases", "of", "property", "plant", "and", "equipment"), ("cost", "
         ("purchases", "of", "property", "and", "equipment"), ("depreciation", "and", "amortization")]
 
 
-def _sqlite_only(kb_location) -> None:
-    if str(kb_location).startswith("postgresql://"):
-        pytest.skip("the SQLite store's kept phrases")
-
-
 def _read_without_counting(store, monkeypatch, kind: str, phrases) -> dict:
     """store.frequencies with every count on the index failing: what it returns was read from the statistics."""
     from jsonl_engine.store.sqlite import search
@@ -196,8 +191,8 @@ def _read_without_counting(store, monkeypatch, kind: str, phrases) -> dict:
         return store.frequencies(kind, phrases)
 
 
-def test_the_vocabularys_long_phrases_are_read_from_the_statistics_as_counted(kb_location, tmp_path, monkeypatch):
-    _sqlite_only(kb_location)
+def test_the_vocabularys_long_phrases_are_read_from_the_statistics_as_counted(tmp_path, monkeypatch):
+    kb_location = tmp_path / "kb"  # the SQLite store's kept phrases
     from jsonl_engine import vocabulary
 
     assert all(" ".join(p) in vocabulary.PHRASES for p in LONG)
@@ -225,8 +220,8 @@ def test_the_vocabularys_long_phrases_are_read_from_the_statistics_as_counted(kb
         store.close()
 
 
-def test_a_phrase_added_to_the_vocabulary_is_counted_when_the_kb_is_opened(kb_location, monkeypatch):
-    _sqlite_only(kb_location)
+def test_a_phrase_added_to_the_vocabulary_is_counted_when_the_kb_is_opened(tmp_path, monkeypatch):
+    kb_location = tmp_path / "kb"  # the SQLite store's kept phrases
     from jsonl_engine import vocabulary
 
     extra = ("cash", "flow", "statement")  # in no vocabulary: counted on the index until listed
@@ -254,8 +249,8 @@ def test_a_phrase_added_to_the_vocabulary_is_counted_when_the_kb_is_opened(kb_lo
         store.close()
 
 
-def test_a_kb_made_before_the_kept_phrases_gets_them_when_opened(kb_location, monkeypatch):
-    _sqlite_only(kb_location)
+def test_a_kb_made_before_the_kept_phrases_gets_them_when_opened(tmp_path, monkeypatch):
+    kb_location = tmp_path / "kb"  # the SQLite store's kept phrases
     from tests.support.sql import sqlite_connect
 
     store = open_store(kb_location)
