@@ -299,7 +299,7 @@ def _asked_clause(query: str) -> tuple[str, re.Match | None]:
     asked = _ASKED.search(query)
     clause = asked.group("clause") if asked else ""
     clause = re.sub(r"\s+for\s+(?!(?:FY\s*'?)?(?:19|20)\d\d\b)[A-Z0-9][\w&.' -]*$", "", clause.strip())  # "... for Acme Corp"
-    clause = re.sub(r"^(?:[A-Z0-9][\w&.-]*\s+)*[A-Z0-9][\w&.-]*(?:['’]s|s['’])\s+", "", clause)  # "Walmart's ...", "Acme Works' ..."
+    clause = re.sub(r"^(?:[A-Z0-9][\w&.-]*\s+)*[A-Z0-9][\w&.-]*(?:['’]s|s['’])\s+", "", clause)  # "Acme's ...", "Acme Works' ..."
     clause = _ASKED_PERIOD.sub("", clause)  # "... in the third quarter of fiscal 2017": the period, said apart
     clause = re.sub(r"\((?:in\s+)?usd[^)]*\)|\bin\s+usd\s+millions\b", " ", clause, flags=re.IGNORECASE)
     gloss = re.search(r"\s*\(([^()]*)\)\s*$", clause.strip())  # "A + B (unadjusted EBITDA)": its name
