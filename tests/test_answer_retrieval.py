@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.retrieval.query import parse
 from jsonl_engine.store import Store
-from tests.support.answer_lines import check_lines
+from tests.test_answer_pool import answer
 from tests.test_answer_rules import MORE, filing_kb, needs_more
 
 QUARTERS = "JOHNSON_JOHNSON_2018_10K"  # "19. Selected Quarterly Financial Data (unaudited)", p. 86
@@ -31,12 +30,6 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
                       COUNTS)
     yield store
     store.close()
-
-
-def answer(store: Store, doc: str, query: str, **kw):
-    out = synthesize(store, query, document_ids=[store.doc_ids[doc]], **kw)  # type: ignore[attr-defined]
-    check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
-    return out
 
 
 def passages(store: Store, doc: str, query: str, limit: int = 5):
