@@ -181,11 +181,35 @@ def _pg_integrity(store) -> dict[str, int]:
     counts["sections_fts"] = sql(store, "SELECT COUNT(*) FROM sections WHERE tsv IS NOT NULL")[0][0]
     assert counts["sections_fts"] == counts["sections"]
     # the two-word phrases' statistics (migration 8) are every stored document's counts summed, no zero rows left
-    kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats"))
+    listed = [r[0] for r in sql(store, "SELECT phrase FROM term_phrases ORDER BY phrase")]
+    kept = set(sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats WHERE term <> ALL(%s)",
+                   (listed,)))
     assert kept == set(sql(store, "SELECT t.term, SUM(t.pages), SUM(t.docs), SUM(t.covers), SUM(t.sections) "
                                   "FROM documents d, term_pairs(d.id) t GROUP BY t.term"))
+    _pg_long_phrases(store, listed)
     _pg_recounts(store.url)
     return counts
+
+
+def _pg_long_phrases(store, listed: list[str]) -> None:
+    """The listed long phrases' statistics (migration 9) are the counts the read path makes matching each one on
+    its lexemes' postings (search._phrase_count), in every kind; no row left for a phrase no row holds."""
+    from jsonl_engine.store.postgres import search
+    from tests.support.sql import sql
+
+    kept = {r[0]: tuple(r[1:]) for r in sql(store, "SELECT term, pages, docs, covers, sections FROM term_stats "
+                                                   "WHERE term = ANY(%s)", (listed,))}
+    counted = {}
+    with store.snapshot():
+        src = search.Source(store._conn(), None, ())
+        for key in listed:
+            q = search.Tsq(tuple(key.split(" ")), tuple(range(len(key.split(" ")))))
+            pages, covers, sections = (src.read(t, q.lexemes, q.lexemes, None) for t in ("pages", "covers", "sections"))
+            n = (search._phrase_count(q, pages, False), search._phrase_count(q, pages, True),
+                 search._phrase_count(q, covers, False), search._phrase_count(q, sections, False))
+            if any(n):
+                counted[key] = n
+    assert kept == counted
 
 
 def _pg_recounts(url: str) -> None:

@@ -54,11 +54,13 @@ def _long_section() -> str:
     for i in range(8600):
         words += ["common", f"w{i % 997}x"]
     words += [f"tail{i}" for i in range(300)] + ["common"] * 5
+    words += ["total", "current", "assets"] * 2  # a listed long phrase, all at the last position
     return " ".join(words)
 
 
 def test_capped_positions_index_rows_equal_the_sql_recounts(pg_kb):
-    text = f"# Long\n\nIntro words here.\n\n## Body part\n\n{_long_section()}\n\n## After\n\ncommon tail1 ends\n"
+    text = (f"# Long\n\nIntro words here.\n\n## Body part\n\n{_long_section()}\n\n## After\n\ncommon tail1 ends"
+            " total current assets\n")
     doc = sync.ingest_text(pg_kb, text, "long", "text/markdown").document_id
     sync.ingest_text(pg_kb, "# Other\n\ncommon w1x common w2x tail5 tail6\n", "other", "text/markdown")
     # the text is one page (its sections are split into parts)
@@ -93,3 +95,39 @@ def test_the_tokenizer_gives_the_tokens_of_its_definition(dev_pdfs):
     assert any(not t.isascii() for t in parsed.pages)
     for text in texts:
         assert tokens(text) == _reference(text), text[:80]
+
+
+def test_real_filings_long_phrase_counts_are_read_as_counted(pg_kb, dev_pdfs, monkeypatch):
+    """The vocabulary's long phrases (migration 9) are read from term_stats, and equal the counts of matching
+    them on the postings, in every kind, after ingesting real filings and after removing one."""
+    from jsonl_engine import vocabulary
+    from jsonl_engine.store.postgres import search
+    from tests.test_store_termstats import KINDS, _counted
+
+    listed = {r[0] for r in sql(pg_kb, "SELECT phrase FROM term_phrases")}
+    assert "purchas of properti plant and equip" in listed and "cash flow" not in listed
+    names = (*REAL, "BESTBUY_2024Q2_10Q")  # a quarterly report: statements printing the vocabulary's long phrases
+    outcomes = sync.ingest_paths(pg_kb, [str(dev_pdfs / f"{name}.pdf") for name in names])
+    assert not [o for o in outcomes if o.error]
+    phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
+    longs = [p for p in phrases if len(p) >= 3]
+    counted_calls = []
+    original = search._phrase_count
+
+    def spy(q, found, documents):
+        counted_calls.append(q)
+        return original(q, found, documents)
+
+    for removed in (False, True):
+        if removed:  # the quarterly report: most of the long phrases' counts fall to 0
+            pg_kb.remove(outcomes[-1].document_id)
+        expected = {kind: _counted(pg_kb, kind, phrases) for kind in KINDS}
+        if not removed:
+            assert sum(expected["pages"][p] for p in longs) > 0 and sum(expected["sections"][p] for p in longs) > 0
+        with monkeypatch.context() as m:
+            m.setattr(search, "_phrase_count", spy)
+            counted_calls.clear()
+            read = {kind: pg_kb.frequencies(kind, phrases) for kind in KINDS}
+        assert read == expected
+        assert not [q for q in counted_calls if search.long_key(q) in listed]  # read, not counted
+        kb_integrity(pg_kb)

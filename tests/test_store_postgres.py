@@ -265,7 +265,7 @@ def test_a_kb_made_before_postings_gets_them_and_searches_alike(pg_server) -> No
     store.close()
     with psycopg_connect(url) as conn:  # back to version 6, as main left it
         conn.execute("DROP TABLE term_stats; DROP FUNCTION add_term_stats(TEXT, INTEGER); DROP FUNCTION "
-                     "term_pairs(TEXT); DELETE FROM schema_migrations WHERE version = 8")
+                     "term_pairs(TEXT); DROP TABLE term_phrases; DELETE FROM schema_migrations WHERE version >= 8")
         conn.execute("DROP TABLE postings; DROP FUNCTION write_postings(TEXT); DELETE FROM schema_migrations "
                      "WHERE version = 7; CREATE INDEX pages_tsv ON pages USING gin (tsv); CREATE INDEX covers_tsv "
                      "ON pages USING gin (tsv) WHERE number <= 2; CREATE INDEX sections_tsv ON sections USING "

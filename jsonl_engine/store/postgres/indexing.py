@@ -17,6 +17,9 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from jsonl_engine import vocabulary
+from jsonl_engine.store.postgres import search
+
 COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
 _KEY_LAST = 0x3FFF  # the highest position a tsvector holds
 
@@ -180,6 +183,62 @@ def term_pairs(rows: Sequence[Row], parsed: Entries, is_page: Any) -> Pairs:
                                                        strict=True)], counts)
 
 
+def phrase_counts(rows: Sequence[Row], parsed: Entries, is_page: Any, kept: Sequence[str]) -> Pairs:
+    """The listed long phrases (`kept`: keys of term_phrases, migration 9, lexemes space-separated) this document
+    holds, counted as term_pairs counts a pair: the rows holding the phrase's lexemes at consecutive positions in
+    one row and field (weight label), as the read path matches them (search._phrase_matches: a code plus 4 * k
+    is the position k words on in the same field; past the capped last position, none)."""
+    np = _numpy()
+    ids = {w: i for i, w in enumerate(parsed.lexemes)}
+    numbers = np.array([r.number for r in rows], dtype=np.int64)
+    found: list[str] = []
+    counts: list[Any] = []
+    if not len(parsed.row):
+        return Pairs([], np.zeros((0, 4), dtype=np.int64))
+    raw = parsed.raw.astype(np.int64)
+    key = (np.repeat(parsed.row, parsed.count) << 16) | raw  # row, weight label, position
+    lex = np.repeat(parsed.lexeme, parsed.count)
+    nlex = max(len(parsed.lexemes), 1)
+    held = np.unique(key * nlex + lex)  # each (place, lexeme)
+    for phrase in sorted(kept):
+        words = phrase.split(" ")
+        if any(w not in ids for w in words):
+            continue
+        at = key[lex == ids[words[0]]]
+        at = at[(at & _KEY_LAST) + (len(words) - 1) <= _KEY_LAST]  # the last word's position within the cap
+        for j, w in enumerate(words[1:], 1):
+            if not at.size:
+                break
+            wanted = (at + j) * nlex + ids[w]
+            place = np.minimum(np.searchsorted(held, wanted), held.size - 1)
+            at = at[held[place] == wanted]
+        if not at.size:
+            continue
+        row = np.unique(at >> 16)
+        page = is_page[row]
+        n_pages = int(page.sum())
+        found.append(phrase)
+        counts.append([n_pages, int(n_pages > 0), int((page & (numbers[row] <= COVER_PAGES)).sum()),
+                       len(row) - n_pages])
+    return Pairs(found, np.array(counts, dtype=np.int64).reshape(-1, 4))
+
+
+def _merged(*parts: Pairs) -> Pairs:
+    """Several documents' term counts as one, in key order (the keys are distinct)."""
+    np = _numpy()
+    terms = [t for p in parts for t in p.terms]
+    counts = np.concatenate([p.counts for p in parts]) if terms else np.zeros((0, 4), dtype=np.int64)
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    return Pairs([terms[i] for i in order], counts[np.array(order, dtype=np.int64)] if terms else counts)
+
+
+# A writer holds term_phrases in ROW SHARE from before it reads the listing until its commit; listing a phrase takes
+# EXCLUSIVE (search.keep_phrases): it counts every committed row, then every writer reads it.
+def _kept(cur: Any) -> list[str]:
+    cur.execute("LOCK TABLE term_phrases IN ROW SHARE MODE")
+    return [r[0] for r in cur.execute("SELECT phrase FROM term_phrases")]
+
+
 _ADD_TERMS = (
     "INSERT INTO term_stats AS s (term, pages, docs, covers, sections) "
     "SELECT t, p, d, c, x FROM unnest(string_to_array(%s, E'\\n'), %s::int[], %s::int[], %s::int[], %s::int[]) "
@@ -212,17 +271,21 @@ def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[
                                  ("sections", ~is_page)):
                 for posting in postings(document_id, rows, parsed, kind, chosen):
                     copy.write_row(posting)
-        _add_terms(cur, term_pairs(rows, parsed, is_page), 1)
+        _add_terms(cur, _merged(term_pairs(rows, parsed, is_page),
+                                phrase_counts(rows, parsed, is_page, _kept(cur))), 1)
 
 
 def subtract(conn: Any, document_id: str) -> None:
     """Before a document's rows are deleted: its pairs subtracted from term_stats, a pair no row holds any more
     deleted (its postings go with the document: ON DELETE CASCADE)."""
     with conn.cursor() as cur:
+        kept = _kept(cur)
         pages, sections = ([Row(*r) for r in cur.execute(_STORED.format(table=t, number=n), (document_id,))]
                            for t, n in (("pages", "number"), ("sections", "0")))
         rows, is_page = _kinds(pages, sections)
-        terms = _add_terms(cur, term_pairs(rows, entries(rows), is_page), -1)
+        parsed = entries(rows)
+        terms = _add_terms(cur, _merged(term_pairs(rows, parsed, is_page), phrase_counts(rows, parsed, is_page, kept)),
+                           -1)
         if terms:
             cur.execute(_DROP_EMPTY, (terms,))
 
@@ -236,3 +299,35 @@ def _add_terms(cur: Any, pairs: Pairs, sign: int) -> str:
     terms = "\n".join(pairs.terms)
     cur.execute(_ADD_TERMS, (terms, *("{" + ",".join(map(str, c)) + "}" for c in (sign * pairs.counts).T.tolist())))
     return terms
+
+
+def keep_vocabulary(conn: Any) -> list[str]:
+    """List the search vocabulary's long phrases not listed yet (a KB made before them, or by an engine with a
+    smaller vocabulary): each counted once by the read path (search._phrase_count) over every committed row, with
+    term_phrases held EXCLUSIVE so no writer is between reading the listing and committing (`_kept`), its counts
+    added to term_stats and the phrase listed, in one transaction. `conn`: autocommit (migrations.migrate's).
+    Returns the keys listed."""
+    phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
+    wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
+    listed = {r[0] for r in conn.execute("SELECT phrase FROM term_phrases")}
+    if not set(wanted) - listed:
+        return []
+    np = _numpy()
+    with conn.transaction():
+        conn.execute("LOCK TABLE term_phrases IN EXCLUSIVE MODE")
+        new = sorted(set(wanted) - {r[0] for r in conn.execute("SELECT phrase FROM term_phrases")})
+        if not new:
+            return []
+        tsqs = [search.Tsq(tuple(k.split(" ")), tuple(range(len(k.split(" "))))) for k in new]
+        src = search.Source(conn, None, ())
+        counts = np.zeros((len(new), 4), dtype=np.int64)
+        for column, (table, documents) in enumerate((("pages", False), ("pages", True), ("covers", False),
+                                                     ("sections", False))):
+            for i, q in enumerate(tsqs):
+                found = src.read(table, q.lexemes, q.lexemes, None)
+                counts[i, column] = search._phrase_count(q, found, documents)
+        held = counts.any(axis=1)
+        with conn.cursor() as cur:
+            _add_terms(cur, Pairs([k for k, h in zip(new, held.tolist(), strict=True) if h], counts[held]), 1)
+            cur.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (new,))
+    return new

@@ -226,6 +226,15 @@ DELETE FROM term_stats WHERE sign < 0 AND pages = 0 AND docs = 0 AND covers = 0 
 $$;
 SELECT add_term_stats(id, 1) FROM documents;
 """),
+    (9, "kept phrases: the long phrases (three words or more) whose counts term_stats keeps too", """
+-- A listed phrase (its lexemes, space-separated) is a key of term_stats like a pair, its counts added and
+-- subtracted with the rows (indexing.phrase_counts: the same consecutive positions in one field as the read
+-- path matches); search.frequencies reads them, a listed phrase with no row counting 0. Phrases are listed by
+-- indexing.keep_vocabulary (after the migrations, under their lock): the search vocabulary's, each counted once.
+CREATE TABLE term_phrases (
+    phrase TEXT COLLATE "C" PRIMARY KEY
+);
+"""),
 ]
 
 
@@ -249,6 +258,9 @@ def migrate(conn: Any) -> int:
                 conn.execute("INSERT INTO schema_migrations (version, description) VALUES (%s, %s)",
                              (number, description))
             version = number
+        from jsonl_engine.store.postgres import indexing  # numpy and the search path: only once migrated
+
+        indexing.keep_vocabulary(conn)
         return version
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))

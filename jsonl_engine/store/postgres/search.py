@@ -428,19 +428,26 @@ def pairs_of(q: Tsq) -> list[str]:
     return [f"{a} {b}" for a, b in zip(q.lexemes, q.lexemes[1:], strict=False)]
 
 
+def long_key(q: Tsq) -> str | None:
+    """A phrase of three lexemes or more following one another: its key in term_phrases and term_stats."""
+    return " ".join(q.lexemes) if len(q.lexemes) >= 3 and q.offsets == tuple(range(len(q.lexemes))) else None
+
+
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
                 ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
-    from term_stats (kept at ingest; a pair never written counts 0), in one statement; longer phrases matched
-    here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0). With `also`
-    (other kinds), the same statement counts the one- and two-word phrases there too: (counts, {kind: {phrase:
+    from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
+    migration 9; no row: 0), in one statement; other longer phrases matched here on their lexemes' postings,
+    unless a pair of their adjacent lexemes is in no row (0). With `also` (other kinds), the same statement
+    counts the one- and two-word and listed phrases there too: (counts, {kind: {phrase:
     count}}) (a term_stats row holds every kind's count; a search of pages is followed by one of sections)."""
     if not tsqs:
         return [], {k: {} for k in also}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
+    longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
     counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
     if single or pairs:
         parts, args = [], []
@@ -450,10 +457,15 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
                          f"GROUP BY lexeme UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
                          "WHERE term = ANY(%s)")
             args += [k, "pages" if k == "documents" else k, single, k, pairs]
+        for k in (kind, *also) if longs else ():  # the listed ones (migration 9), 0 when no row holds them
+            parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
+                         "LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY(%s)")
+            args += [k, longs]
         counts = {(k, words, key): int(n) for k, words, key, n in src.conn.execute(" UNION ALL ".join(parts), args)}
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
+    listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
-                     for lex in q.lexemes})
+                     and q not in listed for lex in q.lexemes})
     found = src.read(table, placed, placed, None)
     out = []
     for q in tsqs:
@@ -463,10 +475,14 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
             out.append(counts.get((kind, 2, key), 0))
         elif q in absent:
             out.append(0)
+        elif q in listed:
+            out.append(counts[(kind, 3, long_key(q))])
         else:
             out.append(_phrase_count(q, found, kind == "documents") if q.lexemes else 0)
     more = {k: {q: counts.get((k, 1, q.lexemes[0]), 0) if len(q.lexemes) == 1 else counts.get((k, 2, key), 0)
                 for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
+    for k in also:  # and the listed long phrases
+        more[k].update((q, counts[(k, 3, key)]) for q in listed if (key := long_key(q)) is not None)
     return out, more
 
 
