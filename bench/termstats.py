@@ -10,7 +10,8 @@ the store has migrated (opening it migrates it), read-only otherwise; exits 1 on
 With `--rounds N --baseline-root DIR` (a checkout made before the statistics: `git archive <commit> | tar -x -C
 DIR`) it measures instead kb.context p50/p95 through a daemon of each checkout on the same KB, alternated N
 rounds, scoped to each question's filing then corpus-wide (as bench/backends.py). The older code refuses a KB of a
-newer schema: its rounds run with migration 7's record hidden (its table stays; the older code never reads it).
+newer schema: its rounds run with migration 7's record hidden (PostgreSQL: the newest one's; its table stays; the
+older code never reads it).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def compare_latencies(args: argparse.Namespace) -> int:
     if args.questions:
         questions = questions[:args.questions]
     # the statistics' migration: hidden from the older code, which refuses a newer schema
-    version, description, _ = (pg_migrations.MIGRATIONS[7] if postgres else sqlite_migrations.MIGRATIONS[6])
+    version, description, _ = (pg_migrations.MIGRATIONS[-1] if postgres else sqlite_migrations.MIGRATIONS[6])
 
     def record(present: bool) -> None:
         if postgres:
