@@ -193,25 +193,29 @@ def phrase_counts(rows: Sequence[Row], parsed: Entries, is_page: Any, kept: Sequ
     numbers = np.array([r.number for r in rows], dtype=np.int64)
     found: list[str] = []
     counts: list[Any] = []
-    if not len(parsed.row):
-        return Pairs([], np.zeros((0, 4), dtype=np.int64))
-    raw = parsed.raw.astype(np.int64)
-    key = (np.repeat(parsed.row, parsed.count) << 16) | raw  # row, weight label, position
-    lex = np.repeat(parsed.lexeme, parsed.count)
-    nlex = max(len(parsed.lexemes), 1)
-    held = np.unique(key * nlex + lex)  # each (place, lexeme)
+    places: dict[str, Any] = {}
+
+    def at_of(word: str) -> Any:
+        """The word's places (row << 16 | weight label << 14 | position), sorted (a row's positions are in
+        position order, not in label order)."""
+        if word not in places:
+            e = np.flatnonzero(parsed.lexeme == ids[word])
+            n = parsed.count[e]
+            places[word] = np.sort((np.repeat(parsed.row[e], n) << 16) | parsed.raw[_gather(parsed.start[e], n)])
+        return places[word]
+
     for phrase in sorted(kept):
         words = phrase.split(" ")
         if any(w not in ids for w in words):
             continue
-        at = key[lex == ids[words[0]]]
+        at = at_of(words[0])
         at = at[(at & _KEY_LAST) + (len(words) - 1) <= _KEY_LAST]  # the last word's position within the cap
         for j, w in enumerate(words[1:], 1):
             if not at.size:
                 break
-            wanted = (at + j) * nlex + ids[w]
-            place = np.minimum(np.searchsorted(held, wanted), held.size - 1)
-            at = at[held[place] == wanted]
+            held = at_of(w)
+            place = np.minimum(np.searchsorted(held, at + j), held.size - 1)
+            at = at[held[place] == at + j]
         if not at.size:
             continue
         row = np.unique(at >> 16)
