@@ -220,9 +220,17 @@ class App:
                 await closer()
 
     def close(self) -> None:
+        self.close_pool()
+        self.close_store()
+
+    def close_pool(self) -> None:
+        """Kill the pool's workers and wait (at most POOL_JOIN_S) for its queues to go. Never waits on a lock
+        that a request's thread may hold."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
             _stop(pool, wait=True)
+
+    def close_store(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None

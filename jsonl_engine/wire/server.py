@@ -463,11 +463,18 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _close_app(app: App) -> None:
-    """Close the pool and the KB, giving up after CLOSE_TIMEOUT_S (a stuck thread may hold a store lock)."""
+    """Close the pool, then the KB, giving up on the KB after CLOSE_TIMEOUT_S (a stuck thread may hold a store
+    lock). The pool is closed first and in full: its stop is bounded by itself (its workers are killed), and
+    cutting it short on a loaded machine left its semaphores to multiprocessing's resource tracker, which
+    printed "leaked semaphore objects" on the user's terminal."""
+    try:
+        app.close_pool()
+    except Exception:
+        log.exception("error while closing the worker pool")
 
     def close() -> None:
         try:
-            app.close()
+            app.close_store()
         except Exception:
             log.exception("error while closing")
 
