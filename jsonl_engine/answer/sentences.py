@@ -16,7 +16,8 @@ from typing import Literal
 Kind = Literal["sentence", "row", "bullet", "header", "heading"]
 
 _BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
-_CELL = re.compile(r"^(?:\$|%|[-–—]+|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
+# a cell: a number (its "$", "%", parentheses), a dash, or "NM"/"N/A" (a change "not meaningful", no value)
+_CELL = re.compile(r"^(?:\$|%|[-–—]+|NM|nm|[Nn]/[MmAa]|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
 _NUMBER = re.compile(r"\d")
 _NOT_WORDS = re.compile(r"[\W\d_]*")  # page numbers, "$ %", "---": never part of a sentence
 _RULE = re.compile(r"[|:\-–—_=+\s]+")
