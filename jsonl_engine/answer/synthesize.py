@@ -79,7 +79,6 @@ _AMOUNT_CUES = frozenset({
     "eps", "earnings", "dividend", "dividends", "cash", "debt", "value", "rate", "rates", "growth", "price",
     "prices", "profit", "profits", "assets", "liabilities", "equity", "turnover",
 })
-_HOW_MUCH = re.compile(r"\bhow\s+(?:large|big|high|low|small)\b")  # "... and how large was it?": a figure asked
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
 # keys of the words naming the asked period ("year end", "six months ended June 30", "second quarter"), not the item
@@ -195,10 +194,8 @@ def figures_of(text: str) -> frozenset[str]:
 
 
 def asks_for_amount(query: str) -> bool:
-    """The question asks for an amount: "$", "%", a word asking one (`_AMOUNT_CUES`), or "how large/big/high ..."."""
     low = query.lower()
-    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low)) \
-        or bool(_HOW_MUCH.search(low))
+    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low))
 
 
 def _min_window(positions: list[list[int]]) -> int:
@@ -726,7 +723,9 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
-            label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
+            # words of the row's own label the question does not have (the line titling its rows adds none)
+            own = label_keys if by_period else keys(reading.row.label.text)
+            label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
         label = order.label_of(body)
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
