@@ -53,6 +53,12 @@ def test_rows_under_a_line_titling_them_carry_it():
     assert found["Units shipped: (2)"].kind == "heading"  # its footnote mark is no cell
     # a label wrapped over two lines is one row, not a group line over it
     assert group["Net income attributable to holders of Acme Corp 120 110"] is None
+    # a title over a row printing only figures is that row's label, not a group's title; a sentence-case one over a
+    # labelled row titles the rows under it
+    assert all(s.group is None for s in segment("In millions 2024 2023\nRestructuring charges\n(f) $ (229) $ (66)\n")
+               if s.kind == "row")
+    assert all(s.group == (22, 40) for s in segment("In millions 2024 2023\nSales to customers\nRetail 5 6\n"
+                                                     "Wholesale 7 8\n") if s.kind == "row")
     # a prose sentence ends the group
     assert all(s.group is None for s in segment("Revenues:\nProducts 1 2\nWe sold more.\nServices 3 4\n")
                if s.kind == "row" and s.start > 30)

@@ -217,7 +217,10 @@ def _grouped(text: str, segments: list[Segment]) -> list[Segment]:
         if seg.kind in ("sentence", "bullet", "header"):
             group, table = None, seg.kind == "header"
         elif seg.kind == "heading":
-            over_row = table and n + 1 < len(segments) and segments[n + 1].kind == "row"
+            # over a row with a label of its own: a row printing only figures ("(f) $ (229) $ (66)") or going on in
+            # lower case ("share) 1.20 1.10") takes the line above as (the start of) its label
+            over_row = table and n + 1 < len(segments) and segments[n + 1].kind == "row" \
+                and text[segments[n + 1].start].isupper()
             if _group_line(body, seg.kind, over_row):
                 group, grouped = (seg.start, seg.end), 0
         else:
