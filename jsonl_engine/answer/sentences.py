@@ -221,7 +221,7 @@ def _grouped(text: str, segments: list[Segment]) -> list[Segment]:
             # lower case ("share) 1.20 1.10") takes the line above as (the start of) its label
             over_row = table and n + 1 < len(segments) and segments[n + 1].kind == "row" \
                 and text[segments[n + 1].start].isupper()
-            if _group_line(body, seg.kind, over_row):
+            if _group_line(body, over_row):
                 group, grouped = (seg.start, seg.end), 0
         else:
             table = True
@@ -234,17 +234,18 @@ def _grouped(text: str, segments: list[Segment]) -> list[Segment]:
     return out
 
 
-def _group_line(line: str, kind: Kind | None, over_row: bool) -> bool:
+def _group_line(line: str, over_row: bool) -> bool:
     """A line titling the rows under it: words without figures (footnote marks aside) ending in a colon
-    ("Revenues:", "Units shipped: (5)"), or a heading in sentence case right over a row of a table whose column
-    titles came before ("Sales to customers"; not a column's title, "Second Quarter", nor "(1)")."""
+    ("Revenues:", "Units shipped: (5)"), or (`over_row`: a heading right over a labelled row of a table whose column
+    titles came before) a title in sentence case ("Sales to customers"; not a column's title, "Second Quarter",
+    nor "(1)", nor a label wrapped over two lines, "... attributable to")."""
     bare = _MARKS.sub("", line).strip()
-    if not bare or not (bare[-1].isalpha() or bare[-1] in ":)") or _NUMBER.search(bare) or len(bare) > 80 or len(bare.split()) > 10 or not bare[0].isupper():
+    if not bare or not bare[0].isupper() or not (bare[-1].isalpha() or bare[-1] in ":)") \
+            or _NUMBER.search(bare) or len(bare) > 80 or len(bare.split()) > 10:
         return False
     if bare.endswith(":"):
-        return kind in ("heading", "row") and bool(re.search(r"[A-Za-z]{2,}", bare))
-    return kind == "heading" and over_row and len(bare.split()) >= 2 and not _ENDS_SENTENCE.search(bare) \
-        and not _JOINER.search(bare) \
+        return bool(re.search(r"[A-Za-z]{2,}", bare))
+    return over_row and len(bare.split()) >= 2 and not _ENDS_SENTENCE.search(bare) and not _JOINER.search(bare) \
         and any(w[0].islower() and len(w) >= 3 for w in bare.split()[1:])
 
 
@@ -258,7 +259,7 @@ def _kind_here(text: str, lines: list[tuple[int, int]], i: int, segments: list[S
         kind = "row"  # "Brand factory stores 196" over "Other stores (including outlets) 29": a table's count
     if kind == "heading" and para is not None and _wrapped(text, para, lines, i):
         kind = None  # a short wrapped line in the middle of a sentence, not a heading
-    if kind == "row" and _group_line(line, kind, False):
+    if kind == "row" and _group_line(line, False):
         kind = "heading"  # "Units shipped: (2)": its mark is no cell, the line titles the rows under it
     return kind
 
