@@ -55,7 +55,7 @@ def _counted(store, kind: str, phrases) -> dict:
 
     conn = store._conn()
     spans = search.page_spans(conn)
-    return {p: search.document_frequency(conn, p, spans) if kind == "documents" else search.frequency(conn, kind, p)
+    return {p: search.document_frequency(conn, p, lambda: spans) if kind == "documents" else search.frequency(conn, kind, p)
             for p in phrases}
 
 

@@ -101,7 +101,7 @@ class SqliteStore(Repository):
         conn, gen = self._conn(), self._generation()
         tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
         if kind == "documents":
-            spans = self._memo.get("page-spans", gen, lambda: search.page_spans(conn))
+            spans = lambda: self._memo.get("page-spans", gen, lambda: search.page_spans(conn))  # noqa: E731
             count = lambda p: search.document_frequency(conn, p, spans)  # noqa: E731
         else:
             count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
