@@ -83,24 +83,20 @@ def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
     return {d: sum(w for t, w in weights.items() if holds(t, texts[d])) for d in docs if has_name[d]}
 
 
-# issuer_names reads the documents' first pages this many at a time, in order, until every name is found
-ISSUER_BATCH = 4
-
-
 def issuer_names(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
     """The words of the query's names that the first pages of `docs` carry (their issuer, mostly).
 
-    The documents are read in order, a few at a time, until each name is found or none is left: a name is
-    usually on the first document's cover already."""
+    The documents are read in order, the first alone, then twice as many each time, until each name is found
+    or none is left: a name is usually on the first document's cover already."""
     if not q.names or not docs:
         return frozenset()
     wanted = {" ".join(name) for name in q.names}
     found: set[str] = set()
-    for start in range(0, len(docs), ISSUER_BATCH):
-        texts = _cover_text(store, docs[start:start + ISSUER_BATCH]).values()
+    start, size = 0, 1
+    while start < len(docs) and found != wanted:
+        texts = _cover_text(store, docs[start:start + size]).values()
         found |= {t for t in wanted - found if any(holds(t, text) for text in texts)}
-        if found == wanted:
-            break
+        start, size = start + size, size * 2
     return frozenset(w for name in q.names for w in name if " ".join(name) in found)
 
 
