@@ -9,15 +9,25 @@ function costs Python per matching row, so statements over many rows (corpus-wid
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.dialect import Dialect, Sql
-from jsonl_engine.store.repository import Repository
+from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
 from jsonl_engine.store.sqlite import bm25, driver, search, terms
 from jsonl_engine.store.sqlite.db import Connections, unusable
-from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    PageHit,
+    PageKey,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionWeights,
+)
 
 # The function scores a statement over at most MAX_SHARE of its table's rows when (rows in its rowid windows) x
 # (phrases) <= COST_RATIO x (the phrases' rows in the whole table): Python's cost per row and phrase in the windows
@@ -92,6 +102,35 @@ class SqliteStore(Repository):
 
     def _delete_text(self, sql: Sql, document_id: str) -> None:
         terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
+
+    # ---- reads kept (store.memo): a document's sections never change (its id is its content's hash)
+
+    def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
+        """Each page's rows kept, the pages not seen yet read together (questions about one document land on
+        its same few pages: a statement, a note)."""
+        if not pages:
+            return iter(())
+
+        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple, ...]]:
+            rows: list[list[tuple]] = [[] for _ in keys]
+            for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
+                rows[i].append(tuple(row))
+            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+
+        found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
+        return (row for d, n in pages for row in found[(d, n, back)])
+
+    def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
+        """The refs of these section rowids, their rows kept per KB generation (SQLite gives a removed newest
+        row's rowid to the next row written)."""
+        gen = self._generation()
+
+        def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], tuple]:
+            where, args = sql.any_of("rowid", [r for _, r in missing])
+            return {(gen, r[0]): tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+
+        rows = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read)
+        return {r: section_ref(row) for (_, r), row in rows.items()}
 
     # ---- search
 
