@@ -171,6 +171,12 @@ class SqliteStore(Repository):
         return search.Stats(avgdl=tokens / rows if rows else 1.0,
                             idfs=tuple(bm25.idf(rows, counts[p]) for p in phrases))
 
+    def _windows(self, table: str, documents: Sequence[str]) -> list[search.Window]:
+        """`search.windows`, kept per KB generation and set of documents (a document's rows keep their rowids;
+        questions come back to the same documents)."""
+        conn, key = self._conn(), (self._generation(), table, tuple(sorted(set(documents))))
+        return self._memo.get("windows", key, lambda: search.windows(conn, table, key[2]))
+
     def count(self, kind: str) -> int:
         if kind == "documents":
             return self._generation()[0]
@@ -184,7 +190,7 @@ class SqliteStore(Repository):
             if within is None:
                 rows = search.search(conn, "pages", expr, scope, limit, stats=self._stats("pages", phrases))
             else:
-                wins = search.windows(conn, "pages", within)
+                wins = self._windows("pages", within)
                 rows = search.search_in(conn, "pages", expr, scope, limit, wins,
                                         self._stats("pages", phrases, wins)) if wins else []
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
@@ -194,7 +200,7 @@ class SqliteStore(Repository):
                         within: Sequence[str]) -> list[SectionHit]:
         with self.snapshot():
             conn, expr = self._conn(), search.match(phrases)
-            wins = search.windows(conn, "sections", within)
+            wins = self._windows("sections", within)
             hits = search.search_in(conn, "sections", expr, scope, limit, wins, self._stats("sections", phrases, wins),
                                     weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
