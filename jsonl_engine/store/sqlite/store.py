@@ -38,6 +38,7 @@ from jsonl_engine.store.types import (
 # of a table (corpus-wide, cover pages) keep bm25(): there every matching row costs the function Python.
 COST_RATIO = 4.0
 MAX_SHARE = 0.5
+WINDOW_HITS = 64  # windows whose section rows are kept (at most SECTION_CANDIDATES rows each)
 
 
 class SqliteDialect(Dialect):
@@ -74,6 +75,7 @@ class SqliteStore(Repository):
         # Score with the cached statistics when cheaper (APSW connections have the function); False: bm25() always.
         self.cached_bm25 = driver.APSW
         self.cost_ratio, self.max_share = COST_RATIO, MAX_SHARE
+        self._window_hits: dict[tuple, list[tuple]] = {}  # _window_sections' rows (at most WINDOW_HITS windows)
 
     # ---- the index's rows
 
@@ -201,10 +203,27 @@ class SqliteStore(Repository):
         with self.snapshot():
             conn, expr = self._conn(), search.match(phrases)
             wins = self._windows("sections", within)
-            hits = search.search_in(conn, "sections", expr, scope, limit, wins, self._stats("sections", phrases, wins),
-                                    weights) if wins else []
+            stats = self._stats("sections", phrases, wins) if wins else None
+            if stats is not None and scope.complete:  # one statement per window, each window's rows kept a while
+                hits = [row for win in wins for row in self._window_sections(expr, limit, win, stats, weights)]
+            else:
+                hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
+
+    def _window_sections(self, expr: str, limit: int, win: search.Window, stats: search.Stats,
+                         weights: SectionWeights) -> list[tuple]:
+        """`search.search` of one window of the whole library's sections, its rows kept for the next search of
+        the same window and phrases in this KB generation: a question's section search of the documents guessed
+        beside the page search and the one of the documents the pages then put first share documents."""
+        key = (self._generation(), expr, limit, win, stats, weights)
+        rows = self._window_hits.get(key)
+        if rows is None:
+            rows = search.search(self._conn(), "sections", expr, Scope({}, complete=True), limit, win, stats, weights)
+            if len(self._window_hits) >= WINDOW_HITS:
+                self._window_hits.clear()
+            self._window_hits[key] = rows
+        return rows
 
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         with self.snapshot():
