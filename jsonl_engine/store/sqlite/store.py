@@ -105,26 +105,28 @@ class SqliteStore(Repository):
     def _delete_text(self, sql: Sql, document_id: str) -> None:
         terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
 
-    # ---- reads kept (store.memo): a document's sections never change (its id is its content's hash)
+    # ---- reads kept (store.memo) per KB generation: a document's sections never change, but a document removed
+    # and stored again has new rowids (and SQLite gives a removed newest row's rowid to the next row written)
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
         """Each page's rows kept, the pages not seen yet read together (questions about one document land on
         its same few pages: a statement, a note)."""
         if not pages:
             return iter(())
+        gen = self._generation()
 
-        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple, ...]]:
+        def read(keys: list[tuple]) -> dict[tuple, tuple[tuple, ...]]:
             rows: list[list[tuple]] = [[] for _ in keys]
-            for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
+            for i, row in self._page_rows(sql, [(d, n) for _, d, n, _ in keys], back):
                 rows[i].append(tuple(row))
             return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
 
-        found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
-        return (row for d, n in pages for row in found[(d, n, back)])
+        keys = list(dict.fromkeys((gen, d, n, back) for d, n in pages))
+        found = self._memo.get_many("page-sections", keys, read)
+        return (row for d, n in pages for row in found[(gen, d, n, back)])
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, their rows kept per KB generation (SQLite gives a removed newest
-        row's rowid to the next row written)."""
+        """The refs of these section rowids, their rows kept."""
         gen = self._generation()
 
         def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], tuple]:
