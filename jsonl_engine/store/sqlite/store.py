@@ -39,6 +39,8 @@ from jsonl_engine.store.types import (
 COST_RATIO = 4.0
 MAX_SHARE = 0.5
 WINDOW_HITS = 64  # windows whose section rows are kept (at most SECTION_CANDIDATES rows each)
+PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x library: 30 MB at most)
+REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
 class SqliteDialect(Dialect):
@@ -122,7 +124,7 @@ class SqliteStore(Repository):
             return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
 
         keys = list(dict.fromkeys((gen, d, n, back) for d, n in pages))
-        found = self._memo.get_many("page-sections", keys, read)
+        found = self._memo.get_many("page-sections", keys, read, PAGES_KEPT)
         return (row for d, n in pages for row in found[(gen, d, n, back)])
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
@@ -133,7 +135,7 @@ class SqliteStore(Repository):
             where, args = sql.any_of("rowid", [r for _, r in missing])
             return {(gen, r[0]): tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
 
-        rows = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read)
+        rows = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
         return {r: section_ref(row) for (_, r), row in rows.items()}
 
     # ---- search
