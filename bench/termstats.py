@@ -62,7 +62,7 @@ def main() -> int:
                         group = "3+ words listed"
                     t = time.perf_counter()
                     if kind == "documents":
-                        counted = search.document_frequency(conn, phrase, spans)
+                        counted = search.document_frequency(conn, phrase, lambda: spans)
                     else:
                         counted = search.frequency(conn, kind, phrase)
                     t_count = time.perf_counter() - t

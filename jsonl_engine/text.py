@@ -43,8 +43,10 @@ _AMP_ABBREV = re.compile(r"(?<=\w)&(?=\w)")  # "M&A", "P&L", "PP&E", "D&A": one 
 
 
 def normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower()
-    return _AMP_ABBREV.sub(" ", text.replace("\u2019", "'")).replace("&", " and ")
+    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+    if "&" not in text:  # the look-behind pattern is tried at every character: most of the cost of a long text
+        return text
+    return _AMP_ABBREV.sub(" ", text).replace("&", " and ")
 
 
 

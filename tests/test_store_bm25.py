@@ -178,3 +178,28 @@ def test_the_function_scores_only_statements_over_few_rows(dev_kb):
             assert store._stats("pages", phrases, [(1, 3)]) is None
         finally:
             store.cached_bm25 = True
+
+
+@needs_apsw
+def test_a_section_search_reuses_the_rows_of_a_window_searched_before(dev_kb, monkeypatch):
+    """Across the whole library, a window's section rows are kept: a search of documents sharing one with the
+    search before it runs no statement for that window, and returns what a search without kept rows returns."""
+    store, phrases = dev_kb, parse(QUESTIONS[0]).phrases
+    ids = sorted(store.doc_ids.values())
+    everything = store.scope(None, ("approved",))
+    monkeypatch.setattr(store, "max_share", math.inf)
+    monkeypatch.setattr(store, "cost_ratio", math.inf)
+    ran: list[tuple] = []
+    original = search.search
+    monkeypatch.setattr(search, "search", lambda *a, **k: ran.append(a[5]) or original(*a, **k))
+    store._window_hits.clear()
+    with store.snapshot():
+        # in the order written: documents written one after the other are searched as one window
+        a, _, b, c = sorted(ids, key=lambda d: search.windows(store._conn(), "sections", [d])[0])
+        store.search_sections(phrases, SECTION_WEIGHTS, everything, 100, [a, b])
+        assert len(ran) == 2
+        kept = store.search_sections(phrases, SECTION_WEIGHTS, everything, 100, [a, c])
+        assert len(ran) == 3 and ran[2] not in ran[:2]  # the first document's window not searched again
+        store._window_hits.clear()
+        assert kept == store.search_sections(phrases, SECTION_WEIGHTS, everything, 100, [a, c]) != []
+        assert len(ran) == 5

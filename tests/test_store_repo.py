@@ -402,3 +402,37 @@ def test_a_phrases_document_count_is_the_documents_holding_it_on_any_page(store,
     assert store.frequencies("documents", phrases) == {("zebra",): 1, ("zebra", "crossing"): 1, ("yak",): 1,
                                                        ("crossing",): 2, ("okapi",): 1}
     assert {c, d} == {x.document_id for x in store.documents()}
+
+
+def test_sqlite_section_reads_kept_follow_the_kb_generation(tmp_path):
+    """The SQLite store keeps section refs and each page's sections per KB generation: after the newest document
+    is removed, the next one written takes its rowids; its section hits and pages read as a fresh store reads
+    them, never as the removed document's."""
+    from jsonl_engine.ingest.sync import ingest_text
+    from jsonl_engine.retrieval.weights import SECTION_WEIGHTS
+    from jsonl_engine.store import open_store
+
+    def read(store, doc):
+        scope = store.scope(None, ("approved",))
+        with store.snapshot():
+            hits = store.search_sections([("revenue",)], SECTION_WEIGHTS, scope, 10, [doc])
+            return [(h.section.document_id, h.section.section_id, h.score) for h in hits], store.sections_on_pages([(doc, 1)], 1)
+
+    store = open_store(tmp_path / "kb")
+    try:
+        ingest_text(store, "# Report\n\nIntro.\n\n## Revenue\n\nRevenue rose.\n", "a", "text/markdown")
+        b = ingest_text(store, "# Other\n\n## Revenue\n\nRevenue fell.\n", "b", "text/markdown").document_id
+        hits, pages = read(store, b)
+        assert hits and {d for d, _, _ in hits} == {b} and pages
+        store.remove(b)
+        c = ingest_text(store, "# Third\n\n## Revenue\n\nRevenue held.\n\n## More\n\nMore text.\n", "c",
+                        "text/markdown").document_id
+        hits, pages = read(store, c)
+        fresh = open_store(tmp_path / "kb")
+        try:
+            assert (hits, pages) == read(fresh, c)
+            assert hits and {d for d, _, _ in hits} == {c} and {r.document_id for r in pages} == {c}
+        finally:
+            fresh.close()
+    finally:
+        store.close()

@@ -55,7 +55,7 @@ def _counted(store, kind: str, phrases) -> dict:
 
     conn = store._conn()
     spans = search.page_spans(conn)
-    return {p: search.document_frequency(conn, p, spans) if kind == "documents" else search.frequency(conn, kind, p)
+    return {p: search.document_frequency(conn, p, lambda: spans) if kind == "documents" else search.frequency(conn, kind, p)
             for p in phrases}
 
 
@@ -271,5 +271,28 @@ def test_a_kb_made_before_the_kept_phrases_gets_them_when_opened(tmp_path, monke
         assert _stats(store) == kept
         assert {kind: _read_without_counting(store, monkeypatch, kind, LONG) for kind in KINDS} == expected
         kb_integrity(store)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("lookups", [0, 2, 1000])
+def test_a_phrases_documents_are_counted_alike_looked_up_or_from_every_window(tmp_path, monkeypatch, lookups):
+    """search.document_frequency looks up the window of the first SPAN_LOOKUPS documents holding a phrase, then
+    reads every document's window: the count is the documents holding it either way."""
+    from jsonl_engine.store.sqlite import search
+
+    monkeypatch.setattr(search, "SPAN_LOOKUPS", lookups)
+    store = open_store(tmp_path / "kb")
+    try:
+        for i, text in enumerate([_A, _B, _C, _A + "\nfiscal 2018 only", _B + "\nnet revenue", _C + "\n2018 only"]):
+            sync.ingest_text(store, text, f"t{i}", "text/markdown")
+        conn = store._conn()
+        spans = search.page_spans(conn)
+        read = []
+        for p in PHRASES:
+            want = sql(store, "SELECT COUNT(DISTINCT p.document_id) FROM pages_fts JOIN pages p ON p.rowid = "
+                              "pages_fts.rowid WHERE pages_fts MATCH ?", (search.quote(p),))[0][0]
+            assert search.document_frequency(conn, p, lambda: read.append(1) or spans) == want, p
+        assert (not read) == (lookups >= 6)  # the windows read only past the lookups
     finally:
         store.close()

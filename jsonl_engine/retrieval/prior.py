@@ -8,6 +8,7 @@ fall back to BM25 over the first pages with the query words that few first pages
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -16,17 +17,40 @@ from jsonl_engine.retrieval.weights import COVER_MAX_DF, MIN_DF_LIMIT, NAME_MAX_
 from jsonl_engine.store import Scope, Store
 
 _WORD = re.compile(r"[^\W_]+")
-MEMO = "cover-tokens"  # document id (a content hash: its pages never change) -> its cover pages' tokens
+MEMO = "cover-normalised"  # document id (a content hash: its pages never change) -> its first pages, normalised
 
 
 def _cover_text(store: Store, docs: list[str]) -> dict[str, str]:
-    """document id -> its first pages as " token token ... " (to test names and years by substring)."""
+    """document id -> its first pages, normalised (names and years are found there by `spelled`)."""
 
     def load(missing: list[str]) -> dict[str, str]:
-        return {doc: " " + " ".join(_WORD.findall(normalise(" ".join(texts)))) + " "
-                for doc, texts in store.cover_texts(missing).items()}
+        return {doc: normalise(" ".join(texts)) for doc, texts in store.cover_texts(missing).items()}
 
     return store.memo_many(MEMO, docs, load)
+
+
+def spelled(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The words (runs of `_WORD`) as whole words one after the other in a text. The first word comes first so
+    that the search looks for its letters; the character before it is tested after."""
+    before = r"(?<![^\W_]" + "." * len(words[0]) + ")"
+    return re.compile("(?s)" + re.escape(words[0]) + before + "".join(r"[\W_]+" + re.escape(w) for w in words[1:])
+                      + r"(?![^\W_])")
+
+
+def holds(phrase: str, text: str) -> bool:
+    """Whether a normalised text holds the phrase (words joined by spaces): whether " phrase " is in the text's
+    tokens (`_WORD`) joined by spaces, found without tokenizing the text (which costs more than the whole search
+    when an issuer filed many documents)."""
+    pattern = _pattern(phrase)
+    if pattern is not None:
+        return pattern.search(text) is not None
+    return f" {phrase} " in " " + " ".join(_WORD.findall(text)) + " "  # not all tokens: as the tokens say
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(phrase: str) -> re.Pattern[str] | None:
+    words = tuple(phrase.split(" "))
+    return spelled(words) if all(_WORD.fullmatch(w) for w in words) else None
 
 
 def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
@@ -51,21 +75,29 @@ def name_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:
         return {}
     texts = _cover_text(store, docs)
     weights = {" ".join(name): math.log(1 + total / n) for name, n in names.items()}
-    has_name = {d: [t for t in weights if f" {t} " in texts[d]] for d in docs}
+    has_name = {d: [t for t in weights if holds(t, texts[d])] for d in docs}
     for year in q.years:
-        holders = sum(1 for d in docs if f" {year} " in texts[d])
+        holders = sum(1 for d in docs if holds(year, texts[d]))
         if holders:
             weights[year] = W_YEAR * math.log(1 + len(docs) / holders)
-    return {d: sum(w for t, w in weights.items() if f" {t} " in texts[d]) for d in docs if has_name[d]}
+    return {d: sum(w for t, w in weights.items() if holds(t, texts[d])) for d in docs if has_name[d]}
 
 
 def issuer_names(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
-    """The words of the query's names that the first pages of `docs` carry (their issuer, mostly)."""
+    """The words of the query's names that the first pages of `docs` carry (their issuer, mostly).
+
+    The documents are read in order, the first alone, then twice as many each time, until each name is found
+    or none is left: a name is usually on the first document's cover already."""
     if not q.names or not docs:
         return frozenset()
-    texts = _cover_text(store, docs)
-    return frozenset(w for name in q.names for w in name
-                     if any(f" {' '.join(name)} " in texts[d] for d in docs))
+    wanted = {" ".join(name) for name in q.names}
+    found: set[str] = set()
+    start, size = 0, 1
+    while start < len(docs) and found != wanted:
+        texts = _cover_text(store, docs[start:start + size]).values()
+        found |= {t for t in wanted - found if any(holds(t, text) for text in texts)}
+        start, size = start + size, size * 2
+    return frozenset(w for name in q.names for w in name if " ".join(name) in found)
 
 
 def word_scores(store: Store, q: Query, scope: Scope) -> dict[str, float]:

@@ -32,14 +32,16 @@ class Memo:
         entries[key] = value
         return value
 
-    def get_many(self, kind: str, keys: Sequence[K], compute: Callable[[list[K]], dict[K, T]]) -> dict[K, T]:
-        """Values for `keys`; the missing ones computed together by `compute(missing keys)`."""
+    def get_many(self, kind: str, keys: Sequence[K], compute: Callable[[list[K]], dict[K, T]],
+                 max_entries: int | None = None) -> dict[K, T]:
+        """Values for `keys`; the missing ones computed together by `compute(missing keys)`. `max_entries`:
+        a smaller bound for a kind of larger values."""
         entries = self._kinds.setdefault(kind, {})
         out = {k: entries[k] for k in keys if k in entries}
         missing = [k for k in keys if k not in out]
         if missing:
             computed = compute(missing)
-            if len(entries) + len(computed) > self.max_entries:
+            if len(entries) + len(computed) > (max_entries or self.max_entries):
                 entries.clear()
             entries.update(computed)
             out.update(computed)

@@ -445,14 +445,19 @@ class Repository(_AtTheEdge):
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
         """The REF_COLUMNS rows of `sections_on_pages`, page by page in order (a section once per page reaching
-        it), then by page_start and rowid: a UNION ALL of one lookup per page, per chunk of pages."""
+        it), then by page_start and rowid."""
+        return (row for _, row in self._page_rows(sql, pages, back))
+
+    def _page_rows(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, Sequence[Any]]]:
+        """`_page_sections`' rows, each with the place of its page in `pages`: a UNION ALL of one lookup per
+        page, per chunk of pages."""
         one = (f"SELECT CAST(? AS INTEGER), {REF_COLUMNS} FROM sections WHERE document_id = ? AND page_start "
                "BETWEEN ? AND ? AND page_end >= ?")
         for start in range(0, len(pages), PAGES_PER_STATEMENT):
             chunk = pages[start:start + PAGES_PER_STATEMENT]
-            args = [a for i, (doc, page) in enumerate(chunk) for a in (i, doc, page - back, page, page)]
+            args = [a for i, (doc, page) in enumerate(chunk) for a in (start + i, doc, page - back, page, page)]
             for row in sql.rows(" UNION ALL ".join([one] * len(chunk)) + " ORDER BY 1, 7, 2", args):
-                yield row[1:]
+                yield row[0], row[1:]
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
         """The SectionRefs of these section rowids (a text index's hits)."""

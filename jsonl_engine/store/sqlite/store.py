@@ -9,15 +9,25 @@ function costs Python per matching row, so statements over many rows (corpus-wid
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.dialect import Dialect, Sql
-from jsonl_engine.store.repository import Repository
+from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
 from jsonl_engine.store.sqlite import bm25, driver, search, terms
 from jsonl_engine.store.sqlite.db import Connections, unusable
-from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionWeights
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    PageHit,
+    PageKey,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionWeights,
+)
 
 # The function scores a statement over at most MAX_SHARE of its table's rows when (rows in its rowid windows) x
 # (phrases) <= COST_RATIO x (the phrases' rows in the whole table): Python's cost per row and phrase in the windows
@@ -28,6 +38,9 @@ from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scop
 # of a table (corpus-wide, cover pages) keep bm25(): there every matching row costs the function Python.
 COST_RATIO = 4.0
 MAX_SHARE = 0.5
+WINDOW_HITS = 64  # windows whose section rows are kept (at most SECTION_CANDIDATES rows each)
+PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x library: 30 MB at most)
+REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
 class SqliteDialect(Dialect):
@@ -64,6 +77,7 @@ class SqliteStore(Repository):
         # Score with the cached statistics when cheaper (APSW connections have the function); False: bm25() always.
         self.cached_bm25 = driver.APSW
         self.cost_ratio, self.max_share = COST_RATIO, MAX_SHARE
+        self._window_hits: dict[tuple, list[tuple]] = {}  # _window_sections' rows (at most WINDOW_HITS windows)
 
     # ---- the index's rows
 
@@ -93,6 +107,37 @@ class SqliteStore(Repository):
     def _delete_text(self, sql: Sql, document_id: str) -> None:
         terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
 
+    # ---- reads kept (store.memo) per KB generation: a document's sections never change, but a document removed
+    # and stored again has new rowids (and SQLite gives a removed newest row's rowid to the next row written)
+
+    def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
+        """Each page's rows kept, the pages not seen yet read together (questions about one document land on
+        its same few pages: a statement, a note)."""
+        if not pages:
+            return iter(())
+        gen = self._generation()
+
+        def read(keys: list[tuple]) -> dict[tuple, tuple[tuple, ...]]:
+            rows: list[list[tuple]] = [[] for _ in keys]
+            for i, row in self._page_rows(sql, [(d, n) for _, d, n, _ in keys], back):
+                rows[i].append(tuple(row))
+            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+
+        keys = list(dict.fromkeys((gen, d, n, back) for d, n in pages))
+        found = self._memo.get_many("page-sections", keys, read, PAGES_KEPT)
+        return (row for d, n in pages for row in found[(gen, d, n, back)])
+
+    def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
+        """The refs of these section rowids, their rows kept."""
+        gen = self._generation()
+
+        def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], tuple]:
+            where, args = sql.any_of("rowid", [r for _, r in missing])
+            return {(gen, r[0]): tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+
+        rows = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
+        return {r: section_ref(row) for (_, r), row in rows.items()}
+
     # ---- search
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
@@ -101,7 +146,7 @@ class SqliteStore(Repository):
         conn, gen = self._conn(), self._generation()
         tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
         if kind == "documents":
-            spans = self._memo.get("page-spans", gen, lambda: search.page_spans(conn))
+            spans = lambda: self._memo.get("page-spans", gen, lambda: search.page_spans(conn))  # noqa: E731
             count = lambda p: search.document_frequency(conn, p, spans)  # noqa: E731
         else:
             count = lambda p: search.frequency(conn, kind, p)  # noqa: E731
@@ -132,6 +177,12 @@ class SqliteStore(Repository):
         return search.Stats(avgdl=tokens / rows if rows else 1.0,
                             idfs=tuple(bm25.idf(rows, counts[p]) for p in phrases))
 
+    def _windows(self, table: str, documents: Sequence[str]) -> list[search.Window]:
+        """`search.windows`, kept per KB generation and set of documents (a document's rows keep their rowids;
+        questions come back to the same documents)."""
+        conn, key = self._conn(), (self._generation(), table, tuple(sorted(set(documents))))
+        return self._memo.get("windows", key, lambda: search.windows(conn, table, key[2]))
+
     def count(self, kind: str) -> int:
         if kind == "documents":
             return self._generation()[0]
@@ -145,7 +196,7 @@ class SqliteStore(Repository):
             if within is None:
                 rows = search.search(conn, "pages", expr, scope, limit, stats=self._stats("pages", phrases))
             else:
-                wins = search.windows(conn, "pages", within)
+                wins = self._windows("pages", within)
                 rows = search.search_in(conn, "pages", expr, scope, limit, wins,
                                         self._stats("pages", phrases, wins)) if wins else []
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
@@ -155,11 +206,28 @@ class SqliteStore(Repository):
                         within: Sequence[str]) -> list[SectionHit]:
         with self.snapshot():
             conn, expr = self._conn(), search.match(phrases)
-            wins = search.windows(conn, "sections", within)
-            hits = search.search_in(conn, "sections", expr, scope, limit, wins, self._stats("sections", phrases, wins),
-                                    weights) if wins else []
+            wins = self._windows("sections", within)
+            stats = self._stats("sections", phrases, wins) if wins else None
+            if stats is not None and scope.complete:  # one statement per window, each window's rows kept a while
+                hits = [row for win in wins for row in self._window_sections(expr, limit, win, stats, weights)]
+            else:
+                hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
+
+    def _window_sections(self, expr: str, limit: int, win: search.Window, stats: search.Stats,
+                         weights: SectionWeights) -> list[tuple]:
+        """`search.search` of one window of the whole library's sections, its rows kept for the next search of
+        the same window and phrases in this KB generation: a question's section search of the documents guessed
+        beside the page search and the one of the documents the pages then put first share documents."""
+        key = (self._generation(), expr, limit, win, stats, weights)
+        rows = self._window_hits.get(key)
+        if rows is None:
+            rows = search.search(self._conn(), "sections", expr, Scope({}, complete=True), limit, win, stats, weights)
+            if len(self._window_hits) >= WINDOW_HITS:
+                self._window_hits.clear()
+            self._window_hits[key] = rows
+        return rows
 
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
         with self.snapshot():

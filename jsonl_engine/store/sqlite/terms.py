@@ -25,6 +25,7 @@ phrase of three tokens or more is counted on the index.
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -175,7 +176,7 @@ def keep(conn: Connection, phrases: Sequence[Phrase]) -> list[str]:
             new.setdefault(key, phrase)
     if not new:
         return []
-    spans = search.page_spans(conn)
+    spans = functools.cache(lambda: search.page_spans(conn))  # read once, when a phrase is in many documents
     counts: Counts = {}
     for key, phrase in new.items():  # counted from the phrase as a query writes it (search.quote), as before
         n = (search.frequency(conn, "pages", phrase), search.document_frequency(conn, phrase, spans),
