@@ -31,10 +31,13 @@ an answer direct, judged from how the text is written, never from what it is abo
         words of retrieval's looser phrases ("total assets" for a balance sheet, "net sales" for a margin) are not
         the question's, and a row they alone name is not about the asked item; -0.03 more for a label naming the
         item only as statements print it ("Gross profit" for a gross margin asked, where "Gross margin" is a row)
-  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
+  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
+        a table row: "Market price of common stock: High ..." heads its cells)
   +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...")
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+  -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
+        table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 A row with no column for the asked period never leads over a unit stating it (the most direct such unit leads).
 A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
@@ -59,6 +62,7 @@ W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLE
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
+W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -92,6 +96,14 @@ class Judged:
     period: int = 0  # 1: states the asked period (a row's column or label, a sentence with a figure naming it);
     # -1: a row whose columns are known and none is the asked period; 0: neither
     deep: bool = False  # from a passage below the depth shown
+
+
+_NOTE = re.compile(r"^\s*(?:\((?:\d{1,2}|[a-z])\)|[*†‡])\s*[A-Z]")  # "(1) Total revenues of ...", "(a) Includes ..."
+
+
+def is_note(body: str) -> bool:
+    """A unit opening with a footnote mark: a note qualifying a table's figures ("(1) Revenues include ...")."""
+    return bool(_NOTE.match(body))
 
 
 def label_of(body: str) -> str | None:
@@ -234,7 +246,8 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False, deep: bool = False, alias: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False, alias: bool = False,
+          note: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -265,6 +278,9 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
+    if note:
+        value -= W_NOTE
+        why.append("a note on a table's figures")
     if deep:
         value -= W_DEEP
         why.append("from a passage below the depth shown")

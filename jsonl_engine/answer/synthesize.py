@@ -690,6 +690,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     strict = [dataclasses.replace(t, alts=tuple(a for a in t.alts if a in t.items)) for t in tk]
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.items for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
+    notes_memo: dict[int, list[Segment]] = {}
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
     for u in chosen:
         doc = u.passage.document_id
@@ -711,7 +712,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             through = _covered(strict, label_keys) - direct  # a label printed for the item: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
             label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
-        label = order.label_of(body)
+        label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
@@ -723,13 +724,27 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), label_extra=label_extra, names_item=item, alias=alias,
+                                    words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
+                                    label_extra=label_extra, names_item=item, alias=alias,
                                     whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
                                     deep=u.passage.section_id in deep)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
+    """`u` opens with a footnote mark and follows a table's rows (other notes between): a note on the table's
+    figures ("(1) Total revenues of the segment include ..."), not an item of a list ("(b) On April 24, ...")."""
+    p = u.passage
+    if not order.is_note(p.text[u.seg.start:u.seg.end]):
+        return False
+    if id(p) not in memo:
+        memo[id(p)] = segment(p.text)
+    before = [s for s in memo[id(p)] if s.end <= u.seg.start and s.kind != "header"
+              and not order.is_note(text := p.text[s.start:s.end]) and any(c.isalnum() for c in text)]  # a rule
+    return bool(before) and before[-1].kind == "row"
 
 
 def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Reading],
