@@ -85,6 +85,7 @@ class Ask:
     annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
     share: bool = False  # the question asks for a share ("what percentage of ...", "what share of ...")
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
+    quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,15 @@ _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|
                          re.IGNORECASE)
 _QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
                             r"|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+_WHICH_QUARTER = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+def asks_which_quarter(query: str) -> bool:
+    """The question asks which quarter of a period something happened in ("In which quarter of 2016 did ... record
+    its highest net sales?"): the answer is among the columns of a year's quarters."""
+    return bool(_WHICH_QUARTER.search(query))
 
 
 def asks_span(query: str) -> tuple[bool, bool]:
@@ -197,7 +207,7 @@ def asks_change(query: str) -> bool:
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
-                dated: Sequence[str] = (), which: int | None = None) -> tuple[int, ...]:
+                dated: Sequence[str] = (), which: int | None = None, quarters: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -207,7 +217,8 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
     periods it compares (the columns before it, after the previous change column). Of a table of a year's
     quarters ("First Quarter ... Fourth Quarter", answer/tables.py), a quarter asked is its column (`which`), a
-    year asked its "Year" column, never a quarter's."""
+    year asked its "Year" column, never a quarter's, and a question asking which quarter (`quarters`) every
+    quarter's column of the asked year."""
     if not years and not ends and not dated:
         return ()
     exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
@@ -219,7 +230,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
-            tuple(i for i in cells if i not in of_quarter)
+            tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -315,7 +326,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
-                        ask.which)
+                        ask.which, ask.quarters)
     period = 0
     if cells:
         period = 1

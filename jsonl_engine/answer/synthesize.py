@@ -516,11 +516,13 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
     quarter, half = order.asks_span(query)
+    quarters = order.asks_which_quarter(query) and not quarter and not half
+    quarter = quarter or quarters  # "which quarter of 2016": a quarter's figure, not the year's
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
-                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query))
+                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters)
     units = _score(tk, raw, ask.figure, frozenset(deep))
     chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
     readings = _read_tables(chosen, ask, read_table)
@@ -612,7 +614,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
-                                    ask.dated, ask.which)
+                                    ask.dated, ask.which, ask.quarters)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 

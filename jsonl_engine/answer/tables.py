@@ -341,6 +341,8 @@ _QUARTER_NAME = re.compile(r"\b(?:(first|second|third|fourth)(?:\s+(?:fiscal\s+)
 QUARTER_PART = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)(?:\s+(?:fiscal\s+)?quarter)?|q[1-4]",
                           re.IGNORECASE)  # a column part naming one quarter of a year: "Third Quarter", "3rd", "Q3"
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_QUARTER_WORDS = re.compile(r"(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|fiscal|quarter|full|year|total)\s*)+",
+                            re.IGNORECASE)  # a header line of only a quarter's words: "First", "Quarter Full Year"
 _YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year)\b", re.IGNORECASE)
 
 
@@ -361,10 +363,11 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
     "2017 2016 2017 2016 ..."): each cell's column is its quarter's name and its year (a last "Year" or "Total"
     column, the year's); None when the header lines name no quarters, or not as many as the cells."""
     lines = [Part(text[column_line[0]:column_line[1]], *column_line), *between, *headers]
-    for s, e in _line_spans(text, column_line[0])[:GROUP_LINES_UP]:
+    for up, (s, e) in enumerate(_line_spans(text, column_line[0])):
         line = text[s:e]
-        if classify(line) == "row" or _SENTENCE_END.search(line):
-            break
+        if classify(line) == "row" or _SENTENCE_END.search(line) \
+                or (up >= GROUP_LINES_UP and not _QUARTER_WORDS.fullmatch(line.strip())):
+            break  # past the lines just above, only a header printed a word or two a line ("First" / "Quarter")
         lines.append(Part(line, s, e))
     lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
     named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
@@ -374,7 +377,9 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
         return None
     if any(any(quarter_of(part.text) for part in col) for col in columns or ()):
         return None  # the columns already say their quarters
-    years = [q for p in lines for q in _periods(text, p.start, p.end) if year_of(q.text)]
+    # the years of the header lines, not of a lead-in ("Our quarterly financial data for 2016 and 2015 was:")
+    years = [q for p in lines if not p.text.rstrip().endswith(":") for q in _periods(text, p.start, p.end)
+             if year_of(q.text)]
     distinct = list(dict.fromkeys(year_of(y.text) for y in years))
     q = len(named)
     if columns is not None and n > q and n % q == 0:  # "First Quarter ..." over the years' columns
@@ -383,12 +388,14 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
     if len(distinct) == 1:
         first = next(y for y in years if year_of(y.text) == distinct[0])
         out: list[tuple[Part, ...]] = [(named[i], first) for i in range(min(q, n))]
-        if q + 1 == n:  # "... Fourth Year": the year's own column last
-            line = next(p for p in lines if p.start <= named[-1].start < p.end)
-            total = _YEAR_TOTAL.search(line.text, named[-1].end - line.start)
+        if q + 1 == n:  # "... Fourth Year": the year's own column last (on the last quarter's line or a next one:
+            # "Fourth" / "Quarter Full Year")
+            total = next(((p, m) for p in lines if p.end > named[-1].start
+                          and (m := _YEAR_TOTAL.search(p.text, max(0, named[-1].end - p.start))) is not None), None)
             if total is None:
                 return None
-            out.append((Part(total.group(0), line.start + total.start(), line.start + total.end()), years[-1]))
+            line, m = total
+            out.append((Part(m.group(0), line.start + m.start(), line.start + m.end()), years[-1]))
         return out if len(out) == n else None
     if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
         width = q // len(distinct)
