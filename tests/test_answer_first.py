@@ -7,6 +7,8 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from jsonl_engine.answer.absent import NOTICE
 from jsonl_engine.answer.compute import formula
 from jsonl_engine.answer.direct import answer_first as synthesize
@@ -360,3 +362,70 @@ def test_among_the_candidates_a_question_names_the_extreme_leads(dev_kb: Store):
     # a description is no list of candidates
     assert asked("Among all of the derivative instruments that Acme used to manage foreign currencies or interest "
                  "rates, which one had the highest notional value?").among == ()
+
+
+@pytest.fixture(scope="module")
+def filings(tmp_path_factory):
+    """A KB of a few annual reports of the FinanceBench filings (shared/financebench-more): name -> document id."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    names = ["NIKE_2017_10K", "GENERALMILLS_2017_10K", "CVSHEALTH_2019_10K", "KRAFTHEINZ_2016_10K",
+             "COCACOLA_2016_10K"]
+    store = open_store(tmp_path_factory.mktemp("filings") / "kb")
+    outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
+    store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
+    yield store
+    store.close()
+
+
+def _first(store: Store, name: str, query: str) -> str:
+    out = synthesize(store, query, document_ids=[store.doc_ids[name]])  # type: ignore[attr-defined]
+    lines_ok(store, out)
+    return out.answer.split("\n")[0]
+
+
+def test_a_label_in_the_questions_own_words_leads(filings: Store):
+    """A row is about the asked item by the question's words or a label statements print for it, not by the
+    looser phrases retrieval adds ("current portion of long-term debt" or "total assets" for debt): of two rows
+    with the asked columns, the one whose label has fewer other words leads; and a label in the question's words
+    ("Gross margin") leads over one statements print for the item ("Gross profit")."""
+    first = _first(filings, "NIKE_2017_10K", "Has Nike increased its debt on balance sheet between FY2016 and FY2017?")
+    assert first.startswith("Long-term debt, 2017: 3,471; 2016: 1,993 (In millions) [")
+    first = _first(filings, "NIKE_2017_10K", "What gross margin did Nike report for the second quarter of fiscal "
+                                             "2017, and how did it compare with the same quarter a year earlier?")
+    assert first.startswith("Gross margin, 2nd Quarter 2017: 44.2% ")
+
+
+def test_a_note_under_a_table_and_a_rows_colon_do_not_lead(filings: Store):
+    """A note under a table's rows ("(1) Total revenues of the ... segment include approximately $11.5 billion
+    ...") qualifies the table's figures: the row leads. A row whose label ends in a colon ("Market price of common
+    stock: High $ 72.64 ...") heads its cells; it is no labelled statement ("Probable cause: ...")."""
+    from jsonl_engine.answer.order import is_note
+
+    first = _first(filings, "CVSHEALTH_2019_10K", "By how much did total revenues of CVS Health's Pharmacy Services "
+                                                  "segment change between FY2018 and FY2019?")
+    assert not is_note(first) and "141,491" in first
+    assert is_note("(1) Total revenues of the segment include ...") and is_note("(a) Includes ...")
+    assert not is_note("(in millions) 2023") and not is_note("Total revenues (1) 1,234")
+    first = _first(filings, "GENERALMILLS_2017_10K", "Has General Mills paid dividends to common shareholders in Q2 "
+                                                     "of FY2017?")
+    assert first.startswith("Dividends per share, Second Quarter, Fiscal Year 2017: $ 0.48 ")
+
+
+def test_which_quarter_reads_every_quarters_column(filings: Store):
+    """"In which quarter of 2016 ..." asks among the year's quarters: the quarterly table's row leads with each
+    quarter's cell, not the year's statements; a quarter named ("the second quarter of 2016") reads its column of
+    a quarterly table whose header is printed a word a line ("First" / "Quarter" / ... / "Quarter Full Year")."""
+    from jsonl_engine.answer.order import asks_which_quarter
+
+    first = _first(filings, "KRAFTHEINZ_2016_10K", "In which quarter of 2016 did Kraft Heinz record its highest net "
+                                                   "sales?")
+    assert first.startswith("Net sales, First, 2016: $ 6,570; Second, 2016: $ 6,793; Third, 2016: $ 6,267; "
+                            "Fourth, 2016: $ 6,857 ")
+    first = _first(filings, "COCACOLA_2016_10K", "What net income attributable to shareowners did Coca-Cola report "
+                                                 "for the second quarter of 2016?")
+    assert first.startswith("Net income attributable to shareowners of The Coca-Cola Company, Second, 2016: 3,448 ")
+    assert asks_which_quarter("In which quarter of 2017 did Acme post a net loss?")
+    assert not asks_which_quarter("What was Acme's revenue in the third quarter of 2017?")

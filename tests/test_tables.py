@@ -453,3 +453,21 @@ def test_a_share_asked_leads_with_the_percentage_row():
     share, amount = judged["Percentage of total assets 44 %"], judged["Short-term investments"]
     assert "a percentage, as the question asks a share" in share.reasons
     assert share.directness - amount.directness >= order.W_SHARE
+
+
+@needs_more
+def test_a_quarters_header_a_word_a_line_and_a_lead_in_naming_two_years():
+    """Two more ways a year's quarters are printed: the header a word a line ("First" / "Quarter" / "Second" / ...
+    / "Fourth" / "Quarter Full Year", the unit, then "2016" over the rows), a last column the year's; and "2016
+    Quarters" over "First Second Third Fourth" under a lead-in naming two years ("Our quarterly financial data for
+    2016 and 2015 was:"), whose years are not the columns'. A question asking which quarter reads them all."""
+    row = quarterly_row("COCACOLA_2016_10K", "Quarterly Data (Unaudited)", "Net operating revenues $ 10,282")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First, 2016", "$ 10,282"), ("Second, 2016", "$ 11,539"), ("Third, 2016", "$ 10,633"),
+        ("Fourth, 2016", "$ 9,409"), ("Full Year, 2016", "$ 41,863")]
+    assert asked_cells(row, ("2016",)) == (4,) and asked_cells(row, ("2016",), quarter=True, which=2) == (1,)
+    assert asked_cells(row, ("2016",), quarter=True, quarters=True) == (0, 1, 2, 3)
+    row = quarterly_row("KRAFTHEINZ_2016_10K", "Quarterly Financial Data", "Net sales $ 6,570")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First, 2016", "$ 6,570"), ("Second, 2016", "$ 6,793"), ("Third, 2016", "$ 6,267"), ("Fourth, 2016", "$ 6,857")]
+    assert table_line(row, (3,)) == "Net sales, Fourth, 2016: $ 6,857 (in millions, except per share data)"
