@@ -471,3 +471,13 @@ def test_a_quarters_header_a_word_a_line_and_a_lead_in_naming_two_years():
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("First, 2016", "$ 6,570"), ("Second, 2016", "$ 6,793"), ("Third, 2016", "$ 6,267"), ("Fourth, 2016", "$ 6,857")]
     assert table_line(row, (3,)) == "Net sales, Fourth, 2016: $ 6,857 (in millions, except per share data)"
+
+
+@needs_more
+def test_dates_broken_across_header_lines_under_the_unit():
+    """A column line whose dates are broken across lines, the unit opening the first ("In Millions May 28," /
+    "2017 May 29," / "2016"): the pieces join into the columns' dates."""
+    row = quarterly_row("GENERALMILLS_2017_10K", "Total capital consisted of the following", "Total debt 9,481.7")
+    assert [(c.column_text, c.text) for c in row.cells] == [("May 28, 2017", "9,481.7"), ("May 29, 2016", "8,430.9")]
+    assert row.unit.text == "In Millions"
+    assert asked_cells(row, ("2017", "2016"), change=True) == (0, 1)

@@ -60,6 +60,7 @@ _NON_PERIOD_NUMBER = re.compile(r"\d")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+_FRAGMENTS = re.compile(rf"(?:{_FRAGMENT.pattern})(?:\s+(?:{_FRAGMENT.pattern}))*", re.IGNORECASE)  # "2017 May 29,"
 # a date's day written apart from its year: by its month ("December 31", "31 December") or before a comma ("31,");
 # not a row's cells ("— 37 88")
 _DAY = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?(?=,|\s+{_MONTH}\b)",
@@ -405,16 +406,21 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
 
 def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
              ) -> tuple[tuple[int, int], list[Part], Iterator[tuple[int, int]]]:
-    """A column line printed one date piece a line ("June 25," / "2023" / "June 26," / "2022", nearest last): the
-    pieces above it joined into one column line (its periods read across the line breaks), `lines` left after
-    them; any other column line unchanged."""
+    """A column line printed one date piece a line ("June 25," / "2023" / "June 26," / "2022", nearest last), or
+    the pieces broken across lines ("In Millions May 28," / "2017 May 29," / "2016", the unit first): the pieces
+    above it joined into one column line (its periods read across the line breaks), `lines` left after them; any
+    other column line unchanged."""
     s, e = column_line
     if not _FRAGMENT.fullmatch(text[s:e]):
         return column_line, periods, lines
     for ls, le in lines:
-        if _FRAGMENT.fullmatch(text[ls:le]):
+        if _FRAGMENT.fullmatch(text[ls:le]) or _FRAGMENTS.fullmatch(text[ls:le].strip()):
             s = ls
             continue
+        # the unit may open the topmost line ("In Millions May 28," / "2017 May 29," / "2016")
+        if (unit := UNIT.match(text[ls:le].strip())) is not None \
+                and _FRAGMENTS.fullmatch(text[ls:le].strip()[unit.end():].strip()):
+            return (ls, e), _periods(text, ls, e), lines
         return (s, e), _periods(text, s, e), itertools.chain([(ls, le)], lines)
     return (s, e), _periods(text, s, e), iter(())
 
