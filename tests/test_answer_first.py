@@ -372,7 +372,7 @@ def filings(tmp_path_factory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["NIKE_2017_10K", "GENERALMILLS_2017_10K", "CVSHEALTH_2019_10K", "KRAFTHEINZ_2016_10K",
-             "COCACOLA_2016_10K"]
+             "COCACOLA_2016_10K", "LOCKHEEDMARTIN_2016_10K"]
     store = open_store(tmp_path_factory.mktemp("filings") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -400,15 +400,32 @@ def test_a_label_in_the_questions_own_words_leads(filings: Store):
 
 def test_a_note_under_a_table_and_a_rows_colon_do_not_lead(filings: Store):
     """A note under a table's rows ("(1) Total revenues of the ... segment include approximately $11.5 billion
-    ...") qualifies the table's figures: the row leads. A row whose label ends in a colon ("Market price of common
-    stock: High $ 72.64 ...") heads its cells; it is no labelled statement ("Probable cause: ...")."""
-    from jsonl_engine.answer.order import is_note
+    ...") qualifies the table's figures: it weighs less than the rows. An item of a filing's list ("(b) On April 24,
+    2023, ...") is no note. A row whose label ends in a colon ("Market price of common stock: High $ 72.64 ...")
+    heads its cells; it is no labelled statement ("Probable cause: ...")."""
+    from jsonl_engine.answer import order
+    from jsonl_engine.answer.sentences import segment
+    from jsonl_engine.answer.synthesize import _under_table, _Unit
+    from jsonl_engine.ingest import parse_file
+    from jsonl_engine.retrieval.types import Passage
 
-    first = _first(filings, "CVSHEALTH_2019_10K", "By how much did total revenues of CVS Health's Pharmacy Services "
-                                                  "segment change between FY2018 and FY2019?")
-    assert not is_note(first) and "141,491" in first
-    assert is_note("(1) Total revenues of the segment include ...") and is_note("(a) Includes ...")
-    assert not is_note("(in millions) 2023") and not is_note("Total revenues (1) 1,234")
+    def unit_at(filing: str, starts: str) -> _Unit:
+        assert MORE is not None
+        text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if starts in p)
+        passage = Passage.for_page("d", 1, document_title=filing, status="approved", path=[], score=1.0, text=text,
+                                   snippet="")
+        seg = next(s for s in segment(text) if text[s.start:s.end].startswith(starts))
+        return _Unit(passage, 0, seg, 0.5, frozenset())
+
+    memo: dict = {}
+    assert _under_table(unit_at("CVSHEALTH_2019_10K", "(1) Total revenues of the Pharmacy Services"), memo)
+    assert not _under_table(unit_at("BESTBUY_2023_8K_dated-2023-04-24", "(b) On April 24, 2023"), memo)
+    ask = order.Ask(figure=True, years=("2019",))
+    kw = dict(score=0.5, has_figure=True, table=None, label_share=0.0, labelled_hit=False)
+    note = order.judge(ask, "(1) Total revenues include ...", note=True, **kw)
+    assert "a note on a table's figures" in note.reasons
+    assert round(order.judge(ask, "(1) Total revenues include ...", **kw).directness - note.directness, 9) == order.W_NOTE
+    assert order.is_note("(a) Includes ...") and not order.is_note("Total revenues (1) 1,234")
     first = _first(filings, "GENERALMILLS_2017_10K", "Has General Mills paid dividends to common shareholders in Q2 "
                                                      "of FY2017?")
     assert first.startswith("Dividends per share, Second Quarter, Fiscal Year 2017: $ 0.48 ")
@@ -429,3 +446,16 @@ def test_which_quarter_reads_every_quarters_column(filings: Store):
     assert first.startswith("Net income attributable to shareowners of The Coca-Cola Company, Second, 2016: 3,448 ")
     assert asks_which_quarter("In which quarter of 2017 did Acme post a net loss?")
     assert not asks_which_quarter("What was Acme's revenue in the third quarter of 2017?")
+
+
+def test_a_sentence_saying_the_asked_superlative_leads(filings: Store):
+    """"What is Acme's largest program ...?": no table compares programs, and the sentence saying it in the
+    question's words ("The ... program is our largest program, generating 23% of ...") leads over the net sales
+    rows; a superlative of another measure ("largest customer") is not it."""
+    from jsonl_engine.answer.extreme import asked, says
+
+    query = "What is Lockheed Martin's largest program, and how much of its 2016 net sales did it generate?"
+    first = _first(filings, "LOCKHEEDMARTIN_2016_10K", query)
+    assert " is our largest program, generating 23% of our total consolidated net sales" in first
+    ask = asked(query)
+    assert says(ask, "Our largest single programs are ...") and not says(ask, "Our largest customer is the U.S.")

@@ -481,3 +481,15 @@ def test_dates_broken_across_header_lines_under_the_unit():
     assert [(c.column_text, c.text) for c in row.cells] == [("May 28, 2017", "9,481.7"), ("May 29, 2016", "8,430.9")]
     assert row.unit.text == "In Millions"
     assert asked_cells(row, ("2017", "2016"), change=True) == (0, 1)
+
+
+@needs_more
+def test_a_label_wrapped_over_two_lines_reads_whole():
+    """A label opening in lower case ends one wrapped over two lines ("Adjusted operating income as a % of" over
+    "total revenues 3.6% 3.7% 3.5%"): the row is about the whole label, not "total revenues"."""
+    row = quarterly_row("CVSHEALTH_2019_10K", "Adjusted operating income as a % of", "total revenues 3.6%")
+    assert " ".join(row.label.text.split()) == "Adjusted operating income as a % of total revenues"
+    assert [(c.column_text, c.text) for c in row.cells] == [("2019", "3.6%"), ("2018", "3.7%"), ("2017", "3.5%")]
+    # a row whose line above is another row keeps its own label
+    text = "Net sales 10 20\nnet of returns 5 6"
+    assert read_row(text, 16, len(text)).label.text == "net of returns"

@@ -86,6 +86,21 @@ def _names_candidate(ask: Asked, label: str) -> str | None:
     return next((c for c in ask.among if any(w.startswith(c) for w in words)), None)
 
 
+MAX_BETWEEN = 2  # words between the superlative and its measure in a sentence saying it ("largest single program")
+
+
+def says(ask: Asked, text: str) -> bool:
+    """`text` says the asked superlative of the asked measure in the question's words ("... is our largest program"
+    for "largest program"): the superlative, at most MAX_BETWEEN words, then the measure's first word (its plural
+    too)."""
+    words = ask.measure.split()
+    if not words:
+        return False
+    head = re.escape(words[0].lower().rstrip("s"))
+    return re.search(rf"\b{re.escape(ask.word)}\s+(?:[\w-]+\s+){{0,{MAX_BETWEEN}}}{head}s?\b", text,
+                     re.IGNORECASE) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Winner:
     index: int  # of the row in the rows given

@@ -536,6 +536,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     lines: dict[int, str] = {}
     if superlative and lead_why is None:
         lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines, page_sections)
+    if superlative and lead_why is None:
+        lead_why = _superlative_said(superlative, items)
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings, lines)
@@ -809,6 +811,17 @@ def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequen
     items.insert(0, unit)
     lines[id(unit)] = line
     return why
+
+
+def _superlative_said(ask: extreme.Asked, items: list[_Unit]) -> str | None:
+    """A superlative question no table or stated change answers: the first sentence or bullet among the claims
+    saying it in the question's words ("... is our largest program, generating 23% of ..." for "What is Acme's
+    largest program?") is put first (in `items`, in place). Returns why, or None."""
+    for n, u in enumerate(items):
+        if u.seg.kind in ("sentence", "bullet") and extreme.says(ask, u.passage.text[u.seg.start:u.seg.end]):
+            items.insert(0, items.pop(n))
+            return f"it says the {ask.word} {ask.measure} in the question's words"
+    return None
 
 
 def _stated_units(passages: Sequence[Passage], document_id: str, first_rank: int) -> list[extreme.Sibling]:

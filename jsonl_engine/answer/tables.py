@@ -9,7 +9,8 @@ The rules are about how tables are printed, not about any document:
   negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell); "$" and "%"
   printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
   footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
-  of revenue" over "(1) 23.2 % 22.1 %");
+  of revenue" over "(1) 23.2 % 22.1 %"), and a label opening in lower case the line above as its start
+  ("Operating expenses as a % of" over "total revenues 1.1 % 1.0 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
@@ -232,6 +233,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
+    if label is not None and label.text[:1].islower():
+        label = _wrapped_label(text, label)
     if column_line is not None and not columns:
         headers.extend(between[-2:])
     headers.sort(key=lambda p: p.start)
@@ -481,6 +484,21 @@ def _footnote_mark(cells: list[Cell]) -> bool:
     return len(cells) >= 2 and (bool(_MARK.fullmatch(cells[0].text))
                                 or (cells[0].text.isdigit() and len(cells[0].text) <= 2
                                     and cells[1].text.startswith("$")))
+
+
+def _wrapped_label(text: str, label: Part) -> Part:
+    """A label opening in lower case is the end of one wrapped over two lines ("Operating expenses as a % of" over
+    "total revenues 1.1 % 1.0 %"): the label from the line above, when that line is no row, sentence or
+    sub-heading and opens in upper case; else the label as printed."""
+    spans = _line_spans(text, label.start)
+    if not spans:
+        return label
+    s, e = spans[0]
+    line = text[s:e]
+    if line and line[0].isupper() and classify(line) != "row" and not _SENTENCE_END.search(line) \
+            and not line.endswith(":") and len(line) <= 80:
+        return Part(text[s:label.end], s, label.end)
+    return label
 
 
 def _label_above(text: str, start: int) -> Part | None:
