@@ -40,8 +40,10 @@ an answer direct, judged from how the text is written, never from what it is abo
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 A row with no column for the asked period never leads over a unit stating it (the most direct such unit leads).
-A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
-sibling bullet stating the extreme change (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value (or, asking
+in which quarter, the row's quarter of the extreme value), the sibling bullet stating the extreme change, or a
+sentence saying the superlative in the question's words (answer/extreme.py). A question asking which quarter
+("In which quarter of 2016 ...") asks every quarter's column of a table of the year's quarters. Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).

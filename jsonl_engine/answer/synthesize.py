@@ -47,7 +47,15 @@ from jsonl_engine.answer import extreme, order
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, cells_of, contents_line, number, read_row, table_line
+from jsonl_engine.answer.tables import (
+    TableRow,
+    cells_of,
+    contents_line,
+    number,
+    quarter_of,
+    read_row,
+    table_line,
+)
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -532,7 +540,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                                       {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
                            frozenset(deep))
     superlative = extreme.asked(query)
-    lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
+    lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
+    if superlative and lead_why is None:
+        lead_why = _superlative(superlative, items, readings, read_table, judged)
     lines: dict[int, str] = {}
     if superlative and lead_why is None:
         lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines, page_sections)
@@ -811,6 +821,21 @@ def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequen
     items.insert(0, unit)
     lines[id(unit)] = line
     return why
+
+
+def _superlative_across(ask: extreme.Asked, leads: list[_Unit], readings: dict[int, Reading]) -> str | None:
+    """A question asking in which quarter a superlative fell ("In which quarter of 2016 did Acme record its highest
+    net sales?"): the leading row's quarters' cells are compared, and its line names the extreme one. Returns why,
+    or None when the leading row holds no two quarters' cells."""
+    reading = readings.get(id(leads[0])) if leads else None
+    if reading is None or len(reading.asked) < 2 \
+            or not all(any(quarter_of(p.text) for p in reading.row.cells[i].column) for i in reading.asked):
+        return None
+    winner = extreme.pick_cell(ask, reading.row, reading.asked, collapse_ws)
+    if winner is None:
+        return None
+    readings[id(leads[0])] = Reading(reading.page, reading.row, (winner.cell,), winner.line)
+    return winner.why
 
 
 def _superlative_said(ask: extreme.Asked, items: list[_Unit]) -> str | None:
