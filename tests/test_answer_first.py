@@ -481,3 +481,15 @@ def test_a_which_question_is_not_answered_with_what_it_names(dev_pdfs: Path, tmp
     # a question naming its candidates compares them
     assert not _named_by_question(asked("Among operations, investing, and financing activities, which brought in the "
                                         "most cash?"), "Net cash provided by operating activities")
+
+
+def test_a_year_ending_a_clause_is_no_figure():
+    """"Our operating income rate increased in fiscal 2022, primarily driven by ...": the comma after the year ends
+    the clause; the sentence states no figure (a figure question leads with one that does). A date's year stays
+    ("On April 24, 2023, the Board ..." says when), and so do amounts."""
+    from jsonl_engine.answer.synthesize import _has_figure, figures_of
+
+    assert not _has_figure("Our operating income rate increased in fiscal 2022, primarily driven by lower charges.")
+    assert figures_of("On April 24, 2023, in accordance with the policy") == {"2023"}
+    assert figures_of("net sales of 2,022, up from") == {"2022"} and figures_of("$2022, up") == {"2022"}
+    assert figures_of("rose to $1,577, or 5.9%, in 2022, compared") == {"1577", "5.9"}

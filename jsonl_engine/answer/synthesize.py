@@ -71,6 +71,7 @@ if TYPE_CHECKING:
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
 _DAY = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},$")  # "July 13,"
+_DAY_BEFORE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+$")
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
@@ -194,6 +195,9 @@ def figures_of(text: str) -> frozenset[str]:
         money, num, pct = m.groups()
         if not money and _DAY.search(text, max(0, m.start() - 12), m.end()):
             continue  # "July 13, 2023,": the day of a date, not an amount
+        if not money and not pct and num.endswith(",") and _YEARLIKE.fullmatch(num.rstrip(",")) \
+                and not _DAY_BEFORE.search(text, max(0, m.start() - 16), m.start()):
+            continue  # "in fiscal 2022, primarily ...": a year, the comma ending the clause (a date's year stays)
         plain = num.replace(",", "")
         if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
             found.add(plain)
