@@ -493,3 +493,6 @@ def test_a_year_ending_a_clause_is_no_figure():
     assert figures_of("On April 24, 2023, in accordance with the policy") == {"2023"}
     assert figures_of("net sales of 2,022, up from") == {"2022"} and figures_of("$2022, up") == {"2022"}
     assert figures_of("rose to $1,577, or 5.9%, in 2022, compared") == {"1577", "5.9"}
+    # a page's number glued to the sentence after it is no figure either
+    assert not _has_figure("28\nThe restructuring charges in fiscal 2022 related to our decision to exit operations.")
+    assert _has_figure("We opened 28 stores in fiscal 2022.")

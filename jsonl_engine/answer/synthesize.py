@@ -72,6 +72,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
 _DAY = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},$")  # "July 13,"
 _DAY_BEFORE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+$")
+_PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its own line, before a sentence
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
@@ -472,7 +473,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
         else:
             proximity = 0.5
         figures = figures_of(body)
-        has_figure = bool(figures or _FIGURE.search(body) or _COUNT.search(body))
+        has_figure = _has_figure(body)
         score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
             + W_RANK / (1 + rank)
         words = len(body_keys)
@@ -614,6 +615,7 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
 
 
 def _has_figure(text: str) -> bool:
+    text = _PAGE_LINE.sub("", text)  # "28\nThe restructuring charges ...": a page's number glued to a sentence
     return bool(figures_of(text) or _FIGURE.search(text) or _COUNT.search(text))
 
 
