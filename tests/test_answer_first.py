@@ -496,3 +496,22 @@ def test_a_year_ending_a_clause_is_no_figure():
     # a page's number glued to the sentence after it is no figure either
     assert not _has_figure("28\nThe restructuring charges in fiscal 2022 related to our decision to exit operations.")
     assert _has_figure("We opened 28 stores in fiscal 2022.")
+
+
+def test_a_rate_asked_leads_with_a_percentage(tmp_path: Path):
+    """"What was the wireless retail postpaid churn rate ...?": of the rows labelled "Wireless retail postpaid"
+    (connections, accounts, churn), the row of percentages leads; a rate is asked like a share."""
+    from jsonl_engine.answer.order import asks_share
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    assert asks_share("What was Acme's effective tax rate in 2017?") and asks_share("What was the churn rate?")
+    assert not asks_share("What was the euro exchange rate used?") and not asks_share("What was revenue in 2019?")
+    store = open_store(tmp_path / "kb")
+    (outcome,) = ingest_paths(store, [str(MORE / "VERIZON_2019_10K.pdf")])
+    out = synthesize(store, "What was the wireless retail postpaid churn rate of Verizon's Consumer segment in 2019?",
+                     document_ids=[outcome.document_id])
+    lines_ok(store, out)
+    assert out.claims[0].text.startswith("Wireless retail postpaid 1.05%")
+    store.close()

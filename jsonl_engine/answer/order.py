@@ -33,7 +33,8 @@ an answer direct, judged from how the text is written, never from what it is abo
         item only as statements print it ("Gross profit" for a gross margin asked, where "Gross margin" is a row)
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
         a table row: "Market price of common stock: High ..." heads its cells)
-  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...")
+  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
+        ("the churn rate": a row of percentages over the row of counts labelled alike)
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
@@ -196,10 +197,13 @@ _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|po
 _PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
 
 
+_RATE_ASKED = re.compile(r"(?<!exchange )\brates?\b", re.IGNORECASE)  # "the churn rate" (an exchange rate is no %)
+
+
 def asks_share(query: str) -> bool:
-    """The question asks for a share of something ("What share of total assets did cash make up?"): its answer is
-    a percentage."""
-    return bool(_SHARE_ASKED.search(query))
+    """The question asks for a share of something ("What share of total assets did cash make up?") or a rate ("the
+    churn rate", "the effective tax rate"): its answer is a percentage."""
+    return bool(_SHARE_ASKED.search(query) or _RATE_ASKED.search(query))
 
 
 def asks_change(query: str) -> bool:
