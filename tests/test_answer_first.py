@@ -461,28 +461,6 @@ def test_a_sentence_saying_the_asked_superlative_leads(filings: Store):
     assert says(ask, "Our largest single programs are ...") and not says(ask, "Our largest customer is the U.S.")
 
 
-def test_a_which_question_is_not_answered_with_what_it_names(dev_pdfs: Path, tmp_path: Path):
-    """"Which product category performed the best ... in the domestic (USA) market ...?": the segment rows
-    ("Domestic", "International") are the question's scope, not its candidates; no "Best of 2 ...: Domestic" line."""
-    from jsonl_engine.answer.extreme import _named_by_question, asked
-
-    query = ("Which Best Buy product category performed the best (by top line) in the domestic (USA) Market during "
-             "Q2 of FY2024?")
-    from jsonl_engine.ingest.sync import ingest_paths
-
-    store = open_store(tmp_path / "kb")
-    (outcome,) = ingest_paths(store, [str(dev_pdfs / "BESTBUY_2024Q2_10Q.pdf")])
-    out = synthesize(store, query, document_ids=[outcome.document_id])
-    lines_ok(store, out)
-    assert not out.answer.startswith("Best of ")
-    store.close()
-    ask = asked(query)
-    assert _named_by_question(ask, "Domestic") and not _named_by_question(ask, "Entertainment")
-    # a question naming its candidates compares them
-    assert not _named_by_question(asked("Among operations, investing, and financing activities, which brought in the "
-                                        "most cash?"), "Net cash provided by operating activities")
-
-
 def test_a_year_ending_a_clause_is_no_figure():
     """"Our operating income rate increased in fiscal 2022, primarily driven by ...": the comma after the year ends
     the clause; the sentence states no figure (a figure question leads with one that does). A date's year stays

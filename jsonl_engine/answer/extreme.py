@@ -46,8 +46,6 @@ class Asked:
     measure: str = ""  # the words after it, up to the next small word ("notional value" in "highest notional value in")
     among: tuple[str, ...] = ()  # the candidates the question names ("Among operations, investing, and financing
     # activities, which ..."), each by its first word's stem (`_stem`): only rows naming one compare
-    words: frozenset[str] = frozenset()  # the question's words, lower case: a row they name is its scope ("in the
-    # domestic market"), not the answer to "which ..."
 
 
 def asked(query: str) -> Asked | None:
@@ -57,14 +55,7 @@ def asked(query: str) -> Asked | None:
         return None
     measure = _MEASURE.match(query, m.end())
     return Asked(m.group(1).lower(), m.group(1).lower() in _LOW, measure.group(1).strip() if measure else "",
-                 _among(query), frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", query)))
-
-
-def _named_by_question(ask: Asked, label: str) -> bool:
-    """A row whose label's words the question all holds ("Domestic" for "... in the domestic (USA) market"): what
-    the question is about, which a "which ..." question does not ask for (unless it names its candidates)."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", label)]
-    return bool(words) and not ask.among and all(w in ask.words for w in words)
+                 _among(query))
 
 
 _AMONG = re.compile(r"\bamong\s+(?:the\s+)?(?P<names>[^?]+?),?\s+(?:which|what|who)\b", re.IGNORECASE)
@@ -173,8 +164,6 @@ def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
         return None
     row = rows[winners[0]]
     assert row.label is not None
-    if _named_by_question(ask, row.label.text):
-        return None  # the rows compared are the question's scope, not its candidates
     unit = f" {flat(row.unit.text)}" if row.unit is not None and row.unit.text not in row.label.text else ""
     line = (f"{ask.word.capitalize()} of {len(members)} ({column}): {flat(row.label.text).rstrip(' :')}: "
             f"{flat(row.cells[cell].text)}{unit}")
