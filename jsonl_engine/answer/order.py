@@ -27,10 +27,7 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
         a per-share figure)
-  -0.03 per word of a row's label that the question does not have (at most 5): the closest label first; the
-        words of retrieval's looser phrases ("total assets" for a balance sheet, "net sales" for a margin) are not
-        the question's, and a row they alone name is not about the asked item; -0.03 more for a label naming the
-        item only as statements print it ("Gross profit" for a gross margin asked, where "Gross margin" is a row)
+  -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
         a table row: "Market price of common stock: High ..." heads its cells)
   +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
@@ -263,8 +260,7 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False, deep: bool = False, alias: bool = False,
-          note: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -275,9 +271,6 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if names_item:
         value += W_ITEM
         why.append("its label names the asked line item" if table is not None else "it opens with the asked item")
-        if alias:
-            value -= W_EXTRA
-            why.append("in a label statements print for it, not the question's words")
     if table is not None:
         if whole and names_item:
             value += W_WHOLE

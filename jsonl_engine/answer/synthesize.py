@@ -704,11 +704,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
-    # a label is read in the question's own words and the labels statements print for its line item, not the
-    # looser phrases retrieval adds ("total assets" for a balance sheet, "net sales" for a margin): a row of those
-    # is not about the asked item, and their words are words the question does not have
-    strict = [dataclasses.replace(t, alts=tuple(a for a in t.alts if a in t.items)) for t in tk]
-    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in t.items for k in alt.split()}
+    query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
@@ -718,7 +714,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
-        label_share, labelled, label_extra, item, by_period, alias = 0.0, False, 0, False, False, False
+        label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = keys(reading.row.label.text)
             by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
@@ -727,9 +723,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             asked = content - named_by_title[u.passage.document_id] - framing
             named = names_item(label_keys, tk, runs) & asked
             item = bool(named)
-            alias = item and not names_item(label_keys, tk, runs, printed=False) & asked
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
-            through = _covered(strict, label_keys) - direct  # a label printed for the item: counts half
+            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
             label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
@@ -745,7 +740,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
                                     words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
-                                    label_extra=label_extra, names_item=item, alias=alias,
+                                    label_extra=label_extra, names_item=item,
                                     whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
                                     deep=u.passage.section_id in deep)
