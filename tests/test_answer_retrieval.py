@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jsonl_engine.answer.sentences import segment
+from jsonl_engine.answer.tables import cells_of
 from jsonl_engine.retrieval import retrieve
 from jsonl_engine.retrieval.query import parse
 from jsonl_engine.store import Store
@@ -53,6 +54,12 @@ def test_a_quarter_of_an_annual_report_is_read_in_its_quarterly_table(kb: Store)
     assert any("Selected Quarterly Financial Data" in p.title for p in found), [p.title for p in found]
     out = answer(kb, QUARTERS, query)
     assert any(c.text.startswith("Pharmaceutical 9,844 10,354 10,346") for c in out.claims), out.answer
+    # its rows are read with the line titling them, right under the column titles; the total closes them
+    page = kb.page(kb.doc_ids[QUARTERS], 86).text  # type: ignore[attr-defined]
+    group = {label.text: s.group and page[s.group[0]:s.group[1]] for s in segment(page) if s.kind == "row"
+             and (label := cells_of(page, s.start, s.end)[0]) is not None}
+    assert group["Pharmaceutical"] == group["Total sales"] == "Segment sales to customers", group
+    assert group["Gross profit"] is None
     # "which quarter": the quarterly table holds the loss ("Net earnings (loss) ... (10,713)"), it was passage 32
     out = answer(kb, QUARTERS, "In which quarter of 2017 did Johnson & Johnson post a net loss, and how large was it?")
     assert "(10,713)" in out.answer and out.claims[0].page == 86, out.answer

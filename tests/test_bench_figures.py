@@ -1,5 +1,5 @@
-"""bench/data/figures.jsonl, figures2.jsonl and figures3.jsonl (our held-out figure questions) hold what they say,
-checked against the filings' pages."""
+"""bench/data/figures.jsonl, figures2.jsonl, figures3.jsonl and figures4.jsonl (our held-out figure questions) hold what
+they say, checked against the filings' pages."""
 
 from __future__ import annotations
 
@@ -184,6 +184,76 @@ def test_figures3_evidence_pages_and_printed_figures():
 
     ours = {digest(name) for name in {q["doc_name"] for q in questions3()}}
     others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()}
+    assert not ours & {digest(name) for name in others}
+    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
+    if not dev.is_dir():
+        dev = Path("/work/shared/financebench-dev/pdfs")
+    if dev.is_dir():
+        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+
+
+# bench/data/figures4.jsonl: a fourth held-out set (40 questions in figures2.jsonl's mix) on the 10-Ks of
+# financebench-more that none of the other sets uses and whose bytes are not a dev filing's.
+FIGURES4 = ROOT / "bench" / "data" / "figures4.jsonl"
+
+
+def questions4() -> list[dict]:
+    return [json.loads(line) for line in FIGURES4.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_figures4_fields_ids_and_mix():
+    qs = questions4()
+    assert len(qs) == 40
+    assert all(q.keys() >= FIELDS | {"question_reasoning", "domain_question_num"} for q in qs)
+    assert all(q["dataset_subset_label"] == "OURS" for q in qs)
+    assert [q["financebench_id"] for q in qs] == [f"ours4_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    # figures2.jsonl's mix: 16 domain, 18 novel, 6 metrics (4 computed, 2 single line items)
+    kinds = Counter(q["question_type"] for q in qs)
+    assert kinds == Counter({"novel-generated": 18, "domain-relevant": 16, "metrics-generated": 6})
+    reasoning = Counter(q["question_reasoning"] for q in qs if q["question_type"] == "metrics-generated")
+    assert reasoning == Counter({"Numerical reasoning": 4, "Information extraction": 2})
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    assert not any(q["domain_question_num"] or q["question_reasoning"] for q in qs
+                   if q["question_type"] == "novel-generated")
+    # at most 3 questions per filing, spread over companies and years
+    per_filing = Counter(q["doc_name"] for q in qs)
+    assert max(per_filing.values()) <= 3 and len(per_filing) >= 20
+    assert len({q["company"] for q in qs}) >= 12
+    assert len({re.search(r"_(\d{4})", q["doc_name"]).group(1) for q in qs}) >= 5
+    # quarters: a quarterly table's column ("which quarter of fiscal ..."), a quarter named as an analyst would
+    assert sum(bool(re.search(r"\bquarter\b|\bQ[1-4]\b", q["question"], re.IGNORECASE)) for q in qs) >= 6
+    assert sum(len(q["evidence"]) > 1 for q in qs) >= 5
+    # none of the other three sets' filings
+    others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()} | {
+        q["doc_name"] for q in questions3()}
+    assert not set(per_filing) & others
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures4_evidence_pages_and_printed_figures():
+    numbers = bench_synthesize().numbers
+    for q, asked, printed in checked(questions4()):
+        # a figure printed on an evidence page; a computed one is written out in the justification's arithmetic
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+        if q["question_type"] == "metrics-generated" and q["question_reasoning"] == "Numerical reasoning":
+            # the answer starts with the computed value, which the pages do not print, followed by its printed inputs
+            value = numbers(q["answer"].split()[0])
+            assert value and not value & printed and value <= numbers(q["justification"]), q["financebench_id"]
+            assert len(printed) >= 2, q["financebench_id"]
+        elif q["question_type"] == "metrics-generated":
+            # a single line item: the answer is the printed figure
+            assert numbers(q["answer"]) <= printed, q["financebench_id"]
+
+    # no filing of the dev split or of the other three sets, by name or by bytes (two FinanceBench names share bytes)
+    def digest(name: str) -> str:
+        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
+
+    ours = {digest(name) for name in {q["doc_name"] for q in questions4()}}
+    others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()} | {
+        q["doc_name"] for q in questions3()}
     assert not ours & {digest(name) for name in others}
     dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
     if not dev.is_dir():

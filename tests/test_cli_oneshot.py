@@ -547,8 +547,11 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_nothing_running(tmp_path: P
     for i in range(8):  # distinct bytes (a comment after %%EOF), the same pages: nothing is skipped
         (docs / f"copy{i}.pdf").write_bytes(data + f"\n% copy {i}\n".encode())
     kb = tmp_path / "kb"
+    # Ctrl-C live in the CLI as in a terminal, even when this test runs where SIGINT is ignored (a shell's
+    # background job): a process that starts with SIGINT ignored rightly keeps ignoring it
     proc = subprocess.Popen([sys.executable, "-m", "jsonl_engine", "ingest", str(docs), "--kb", str(kb)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=daemon_env(), cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=daemon_env(), cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stderr is not None
         before = []

@@ -8,6 +8,7 @@ bullet, prose), prose lines are joined into paragraphs, and paragraphs are cut i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -15,7 +16,8 @@ from typing import Literal
 Kind = Literal["sentence", "row", "bullet", "header", "heading"]
 
 _BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
-_CELL = re.compile(r"^(?:\$|%|[-–—]+|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
+# a cell: a number (its "$", "%", parentheses), a dash, or "NM"/"N/A" (a change "not meaningful", no value)
+_CELL = re.compile(r"^(?:\$|%|[-–—]+|NM|nm|[Nn]/[MmAa]|\(?[-–—]?\$?\d[\d,]*(?:\.\d+)?\)?%?\)?|\(?\d[\d,]*(?:\.\d+)?%?\)?)$")
 _NUMBER = re.compile(r"\d")
 _NOT_WORDS = re.compile(r"[\W\d_]*")  # page numbers, "$ %", "---": never part of a sentence
 _RULE = re.compile(r"[|:\-–—_=+\s]+")
@@ -46,6 +48,7 @@ class Segment:
     kind: Kind
     header: tuple[int, int] | None = None  # rows: the span of the table's header row (column titles)
     lead: tuple[int, int] | None = None  # rows: the span of the last sentence before the table
+    group: tuple[int, int] | None = None  # rows: the span of the line titling the rows under it ("Revenues:")
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -150,6 +153,10 @@ def segment(text: str) -> list[Segment]:
     A short label line ending in a colon right above prose ("Primary Endpoint:") starts that prose's first
     sentence: the statement and its label are one unit; a line ending in a word that needs its continuation
     ("... attributable to shareowners of") right above a table row is the first line of the row's label.
+    A row also carries `group`, the line titling the rows under it inside its table (`_group_line`: "Revenues:",
+    "Units shipped: (2)", or a title right under the column titles, "Sales to customers"): filings label those
+    rows relative to it ("Products", "Total"), so the row's label is read with it. The group ends with prose, a
+    new table header, the next group line, or a "Total ..." row that is not its first row.
     """
     segments: list[Segment] = []
     para: tuple[int, int, Kind] | None = None
@@ -172,12 +179,7 @@ def segment(text: str) -> list[Segment]:
         if not line:
             flush()
             continue
-        kind = classify(line)
-        if kind == "heading" and _counted_row(line) and (_row_beside(text, segments[-1:], previous)
-                                                          or _row_beside(text, _next_line(lines, i), None)):
-            kind = "row"  # "Brand factory stores 196" over "Other stores (including outlets) 29": a table's count
-        if kind == "heading" and para is not None and _wrapped(text, para, lines, i):
-            kind = None  # a short wrapped line in the middle of a sentence, not a heading
+        kind = _kind_here(text, lines, i, segments, previous, para)
         if kind is None:
             if para is None:
                 header = None  # prose ends the table whose header rows describe
@@ -197,7 +199,69 @@ def segment(text: str) -> list[Segment]:
             para, header = _unit_line(text, segments, s, e, kind, header, lead, previous)
         previous = kind
     flush()
-    return segments
+    return _grouped(text, segments)
+
+
+_TOTAL = re.compile(r"(?i)total\b")
+_MARKS = re.compile(r"(?:\s*\((?:\d{1,2}|[a-z])\))+$")  # footnote marks after a label: "(5)", "(a)(b)"
+
+
+def _grouped(text: str, segments: list[Segment]) -> list[Segment]:
+    """`segments`, each row carrying the group line in force (`segment`'s docstring): set by a group line
+    (`_group_line`), ended by prose, a table header, the next group line or a "Total ..." row after its first."""
+    out: list[Segment] = []
+    group: tuple[int, int] | None = None
+    grouped, table = 0, False  # rows under the group line; a table's header or row came since the last prose
+    for n, seg in enumerate(segments):
+        body = text[seg.start:seg.end]
+        if seg.kind in ("sentence", "bullet", "header"):
+            group, table = None, seg.kind == "header"
+        elif seg.kind == "heading":
+            # over a row with a label of its own: a row printing only figures ("(f) $ (229) $ (66)") or going on in
+            # lower case ("share) 1.20 1.10") takes the line above as (the start of) its label
+            over_row = table and n + 1 < len(segments) and segments[n + 1].kind == "row" \
+                and text[segments[n + 1].start].isupper()
+            if _group_line(body, over_row):
+                group, grouped = (seg.start, seg.end), 0
+        else:
+            table = True
+            if group is not None:
+                seg = dataclasses.replace(seg, group=group)
+                grouped += 1
+                if grouped > 1 and _TOTAL.match(body):
+                    group = None  # "Total revenues" closes the rows under "Revenues:"
+        out.append(seg)
+    return out
+
+
+def _group_line(line: str, over_row: bool) -> bool:
+    """A line titling the rows under it: words without figures (footnote marks aside) ending in a colon
+    ("Revenues:", "Units shipped: (5)"), or (`over_row`: a heading right over a labelled row of a table whose column
+    titles came before) a title in sentence case ("Sales to customers"; not a column's title, "Second Quarter",
+    nor "(1)", nor a label wrapped over two lines, "... attributable to")."""
+    bare = _MARKS.sub("", line).strip()
+    if not bare or not bare[0].isupper() or not (bare[-1].isalpha() or bare[-1] in ":)") \
+            or _NUMBER.search(bare) or len(bare) > 80 or len(bare.split()) > 10:
+        return False
+    if bare.endswith(":"):
+        return bool(re.search(r"[A-Za-z]{2,}", bare))
+    return over_row and len(bare.split()) >= 2 and not _ENDS_SENTENCE.search(bare) and not _JOINER.search(bare) \
+        and any(w[0].islower() and len(w) >= 3 for w in bare.split()[1:])
+
+
+def _kind_here(text: str, lines: list[tuple[int, int]], i: int, segments: list[Segment], previous: Kind | None,
+               para: tuple[int, int, Kind] | None) -> Kind | None:
+    """Line `i`'s kind (`classify`) among its neighbours."""
+    line = text[slice(*lines[i])]
+    kind = classify(line)
+    if kind == "heading" and _counted_row(line) and (_row_beside(text, segments[-1:], previous)
+                                                      or _row_beside(text, _next_line(lines, i), None)):
+        kind = "row"  # "Brand factory stores 196" over "Other stores (including outlets) 29": a table's count
+    if kind == "heading" and para is not None and _wrapped(text, para, lines, i):
+        kind = None  # a short wrapped line in the middle of a sentence, not a heading
+    if kind == "row" and _group_line(line, False):
+        kind = "heading"  # "Units shipped: (2)": its mark is no cell, the line titles the rows under it
+    return kind
 
 
 def _counted_row(line: str) -> bool:

@@ -77,6 +77,7 @@ _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 air
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
+_GROUP_MARKS = re.compile(r"\((?:\d{1,2}|[a-z])\)")  # footnote marks of a group line: "Units shipped: (2)"
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
 _PERIOD = re.compile(r"^(?:fy|cy|q[1-4]|h[12])'?(\d{2}|\d{4})$")
 _FIGURE = re.compile(r"\$\s?\(?\d|\d\s?%|\d,\d{3}|\d\.\d|\b\d+\s+(?:million|billion|thousand|percent|basis points)\b",
@@ -239,6 +240,8 @@ def _candidate(seg: Segment, text: str) -> bool:
     if _column_header(body):
         return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
+        if re.fullmatch(r"[^:]+:\s*(?:\((?:\d{1,2}|[a-z])\)\s*)*", body):
+            return False  # "Units shipped: (2)": a title of the rows under it, its mark no value
         numbered = _SECTION_NUMBER.sub("", body)  # "9.7 ANALYSIS OF ...": a section's number is no figure
         return (len(body.split()) >= 4 and bool(_FIGURE.search(numbered))) or order.label_of(body) is not None
     return True
@@ -365,6 +368,16 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
     return frozenset(found)
 
 
+def grouped_label(text: str, seg: Segment, label: str) -> list[str]:
+    """The keys of a row's label read with the line titling its rows, when it has one (sentences.segment:
+    "Products" under "Revenues:" is "products revenues", "Total" under "Units shipped: (2)" is "total units
+    shipped"): the row's own words first, as a label naming the item starts with them."""
+    own = keys(label)
+    if seg.group is None:
+        return own
+    return own + [k for k in keys(_GROUP_MARKS.sub("", text[seg.group[0]:seg.group[1]])) if k not in own]
+
+
 def _keys_of_lines(parts: Sequence[str], part_keys: Sequence[list[str]]) -> list[str]:
     """`keys("\\n".join(parts))` from each part's own keys: no token spans a line break, and only a lone "&"
     reads past its line (it needs whitespace either side), so that case is tokenised whole."""
@@ -438,13 +451,18 @@ def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover) ->
                 continue
             body_keys = _keys_at(p.text, (seg.start, seg.end), memo)
             matched = _covered(tk, body_keys)
-            if not matched:
+            # the line titling the rows ("Units shipped:") is part of a row's label: the whole of it when the row's
+            # own words name nothing asked ("Total 2,014.2"), else its context ("Products" under "Revenues:")
+            grouped = _covered(tk, _keys_at(p.text, seg.group, memo) + body_keys) - matched if seg.group else set()
+            if not matched and not grouped - weak:
                 continue
             context = (seg.header, seg.lead)
             if context not in ctx_cover:  # rows of one table share their header and lead-in
                 ctx_cover[context] = _covered(tk, title_keys + [k for span in context if span
                                                                 for k in _keys_at(p.text, span, memo)])
-            in_ctx = ctx_cover[context] - matched
+            if not matched - weak:
+                matched, grouped = matched | grouped, frozenset()
+            in_ctx = (ctx_cover[context] | grouped) - matched
             # a row may match only a year ("2024 1,097 862") when its table's header or lead-in names the rest
             if not matched - weak and not (seg.kind == "row" and in_ctx - weak):
                 continue
@@ -665,7 +683,7 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> 
         doc = u.passage.document_id
         if doc not in titled:
             titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
-        if names_item(keys(label.text), tk, runs) & (content - titled[doc]):
+        if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]):
             out.add(id(u))
     return frozenset(out)
 
@@ -716,7 +734,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         reading = readings.get(id(u))
         label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
-            label_keys = keys(reading.row.label.text)
+            label_keys = grouped_label(u.passage.text, u.seg, reading.row.label.text)
             by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
@@ -726,7 +744,9 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
             through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
             label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
-            label_extra = 0 if by_period else len({k for k in label_keys if not k[0].isdigit()} - query_keys)
+            # words of the row's own label the question does not have (the line titling its rows adds none)
+            own = label_keys if by_period else keys(reading.row.label.text)
+            label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
         label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))

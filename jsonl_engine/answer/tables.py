@@ -6,8 +6,8 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 ("(Millions) 2022 2021 2020", or several lines: "Three Months Ended Six Months Ended" over "2023 2022 2023 2022").
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
-  negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell); "$" and "%"
-  printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
+  negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell, as is "NM" or
+  "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
   footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
   of revenue" over "(1) 23.2 % 22.1 %"), and a label opening in lower case the line above as its start
   ("Operating expenses as a % of" over "total revenues 1.1 % 1.0 %");
@@ -53,7 +53,7 @@ UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()
                   r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n]{0,50})?"
                   r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
 _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$")  # "13," is a date's day
-_DASH = re.compile(r"^[-–—]+$")
+_DASH = re.compile(r"^(?:[-–—]+|NM|nm|[Nn]/[MmAa])$")  # an empty cell: a dash, or a change "not meaningful"
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
 # a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
