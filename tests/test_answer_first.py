@@ -7,6 +7,8 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from jsonl_engine.answer.absent import NOTICE
 from jsonl_engine.answer.compute import formula
 from jsonl_engine.answer.direct import answer_first as synthesize
@@ -360,3 +362,122 @@ def test_among_the_candidates_a_question_names_the_extreme_leads(dev_kb: Store):
     # a description is no list of candidates
     assert asked("Among all of the derivative instruments that Acme used to manage foreign currencies or interest "
                  "rates, which one had the highest notional value?").among == ()
+
+
+@pytest.fixture(scope="module")
+def filings(tmp_path_factory):
+    """A KB of a few annual reports of the FinanceBench filings (shared/financebench-more): name -> document id."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    names = ["NIKE_2017_10K", "GENERALMILLS_2017_10K", "CVSHEALTH_2019_10K", "KRAFTHEINZ_2016_10K",
+             "COCACOLA_2016_10K", "LOCKHEEDMARTIN_2016_10K"]
+    store = open_store(tmp_path_factory.mktemp("filings") / "kb")
+    outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
+    store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
+    yield store
+    store.close()
+
+
+def _first(store: Store, name: str, query: str) -> str:
+    out = synthesize(store, query, document_ids=[store.doc_ids[name]])  # type: ignore[attr-defined]
+    lines_ok(store, out)
+    return out.answer.split("\n")[0]
+
+
+def test_a_note_under_a_table_and_a_rows_colon_do_not_lead(filings: Store):
+    """A note under a table's rows ("(1) Total revenues of the ... segment include approximately $11.5 billion
+    ...") qualifies the table's figures: it weighs less than the rows. An item of a filing's list ("(b) On April 24,
+    2023, ...") is no note. A row whose label ends in a colon ("Market price of common stock: High $ 72.64 ...")
+    heads its cells; it is no labelled statement ("Probable cause: ...")."""
+    from jsonl_engine.answer import order
+    from jsonl_engine.answer.sentences import segment
+    from jsonl_engine.answer.synthesize import _under_table, _Unit
+    from jsonl_engine.ingest import parse_file
+    from jsonl_engine.retrieval.types import Passage
+
+    def unit_at(filing: str, starts: str) -> _Unit:
+        assert MORE is not None
+        text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if starts in p)
+        passage = Passage.for_page("d", 1, document_title=filing, status="approved", path=[], score=1.0, text=text,
+                                   snippet="")
+        seg = next(s for s in segment(text) if text[s.start:s.end].startswith(starts))
+        return _Unit(passage, 0, seg, 0.5, frozenset())
+
+    memo: dict = {}
+    assert _under_table(unit_at("CVSHEALTH_2019_10K", "(1) Total revenues of the Pharmacy Services"), memo)
+    assert not _under_table(unit_at("BESTBUY_2023_8K_dated-2023-04-24", "(b) On April 24, 2023"), memo)
+    ask = order.Ask(figure=True, years=("2019",))
+    kw = dict(score=0.5, has_figure=True, table=None, label_share=0.0, labelled_hit=False)
+    note = order.judge(ask, "(1) Total revenues include ...", note=True, **kw)
+    assert "a note on a table's figures" in note.reasons
+    assert round(order.judge(ask, "(1) Total revenues include ...", **kw).directness - note.directness, 9) == order.W_NOTE
+    assert order.is_note("(a) Includes ...") and not order.is_note("Total revenues (1) 1,234")
+    first = _first(filings, "GENERALMILLS_2017_10K", "Has General Mills paid dividends to common shareholders in Q2 "
+                                                     "of FY2017?")
+    assert first.startswith("Dividends per share, Second Quarter, Fiscal Year 2017: $ 0.48 ")
+
+
+def test_which_quarter_reads_every_quarters_column(filings: Store):
+    """"In which quarter of 2016 ..." asks among the year's quarters: the quarterly table's row leads, not the
+    year's statements, its line naming the quarter of the extreme value a superlative asks; a quarter named ("the second quarter of 2016") reads its column of
+    a quarterly table whose header is printed a word a line ("First" / "Quarter" / ... / "Quarter Full Year")."""
+    from jsonl_engine.answer.order import asks_which_quarter
+
+    first = _first(filings, "KRAFTHEINZ_2016_10K", "In which quarter of 2016 did Kraft Heinz record its highest net "
+                                                   "sales?")
+    assert first.startswith("Highest of 4 quarters: Net sales, Fourth, 2016: $ 6,857 (in millions, except per share "
+                            "data) [")
+    first = _first(filings, "COCACOLA_2016_10K", "What net income attributable to shareowners did Coca-Cola report "
+                                                 "for the second quarter of 2016?")
+    assert first.startswith("Net income attributable to shareowners of The Coca-Cola Company, Second, 2016: 3,448 ")
+    assert asks_which_quarter("In which quarter of 2017 did Acme post a net loss?")
+    assert not asks_which_quarter("What was Acme's revenue in the third quarter of 2017?")
+
+
+def test_a_sentence_saying_the_asked_superlative_leads(filings: Store):
+    """"What is Acme's largest program ...?": no table compares programs, and the sentence saying it in the
+    question's words ("The ... program is our largest program, generating 23% of ...") leads over the net sales
+    rows; a superlative of another measure ("largest customer") is not it."""
+    from jsonl_engine.answer.extreme import asked, says
+
+    query = "What is Lockheed Martin's largest program, and how much of its 2016 net sales did it generate?"
+    first = _first(filings, "LOCKHEEDMARTIN_2016_10K", query)
+    assert " is our largest program, generating 23% of our total consolidated net sales" in first
+    ask = asked(query)
+    assert says(ask, "Our largest single programs are ...") and not says(ask, "Our largest customer is the U.S.")
+
+
+def test_a_year_ending_a_clause_is_no_figure():
+    """"Our operating income rate increased in fiscal 2022, primarily driven by ...": the comma after the year ends
+    the clause; the sentence states no figure (a figure question leads with one that does). A date's year stays
+    ("On April 24, 2023, the Board ..." says when), and so do amounts."""
+    from jsonl_engine.answer.synthesize import _has_figure, figures_of
+
+    assert not _has_figure("Our operating income rate increased in fiscal 2022, primarily driven by lower charges.")
+    assert figures_of("On April 24, 2023, in accordance with the policy") == {"2023"}
+    assert figures_of("net sales of 2,022, up from") == {"2022"} and figures_of("$2022, up") == {"2022"}
+    assert figures_of("rose to $1,577, or 5.9%, in 2022, compared") == {"1577", "5.9"}
+    # a page's number glued to the sentence after it is no figure either
+    assert not _has_figure("28\nThe restructuring charges in fiscal 2022 related to our decision to exit operations.")
+    assert _has_figure("We opened 28 stores in fiscal 2022.")
+
+
+def test_a_rate_asked_leads_with_a_percentage(tmp_path: Path):
+    """"What was the wireless retail postpaid churn rate ...?": of the rows labelled "Wireless retail postpaid"
+    (connections, accounts, churn), the row of percentages leads; a rate is asked like a share."""
+    from jsonl_engine.answer.order import asks_share
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    assert asks_share("What was Acme's effective tax rate in 2017?") and asks_share("What was the churn rate?")
+    assert not asks_share("What was the euro exchange rate used?") and not asks_share("What was revenue in 2019?")
+    store = open_store(tmp_path / "kb")
+    (outcome,) = ingest_paths(store, [str(MORE / "VERIZON_2019_10K.pdf")])
+    out = synthesize(store, "What was the wireless retail postpaid churn rate of Verizon's Consumer segment in 2019?",
+                     document_ids=[outcome.document_id])
+    lines_ok(store, out)
+    assert out.claims[0].text.startswith("Wireless retail postpaid 1.05%")
+    store.close()

@@ -453,3 +453,43 @@ def test_a_share_asked_leads_with_the_percentage_row():
     share, amount = judged["Percentage of total assets 44 %"], judged["Short-term investments"]
     assert "a percentage, as the question asks a share" in share.reasons
     assert share.directness - amount.directness >= order.W_SHARE
+
+
+@needs_more
+def test_a_quarters_header_a_word_a_line_and_a_lead_in_naming_two_years():
+    """Two more ways a year's quarters are printed: the header a word a line ("First" / "Quarter" / "Second" / ...
+    / "Fourth" / "Quarter Full Year", the unit, then "2016" over the rows), a last column the year's; and "2016
+    Quarters" over "First Second Third Fourth" under a lead-in naming two years ("Our quarterly financial data for
+    2016 and 2015 was:"), whose years are not the columns'. A question asking which quarter reads them all."""
+    row = quarterly_row("COCACOLA_2016_10K", "Quarterly Data (Unaudited)", "Net operating revenues $ 10,282")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First, 2016", "$ 10,282"), ("Second, 2016", "$ 11,539"), ("Third, 2016", "$ 10,633"),
+        ("Fourth, 2016", "$ 9,409"), ("Full Year, 2016", "$ 41,863")]
+    assert asked_cells(row, ("2016",)) == (4,) and asked_cells(row, ("2016",), quarter=True, which=2) == (1,)
+    assert asked_cells(row, ("2016",), quarter=True, quarters=True) == (0, 1, 2, 3)
+    row = quarterly_row("KRAFTHEINZ_2016_10K", "Quarterly Financial Data", "Net sales $ 6,570")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("First, 2016", "$ 6,570"), ("Second, 2016", "$ 6,793"), ("Third, 2016", "$ 6,267"), ("Fourth, 2016", "$ 6,857")]
+    assert table_line(row, (3,)) == "Net sales, Fourth, 2016: $ 6,857 (in millions, except per share data)"
+
+
+@needs_more
+def test_dates_broken_across_header_lines_under_the_unit():
+    """A column line whose dates are broken across lines, the unit opening the first ("In Millions May 28," /
+    "2017 May 29," / "2016"): the pieces join into the columns' dates."""
+    row = quarterly_row("GENERALMILLS_2017_10K", "Total capital consisted of the following", "Total debt 9,481.7")
+    assert [(c.column_text, c.text) for c in row.cells] == [("May 28, 2017", "9,481.7"), ("May 29, 2016", "8,430.9")]
+    assert row.unit.text == "In Millions"
+    assert asked_cells(row, ("2017", "2016"), change=True) == (0, 1)
+
+
+@needs_more
+def test_a_label_wrapped_over_two_lines_reads_whole():
+    """A label opening in lower case ends one wrapped over two lines ("Adjusted operating income as a % of" over
+    "total revenues 3.6% 3.7% 3.5%"): the row is about the whole label, not "total revenues"."""
+    row = quarterly_row("CVSHEALTH_2019_10K", "Adjusted operating income as a % of", "total revenues 3.6%")
+    assert " ".join(row.label.text.split()) == "Adjusted operating income as a % of total revenues"
+    assert [(c.column_text, c.text) for c in row.cells] == [("2019", "3.6%"), ("2018", "3.7%"), ("2017", "3.5%")]
+    # a row whose line above is another row keeps its own label
+    text = "Net sales 10 20\nnet of returns 5 6"
+    assert read_row(text, 16, len(text)).label.text == "net of returns"

@@ -12,8 +12,11 @@ A superlative is written in lower case inside a question: a capitalised one ther
 A question naming its candidates ("Among operations, investing, and financing activities, which ...") compares only
 the rows naming them (a word starting like each candidate's first word), across the sections of the leading row's
 page, and only when every candidate has its row.
-When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
-are compared (`stated`, `pick_stated`): "Worst of 3: Region B: • Net revenues of ... a decrease of 44%".
+A question asking in which quarter the superlative fell compares the leading row's quarters' cells (`pick_cell`):
+"Highest of 4 quarters: Net sales, Fourth, 2016: $ 6,857". When no table compares, sibling bullets or sentences stating the same measure's change under their own headings
+are compared (`stated`, `pick_stated`): "Worst of 3: Region B: • Net revenues of ... a decrease of 44%"; and when
+nothing compares, a sentence saying the superlative of the asked measure in the question's words leads (`says`:
+"... is our largest program" for "What is Acme's largest program?").
 """
 
 from __future__ import annotations
@@ -84,6 +87,40 @@ def _names_candidate(ask: Asked, label: str) -> str | None:
     """The candidate of `ask.among` a row's label names (a word of it starts like the candidate's first word)."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", label)]
     return next((c for c in ask.among if any(w.startswith(c) for w in words)), None)
+
+
+def pick_cell(ask: Asked, row: TableRow, cells: Sequence[int], flat: Callable[[str], str]) -> Winner | None:
+    """Of one row's `cells` (the columns of the periods compared: a year's quarters), the extreme value's cell;
+    None when fewer than MIN_ROWS hold a number or two tie. The line names the row and the winning column: "Highest
+    of 4 quarters: Net sales, Fourth, 2016: $ 6,857 (in millions)"."""
+    values = [(v, i) for i in cells if (v := number(row.cells[i].text)) is not None]
+    if len(values) < MIN_ROWS or row.label is None:
+        return None
+    best = min(v for v, _ in values) if ask.low else max(v for v, _ in values)
+    winners = [i for v, i in values if v == best]
+    if len(winners) != 1:
+        return None
+    cell = row.cells[winners[0]]
+    unit = f" {flat(row.unit.text)}" if row.unit is not None and row.unit.text not in row.label.text else ""
+    line = (f"{ask.word.capitalize()} of {len(values)} quarters: {flat(row.label.text).rstrip(' :')}, "
+            f"{cell.column_text}: {flat(cell.text)}{unit}")
+    why = f"the {ask.word} of its {len(values)} quarters' cells, in column {cell.column_text}"
+    return Winner(-1, winners[0], len(values), line, why)
+
+
+MAX_BETWEEN = 2  # words between the superlative and its measure in a sentence saying it ("largest single program")
+
+
+def says(ask: Asked, text: str) -> bool:
+    """`text` says the asked superlative of the asked measure in the question's words ("... is our largest program"
+    for "largest program"): the superlative, at most MAX_BETWEEN words, then the measure's first word (its plural
+    too)."""
+    words = ask.measure.split()
+    if not words:
+        return False
+    head = re.escape(words[0].lower().rstrip("s"))
+    return re.search(rf"\b{re.escape(ask.word)}\s+(?:[\w-]+\s+){{0,{MAX_BETWEEN}}}{head}s?\b", text,
+                     re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,14 +28,20 @@ an answer direct, judged from how the text is written, never from what it is abo
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
         a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
-  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term
-  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...")
+  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
+        a table row: "Market price of common stock: High ..." heads its cells)
+  +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
+        ("the churn rate": a row of percentages over the row of counts labelled alike)
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+  -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
+        table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 A row with no column for the asked period never leads over a unit stating it (the most direct such unit leads).
-A superlative question ("which ... the largest ...") then leads with the row of the extreme value, or the
-sibling bullet stating the extreme change (answer/extreme.py). Units of the documents covering the named period stay ahead of the others (as in compose).
+A superlative question ("which ... the largest ...") then leads with the row of the extreme value (or, asking
+in which quarter, the row's quarter of the extreme value), the sibling bullet stating the extreme change, or a
+sentence saying the superlative in the question's words (answer/extreme.py). A question asking which quarter
+("In which quarter of 2016 ...") asks every quarter's column of a table of the year's quarters. Units of the documents covering the named period stay ahead of the others (as in compose).
 Ties break by the
 retrieval rank, then the position in the passage: the order is deterministic, and the reasons of the first unit
 are reported (`_meta.first_claim`).
@@ -56,6 +62,7 @@ W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLE
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
+W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -78,6 +85,7 @@ class Ask:
     annual: bool = False  # the documents read are annual reports: a column not saying its span is a year's
     share: bool = False  # the question asks for a share ("what percentage of ...", "what share of ...")
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
+    quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,14 @@ class Judged:
     period: int = 0  # 1: states the asked period (a row's column or label, a sentence with a figure naming it);
     # -1: a row whose columns are known and none is the asked period; 0: neither
     deep: bool = False  # from a passage below the depth shown
+
+
+_NOTE = re.compile(r"^\s*(?:\((?:\d{1,2}|[a-z])\)|[*†‡])\s*[A-Z]")  # "(1) Total revenues of ...", "(a) Includes ..."
+
+
+def is_note(body: str) -> bool:
+    """A unit opening with a footnote mark: a note qualifying a table's figures ("(1) Revenues include ...")."""
+    return bool(_NOTE.match(body))
 
 
 def label_of(body: str) -> str | None:
@@ -112,6 +128,15 @@ _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|
                          re.IGNORECASE)
 _QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
                             r"|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+_WHICH_QUARTER = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+
+
+def asks_which_quarter(query: str) -> bool:
+    """The question asks which quarter of a period something happened in ("In which quarter of 2016 did ... record
+    its highest net sales?"): the answer is among the columns of a year's quarters."""
+    return bool(_WHICH_QUARTER.search(query))
 
 
 def asks_span(query: str) -> tuple[bool, bool]:
@@ -169,10 +194,13 @@ _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|po
 _PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
 
 
+_RATE_ASKED = re.compile(r"(?<!exchange )\brates?\b", re.IGNORECASE)  # "the churn rate" (an exchange rate is no %)
+
+
 def asks_share(query: str) -> bool:
-    """The question asks for a share of something ("What share of total assets did cash make up?"): its answer is
-    a percentage."""
-    return bool(_SHARE_ASKED.search(query))
+    """The question asks for a share of something ("What share of total assets did cash make up?") or a rate ("the
+    churn rate", "the effective tax rate"): its answer is a percentage."""
+    return bool(_SHARE_ASKED.search(query) or _RATE_ASKED.search(query))
 
 
 def asks_change(query: str) -> bool:
@@ -182,7 +210,7 @@ def asks_change(query: str) -> bool:
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
-                dated: Sequence[str] = (), which: int | None = None) -> tuple[int, ...]:
+                dated: Sequence[str] = (), which: int | None = None, quarters: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -192,7 +220,8 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     `change`, and the cells of a change column the table prints ("Change", "% Increase (Decrease)") with the
     periods it compares (the columns before it, after the previous change column). Of a table of a year's
     quarters ("First Quarter ... Fourth Quarter", answer/tables.py), a quarter asked is its column (`which`), a
-    year asked its "Year" column, never a quarter's."""
+    year asked its "Year" column, never a quarter's, and a question asking which quarter (`quarters`) every
+    quarter's column of the asked year."""
     if not years and not ends and not dated:
         return ()
     exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
@@ -204,7 +233,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
-            tuple(i for i in cells if i not in of_quarter)
+            tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -231,7 +260,7 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False, deep: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -259,6 +288,9 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
     if labelled_hit:
         value += W_LABELLED
         why.append("a labelled statement whose label names the question's terms")
+    if note:
+        value -= W_NOTE
+        why.append("a note on a table's figures")
     if deep:
         value -= W_DEEP
         why.append("from a passage below the depth shown")
@@ -293,7 +325,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
-                        ask.which)
+                        ask.which, ask.quarters)
     period = 0
     if cells:
         period = 1

@@ -47,7 +47,15 @@ from jsonl_engine.answer import extreme, order
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
-from jsonl_engine.answer.tables import TableRow, cells_of, contents_line, number, read_row, table_line
+from jsonl_engine.answer.tables import (
+    TableRow,
+    cells_of,
+    contents_line,
+    number,
+    quarter_of,
+    read_row,
+    table_line,
+)
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -63,6 +71,8 @@ if TYPE_CHECKING:
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
 _DAY = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},$")  # "July 13,"
+_DAY_BEFORE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+$")
+_PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its own line, before a sentence
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
@@ -187,6 +197,9 @@ def figures_of(text: str) -> frozenset[str]:
         money, num, pct = m.groups()
         if not money and _DAY.search(text, max(0, m.start() - 12), m.end()):
             continue  # "July 13, 2023,": the day of a date, not an amount
+        if not money and not pct and num.endswith(",") and _YEARLIKE.fullmatch(num.rstrip(",")) \
+                and not _DAY_BEFORE.search(text, max(0, m.start() - 16), m.start()):
+            continue  # "in fiscal 2022, primarily ...": a year, the comma ending the clause (a date's year stays)
         plain = num.replace(",", "")
         if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
             found.add(plain)
@@ -478,7 +491,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
         else:
             proximity = 0.5
         figures = figures_of(body)
-        has_figure = bool(figures or _FIGURE.search(body) or _COUNT.search(body))
+        has_figure = _has_figure(body)
         score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
             + W_RANK / (1 + rank)
         words = len(body_keys)
@@ -534,11 +547,13 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
     quarter, half = order.asks_span(query)
+    quarters = order.asks_which_quarter(query) and not quarter and not half
+    quarter = quarter or quarters  # "which quarter of 2016": a quarter's figure, not the year's
     ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
-                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query))
+                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters)
     units = _score(tk, raw, ask.figure, frozenset(deep))
     chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
     readings = _read_tables(chosen, ask, read_table)
@@ -548,10 +563,14 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                                       {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
                            frozenset(deep))
     superlative = extreme.asked(query)
-    lead_why = _superlative(superlative, items, readings, read_table, judged) if superlative else None
+    lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
+    if superlative and lead_why is None:
+        lead_why = _superlative(superlative, items, readings, read_table, judged)
     lines: dict[int, str] = {}
     if superlative and lead_why is None:
         lead_why = _superlative_stated(superlative, items, passages, ask.quarter, lines, page_sections)
+    if superlative and lead_why is None:
+        lead_why = _superlative_said(superlative, items)
     items = _spread(items, max_claims)
     shown = items[:max_claims]
     answer, claims, truncated = _render(shown, max_chars, readings, lines)
@@ -614,6 +633,7 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
 
 
 def _has_figure(text: str) -> bool:
+    text = _PAGE_LINE.sub("", text)  # "28\nThe restructuring charges ...": a page's number glued to a sentence
     return bool(figures_of(text) or _FIGURE.search(text) or _COUNT.search(text))
 
 
@@ -630,7 +650,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
-                                    ask.dated, ask.which)
+                                    ask.dated, ask.which, ask.quarters)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
@@ -704,6 +724,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
+    notes_memo: dict[int, list[Segment]] = {}
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
     for u in chosen:
         doc = u.passage.document_id
@@ -726,7 +747,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             # words of the row's own label the question does not have (the line titling its rows adds none)
             own = label_keys if by_period else keys(reading.row.label.text)
             label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
-        label = order.label_of(body)
+        label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
         if label is not None:
             labelled = bool(_covered(tk, keys(label)))
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
@@ -738,13 +759,27 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
                                     table=reading.row if reading else None, label_share=label_share,
                                     labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), label_extra=label_extra, names_item=item,
+                                    words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
+                                    label_extra=label_extra, names_item=item,
                                     whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
                                     statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
                                     deep=u.passage.section_id in deep)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
+    """`u` opens with a footnote mark and follows a table's rows (other notes between): a note on the table's
+    figures ("(1) Total revenues of the segment include ..."), not an item of a list ("(b) On April 24, ...")."""
+    p = u.passage
+    if not order.is_note(p.text[u.seg.start:u.seg.end]):
+        return False
+    if id(p) not in memo:
+        memo[id(p)] = segment(p.text)
+    before = [s for s in memo[id(p)] if s.end <= u.seg.start and s.kind != "header"
+              and not order.is_note(text := p.text[s.start:s.end]) and any(c.isalnum() for c in text)]  # a rule
+    return bool(before) and before[-1].kind == "row"
 
 
 def _superlative(ask: extreme.Asked, items: list[_Unit], readings: dict[int, Reading],
@@ -807,6 +842,32 @@ def _superlative_stated(ask: extreme.Asked, items: list[_Unit], passages: Sequen
     items.insert(0, unit)
     lines[id(unit)] = line
     return why
+
+
+def _superlative_across(ask: extreme.Asked, leads: list[_Unit], readings: dict[int, Reading]) -> str | None:
+    """A question asking in which quarter a superlative fell ("In which quarter of 2016 did Acme record its highest
+    net sales?"): the leading row's quarters' cells are compared, and its line names the extreme one. Returns why,
+    or None when the leading row holds no two quarters' cells."""
+    reading = readings.get(id(leads[0])) if leads else None
+    if reading is None or len(reading.asked) < 2 \
+            or not all(any(quarter_of(p.text) for p in reading.row.cells[i].column) for i in reading.asked):
+        return None
+    winner = extreme.pick_cell(ask, reading.row, reading.asked, collapse_ws)
+    if winner is None:
+        return None
+    readings[id(leads[0])] = Reading(reading.page, reading.row, (winner.cell,), winner.line)
+    return winner.why
+
+
+def _superlative_said(ask: extreme.Asked, items: list[_Unit]) -> str | None:
+    """A superlative question no table or stated change answers: the first sentence or bullet among the claims
+    saying it in the question's words ("... is our largest program, generating 23% of ..." for "What is Acme's
+    largest program?") is put first (in `items`, in place). Returns why, or None."""
+    for n, u in enumerate(items):
+        if u.seg.kind in ("sentence", "bullet") and extreme.says(ask, u.passage.text[u.seg.start:u.seg.end]):
+            items.insert(0, items.pop(n))
+            return f"it says the {ask.word} {ask.measure} in the question's words"
+    return None
 
 
 def _stated_units(passages: Sequence[Passage], document_id: str, first_rank: int) -> list[extreme.Sibling]:

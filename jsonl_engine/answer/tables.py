@@ -9,7 +9,8 @@ The rules are about how tables are printed, not about any document:
   negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell, as is "NM" or
   "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
   footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
-  of revenue" over "(1) 23.2 % 22.1 %");
+  of revenue" over "(1) 23.2 % 22.1 %"), and a label opening in lower case the line above as its start
+  ("Operating expenses as a % of" over "total revenues 1.1 % 1.0 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
@@ -60,6 +61,7 @@ _NON_PERIOD_NUMBER = re.compile(r"\d")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
 _FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+_FRAGMENTS = re.compile(rf"(?:{_FRAGMENT.pattern})(?:\s+(?:{_FRAGMENT.pattern}))*", re.IGNORECASE)  # "2017 May 29,"
 # a date's day written apart from its year: by its month ("December 31", "31 December") or before a comma ("31,");
 # not a row's cells ("— 37 88")
 _DAY = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?(?=,|\s+{_MONTH}\b)",
@@ -231,6 +233,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
+    if label is not None and label.text[:1].islower():
+        label = _wrapped_label(text, label)
     if column_line is not None and not columns:
         headers.extend(between[-2:])
     headers.sort(key=lambda p: p.start)
@@ -341,6 +345,8 @@ _QUARTER_NAME = re.compile(r"\b(?:(first|second|third|fourth)(?:\s+(?:fiscal\s+)
 QUARTER_PART = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)(?:\s+(?:fiscal\s+)?quarter)?|q[1-4]",
                           re.IGNORECASE)  # a column part naming one quarter of a year: "Third Quarter", "3rd", "Q3"
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_QUARTER_WORDS = re.compile(r"(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|fiscal|quarter|full|year|total)\s*)+",
+                            re.IGNORECASE)  # a header line of only a quarter's words: "First", "Quarter Full Year"
 _YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year)\b", re.IGNORECASE)
 
 
@@ -361,10 +367,11 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
     "2017 2016 2017 2016 ..."): each cell's column is its quarter's name and its year (a last "Year" or "Total"
     column, the year's); None when the header lines name no quarters, or not as many as the cells."""
     lines = [Part(text[column_line[0]:column_line[1]], *column_line), *between, *headers]
-    for s, e in _line_spans(text, column_line[0])[:GROUP_LINES_UP]:
+    for up, (s, e) in enumerate(_line_spans(text, column_line[0])):
         line = text[s:e]
-        if classify(line) == "row" or _SENTENCE_END.search(line):
-            break
+        if classify(line) == "row" or _SENTENCE_END.search(line) \
+                or (up >= GROUP_LINES_UP and not _QUARTER_WORDS.fullmatch(line.strip())):
+            break  # past the lines just above, only a header printed a word or two a line ("First" / "Quarter")
         lines.append(Part(line, s, e))
     lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
     named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
@@ -374,7 +381,9 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
         return None
     if any(any(quarter_of(part.text) for part in col) for col in columns or ()):
         return None  # the columns already say their quarters
-    years = [q for p in lines for q in _periods(text, p.start, p.end) if year_of(q.text)]
+    # the years of the header lines, not of a lead-in ("Our quarterly financial data for 2016 and 2015 was:")
+    years = [q for p in lines if not p.text.rstrip().endswith(":") for q in _periods(text, p.start, p.end)
+             if year_of(q.text)]
     distinct = list(dict.fromkeys(year_of(y.text) for y in years))
     q = len(named)
     if columns is not None and n > q and n % q == 0:  # "First Quarter ..." over the years' columns
@@ -383,12 +392,14 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
     if len(distinct) == 1:
         first = next(y for y in years if year_of(y.text) == distinct[0])
         out: list[tuple[Part, ...]] = [(named[i], first) for i in range(min(q, n))]
-        if q + 1 == n:  # "... Fourth Year": the year's own column last
-            line = next(p for p in lines if p.start <= named[-1].start < p.end)
-            total = _YEAR_TOTAL.search(line.text, named[-1].end - line.start)
+        if q + 1 == n:  # "... Fourth Year": the year's own column last (on the last quarter's line or a next one:
+            # "Fourth" / "Quarter Full Year")
+            total = next(((p, m) for p in lines if p.end > named[-1].start
+                          and (m := _YEAR_TOTAL.search(p.text, max(0, named[-1].end - p.start))) is not None), None)
             if total is None:
                 return None
-            out.append((Part(total.group(0), line.start + total.start(), line.start + total.end()), years[-1]))
+            line, m = total
+            out.append((Part(m.group(0), line.start + m.start(), line.start + m.end()), years[-1]))
         return out if len(out) == n else None
     if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
         width = q // len(distinct)
@@ -398,16 +409,21 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
 
 def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines: Iterator[tuple[int, int]],
              ) -> tuple[tuple[int, int], list[Part], Iterator[tuple[int, int]]]:
-    """A column line printed one date piece a line ("June 25," / "2023" / "June 26," / "2022", nearest last): the
-    pieces above it joined into one column line (its periods read across the line breaks), `lines` left after
-    them; any other column line unchanged."""
+    """A column line printed one date piece a line ("June 25," / "2023" / "June 26," / "2022", nearest last), or
+    the pieces broken across lines ("In Millions May 28," / "2017 May 29," / "2016", the unit first): the pieces
+    above it joined into one column line (its periods read across the line breaks), `lines` left after them; any
+    other column line unchanged."""
     s, e = column_line
     if not _FRAGMENT.fullmatch(text[s:e]):
         return column_line, periods, lines
     for ls, le in lines:
-        if _FRAGMENT.fullmatch(text[ls:le]):
+        if _FRAGMENT.fullmatch(text[ls:le]) or _FRAGMENTS.fullmatch(text[ls:le].strip()):
             s = ls
             continue
+        # the unit may open the topmost line ("In Millions May 28," / "2017 May 29," / "2016")
+        if (unit := UNIT.match(text[ls:le].strip())) is not None \
+                and _FRAGMENTS.fullmatch(text[ls:le].strip()[unit.end():].strip()):
+            return (ls, e), _periods(text, ls, e), lines
         return (s, e), _periods(text, s, e), itertools.chain([(ls, le)], lines)
     return (s, e), _periods(text, s, e), iter(())
 
@@ -468,6 +484,21 @@ def _footnote_mark(cells: list[Cell]) -> bool:
     return len(cells) >= 2 and (bool(_MARK.fullmatch(cells[0].text))
                                 or (cells[0].text.isdigit() and len(cells[0].text) <= 2
                                     and cells[1].text.startswith("$")))
+
+
+def _wrapped_label(text: str, label: Part) -> Part:
+    """A label opening in lower case is the end of one wrapped over two lines ("Operating expenses as a % of" over
+    "total revenues 1.1 % 1.0 %"): the label from the line above, when that line is no row, sentence or
+    sub-heading and opens in upper case; else the label as printed."""
+    spans = _line_spans(text, label.start)
+    if not spans:
+        return label
+    s, e = spans[0]
+    line = text[s:e]
+    if line and line[0].isupper() and classify(line) != "row" and not _SENTENCE_END.search(line) \
+            and not line.endswith(":") and len(line) <= 80:
+        return Part(text[s:label.end], s, label.end)
+    return label
 
 
 def _label_above(text: str, start: int) -> Part | None:
