@@ -22,8 +22,21 @@ Pass --pg to measure a real server. The SQLite KB and the PostgreSQL database ar
 timed, then VACUUM ANALYZE as after any bulk load: autovacuum would do it in the middle of the measurements) and
 reused while they hold every filing.
 
-The QPS phase also prints the CPU time per query: the daemons' and (on the throwaway server) the PostgreSQL
-server processes', a count of work done that the machine's load moves far less than QPS.
+The QPS phase (--daemons 1,4,8: that many daemons per contender, each answering one kb.context at a time,
+corpus-wide) starts every contender's daemons at once (sqlite and postgresql; with --baseline-root, each also
+served by the baseline's code) and runs --qps-rounds cold rounds, then as many warm ones, the contenders in turn
+in each round, their order reversed every other round: a machine's load drifts, and a ratio of two runs minutes
+apart measured the drift. Cold round r: every daemon asks each question of the r-th slice of the questions once
+(none of the daemons has been asked them: fixed work, what a question new to the daemons costs); warm round: for
+--qps-seconds / --qps-rounds, each daemon asks from all the questions (all asked before: a long-running
+daemon's memos and postings cache in use). A single timed window mixed the two in a proportion set by how many
+queries the daemons got through, so by the machine's load. It prints per contender the median QPS over the
+rounds (and the range) and the CPU time per query, the daemons' and the PostgreSQL server processes' (the
+throwaway server's, or a --pg server's on this machine): a count of work done that the load moves far less than
+QPS; and per pair the median of the same rounds' QPS ratios and the ratio of CPU per query (what the QPS ratio
+is when the daemons and the server have the CPU to themselves). On 2 cores a PostgreSQL query also waits for its
+server process to be scheduled at each round trip, which a loaded machine makes long: the QPS ratio falls
+below the CPU ratio as the load rises.
 """
 
 from __future__ import annotations
