@@ -346,7 +346,7 @@ def require_numpy() -> None:
 
 
 def _numpy() -> Any:
-    """numpy, imported at the first multi-word phrase (not when the store is opened: 0.1-0.2 s)."""
+    """numpy, imported at the first search (not when the store is opened: 0.1-0.2 s)."""
     return importlib.import_module("numpy")
 
 
