@@ -22,8 +22,21 @@ Pass --pg to measure a real server. The SQLite KB and the PostgreSQL database ar
 timed, then VACUUM ANALYZE as after any bulk load: autovacuum would do it in the middle of the measurements) and
 reused while they hold every filing.
 
-The QPS phase also prints the CPU time per query: the daemons' and (on the throwaway server) the PostgreSQL
-server processes', a count of work done that the machine's load moves far less than QPS.
+The QPS phase (--daemons 1,4,8: that many daemons per contender, each answering one kb.context at a time,
+corpus-wide) starts every contender's daemons at once (sqlite and postgresql; with --baseline-root, each also
+served by the baseline's code) and runs --qps-rounds cold rounds, then as many warm ones, the contenders in turn
+in each round, their order reversed every other round: a machine's load drifts, and a ratio of two runs minutes
+apart measured the drift. Cold round r: every daemon asks each question of the r-th slice of the questions once
+(none of the daemons has been asked them: fixed work, what a question new to the daemons costs); warm round: for
+--qps-seconds / --qps-rounds, each daemon asks from all the questions (all asked before: a long-running
+daemon's memos and postings cache in use). A single timed window mixed the two in a proportion set by how many
+queries the daemons got through, so by the machine's load. It prints per contender the median QPS over the
+rounds (and the range) and the CPU time per query, the daemons' and the PostgreSQL server processes' (the
+throwaway server's, or a --pg server's on this machine): a count of work done that the load moves far less than
+QPS; and per pair the median of the same rounds' QPS ratios and the ratio of CPU per query (what the QPS ratio
+is when the daemons and the server have the CPU to themselves). On 2 cores a PostgreSQL query also waits for its
+server process to be scheduled at each round trip, which a loaded machine makes long: the QPS ratio falls
+below the CPU ratio as the load rises.
 """
 
 from __future__ import annotations
@@ -33,6 +46,7 @@ import contextlib
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import threading
@@ -182,6 +196,112 @@ def qps(location: Path | str, questions: list[dict], seconds: float, daemons: in
         return sum(counts) / elapsed, daemon_ms, server_ms
 
 
+class Fleet:
+    """`n` daemons of one contender of the QPS phase: a backend's KB served by this code or by --baseline-root's,
+    the PostgreSQL server's processes (its postmaster's children) counted with them when `server_pid` is given."""
+
+    def __init__(self, stack: contextlib.ExitStack, label: str, location: Path | str, n: int,
+                 root: Path | None, server_pid: int | None) -> None:
+        from tests.support.daemon import Daemon
+
+        code = {"env": {"PYTHONPATH": str(root)}, "cwd": root} if root else {}
+        self.label, self.server_pid = label, server_pid
+        self.ds = [stack.enter_context(Daemon(kb_dir=location, timeout=300, **code)) for _ in range(n)]
+        for d in self.ds:
+            d.result("kb.context", {"query": "warm up", "limit": 1})
+
+    def cpu(self) -> tuple[float, dict[int, float]]:
+        return sum(cpu_s(d.proc.pid) for d in self.ds), {p: cpu_s(p) for p in children(self.server_pid or 0)}
+
+    def ask(self, questions: list[dict], seconds: float | None) -> dict[str, float]:
+        """Every daemon asks kb.context corpus-wide, one request at a time, all at once, each from its own place
+        in the questions: for `seconds`, or (None) each the whole list once (a fixed amount of work). Queries per
+        second, and CPU ms per query of the daemons and of the server's processes (None without a server)."""
+        n, total = len(self.ds), len(questions)
+        counts = [0] * n
+        start = threading.Barrier(n + 1)
+
+        def run(i: int) -> None:
+            start.wait()
+            deadline = None if seconds is None else time.perf_counter() + seconds
+            k = i * total // n
+            while counts[i] < total if deadline is None else time.perf_counter() < deadline:
+                self.ds[i].result("kb.context", {"query": questions[k % total]["question"], "limit": 10})
+                counts[i] += 1
+                k += 1
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+        for th in threads:
+            th.start()
+        daemons0, server0 = self.cpu()
+        start.wait()
+        t = time.perf_counter()
+        for th in threads:
+            th.join()
+        elapsed = time.perf_counter() - t
+        daemons1, server1 = self.cpu()
+        done = max(1, sum(counts))
+        server = None
+        if self.server_pid:
+            server = 1000 * sum(c - server0.get(p, 0.0) for p, c in server1.items()) / done
+        return {"qps": sum(counts) / elapsed, "daemon_cpu_ms": 1000 * (daemons1 - daemons0) / done,
+                "server_cpu_ms": server}
+
+
+def qps_rounds(contenders: list[tuple[str, Path | str, Path | None, int | None]], questions: list[dict],
+               n: int, seconds: float, rounds: int) -> dict[str, dict]:
+    """The QPS phase for `n` daemons: every contender's daemons (label, KB, code root, server pid) started at
+    once, then `rounds` cold rounds and `rounds` warm rounds, the contenders in turn in each, their order reversed
+    every other round (a machine's load drifts). Cold round r: every daemon asks each question of the r-th slice
+    of the questions once, questions none of them has been asked (a fixed amount of work); warm round: each
+    daemon asks from all the questions, which it has all been asked, for seconds/rounds. The daemons stay up
+    throughout. Per contender: each round's figures, and per kind the medians over the rounds."""
+    out: dict[str, dict] = {}
+    slices = [questions[r * len(questions) // rounds:(r + 1) * len(questions) // rounds] for r in range(rounds)]
+    with contextlib.ExitStack() as stack:
+        fleets = [Fleet(stack, label, loc, n, root, pid) for label, loc, root, pid in contenders]
+        for fleet in fleets:
+            out[fleet.label] = {"cold": [], "warm": []}
+        for kind in ("cold", "warm"):
+            for r in range(rounds):
+                for fleet in fleets if r % 2 == 0 else fleets[::-1]:
+                    if kind == "cold":
+                        out[fleet.label][kind].append(fleet.ask(slices[r], None))
+                    else:
+                        out[fleet.label][kind].append(fleet.ask(questions, seconds / rounds))
+    for res in out.values():
+        for kind in ("cold", "warm"):
+            rows = res[kind]
+            res[f"{kind}_median"] = {key: None if rows[0][key] is None else statistics.median(x[key] for x in rows)
+                                     for key in rows[0]}
+    return out
+
+
+def round_ratios(results: dict[str, dict], a: str, b: str, kind: str = "warm") -> list[float]:
+    """Each round's QPS of contender `b` over contender `a`'s, same round."""
+    return [y["qps"] / x["qps"] for x, y in zip(results[a][kind], results[b][kind], strict=True) if x["qps"]]
+
+
+def cpu_per_query(r: dict) -> float:
+    """CPU ms per query, the daemons' and the server's together."""
+    return r["daemon_cpu_ms"] + (r["server_cpu_ms"] or 0.0)
+
+
+def local_server_pid(url: str) -> int | None:
+    """The postmaster's pid of the server at `url` when it runs on this machine (its backend's parent, seen in
+    /proc as a postgres process), else None: its processes' CPU is then not counted."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        try:
+            if b"postgres" not in Path(f"/proc/{backend}/cmdline").read_bytes():
+                return None
+            return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+
+
 def scale_steps(scale: int) -> list[int]:
     return sorted({k for k in (1, 3, 10) if k < scale} | {1, scale})
 
@@ -252,6 +372,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=None, help="only the first N dev questions")
     ap.add_argument("--qps-seconds", type=float, default=30.0)
     ap.add_argument("--daemons", default="1,4,8", help="daemon counts to measure QPS with (comma-separated)")
+    ap.add_argument("--qps-rounds", type=int, default=6,
+                    help="the QPS phase's --qps-seconds per contender split into this many alternated rounds")
     ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "backends.json"))
     ap.add_argument("--scale", type=int, default=1, help="grow the library to N times the filings (1x, 3x, 10x)")
     ap.add_argument("--backends", default="sqlite,postgresql", help="which backends, in order")
@@ -290,47 +412,85 @@ def main() -> None:
             print_scale(report, len(questions))
             print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
             return
+        if url is not None and server_pid is None and "postgresql" in args.backends:
+            server_pid = local_server_pid(url)
         report: dict[str, dict] = {}
         for backend, location in chosen:
             ids, rate, pages = build(location, pdfs)
             row: dict = {"documents": len(ids), "pages": pages, "ingest_pages_per_s": rate}
             row.update(latencies(location, ids, questions))
-            pid = server_pid if backend == "postgresql" else None
-            for n in counts:
-                for code, root in (("baseline_", args.baseline_root), ("", None)) if args.baseline_root else (("", None),):
-                    row[f"{code}qps_{n}_daemons"], row[f"{code}daemon_cpu_ms_{n}"], row[f"{code}server_cpu_ms_{n}"] = \
-                        qps(location, questions, args.qps_seconds, n, pid, root)
             report[backend] = row
             print(backend, json.dumps(row), flush=True)
-    print_report(report, len(pdfs), len(questions), counts, args.baseline_root is not None)
+        codes = (("baseline_", args.baseline_root), ("", None)) if args.baseline_root else (("", None),)
+        for n in counts if args.qps_seconds else ():
+            contenders = [(code + backend, location, root, server_pid if backend == "postgresql" else None)
+                          for backend, location in chosen for code, root in codes]
+            results = qps_rounds(contenders, questions, n, args.qps_seconds, args.qps_rounds)
+            for backend in report:
+                for code, _root in codes:
+                    res = results[code + backend]
+                    row = report[backend]
+                    for kind in ("cold", "warm"):
+                        med = res[f"{kind}_median"]
+                        row[f"{code}{kind}_qps_{n}_daemons"] = med["qps"]
+                        row[f"{code}{kind}_cpu_ms_{n}"] = cpu_per_query(med)
+                    row[f"{code}qps_rounds_{n}"] = res
+            print_qps(results, n, len(questions), args.qps_seconds / args.qps_rounds, args.qps_rounds, flush=True)
+    print_report(report, len(pdfs), len(questions), counts if args.qps_seconds else [])
     print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=1))
 
 
-def print_report(report: dict[str, dict], filings: int, questions: int, counts: list[int], baseline: bool) -> None:
-    print(f"\n{filings} filings, {questions} questions (kb.context limit 10, daemon round trips)")
+def _cpu(r: dict) -> str:
+    return f"{r['daemon_cpu_ms']:5.1f}" + (f" + {r['server_cpu_ms']:4.1f}" if r["server_cpu_ms"] is not None else "")
+
+
+def print_qps(results: dict[str, dict], n: int, questions: int, seconds: float, rounds: int,
+              flush: bool = False) -> None:
+    """One daemon count's QPS phase: each contender's cold and warm rounds (medians, ranges), then the ratios of
+    the same rounds' QPS and of the CPU per query (what the QPS ratio is when the CPU is all the daemons and
+    the server get: the figure a loaded machine moves least)."""
+    print(f"\nQPS x{n} daemons ({rounds} cold rounds: each daemon asks a new slice of the {questions} questions, "
+          f"fixed work; {rounds} warm rounds of {seconds:.1f} s; contenders alternated); CPU ms/query daemons + server")
+    for label, res in results.items():
+        line = []
+        for kind in ("cold", "warm"):
+            med, qpss = res[f"{kind}_median"], [x["qps"] for x in res[kind]]
+            line.append(f"{kind} {med['qps']:6.1f} QPS ({min(qpss):.1f}-{max(qpss):.1f}), CPU {_cpu(med)}")
+        print(f"  {label:20} " + "   ".join(line))
+    labels = list(results)
+    pairs = [(a, b) for a in labels for b in labels if b == a.replace("sqlite", "postgresql") != a]
+    pairs += [(a, b) for a in labels for b in labels if a == "baseline_" + b]
+    for a, b in pairs:
+        line = []
+        for kind in ("cold", "warm"):
+            ratios = round_ratios(results, a, b, kind)
+            cpu = cpu_per_query(results[a][f"{kind}_median"]) / cpu_per_query(results[b][f"{kind}_median"])
+            line.append(f"{kind} {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}), by CPU {cpu:.2f}")
+        print(f"  QPS {b}/{a}: " + "; ".join(line))
+    if flush:
+        sys.stdout.flush()
+
+
+def print_report(report: dict[str, dict], filings: int, questions: int, counts: list[int]) -> None:
+    print(f"\n{filings} filings, {questions} questions (kb.context limit 10, daemon round trips); QPS: the median over "
+          "the warm rounds")
     print(f"{'backend':11} {'docs':>5} {'pages':>6} {'ingest p/s':>10} {'scoped p50':>10} {'p95':>7} "
           f"{'corpus p50':>10} {'p95':>7}" + "".join(f" {f'QPS x{n}':>7}" for n in counts))
     for backend, r in report.items():
         rate = f"{r['ingest_pages_per_s']:.1f}" if r["ingest_pages_per_s"] else "(reused)"
         print(f"{backend:11} {r['documents']:5d} {r['pages']:6d} {rate:>10} {r['scoped_p50_ms']:10.1f} "
               f"{r['scoped_p95_ms']:7.1f} {r['corpus_p50_ms']:10.1f} {r['corpus_p95_ms']:7.1f}"
-              + "".join(f" {r[f'qps_{n}_daemons']:7.1f}" for n in counts))
-    print("\nQPS phase: queries/s, CPU ms per query (daemons + server)"
-          + (", baseline code -> this code" if baseline else ""))
-    for backend, r in report.items():
-        for n in counts:
-            line = []
-            for code in ("baseline_", "") if baseline else ("",):
-                server = r[f"{code}server_cpu_ms_{n}"]
-                line.append(f"{r[f'{code}qps_{n}_daemons']:6.1f} QPS, CPU {r[f'{code}daemon_cpu_ms_{n}']:5.1f}"
-                            + (f" + {server:4.1f} ms" if server is not None else " ms"))
-            print(f"{backend:11} x{n}: " + "  ->  ".join(line))
+              + "".join(f" {r[f'warm_qps_{n}_daemons']:7.1f}" for n in counts))
     if len(report) == 2:
         (_, a), (_, b) = report.items()
-        print("postgresql/sqlite QPS: " + ", ".join(f"x{n} {b[f'qps_{n}_daemons'] / a[f'qps_{n}_daemons']:.2f}"
-                                                   for n in counts if a[f"qps_{n}_daemons"]))
+        print("postgresql/sqlite p95: " + f"scoped {b['scoped_p95_ms'] / a['scoped_p95_ms']:.2f}, corpus-wide "
+              f"{b['corpus_p95_ms'] / a['corpus_p95_ms']:.2f}")
+        for kind in ("cold", "warm") if counts else ():
+            print(f"postgresql/sqlite QPS, {kind} (median of the rounds' ratios; by CPU per query): " + ", ".join(
+                f"x{n} {statistics.median(round_ratios({'a': a[f'qps_rounds_{n}'], 'b': b[f'qps_rounds_{n}']}, 'a', 'b', kind)):.2f}"
+                f"; {a[f'{kind}_cpu_ms_{n}'] / b[f'{kind}_cpu_ms_{n}']:.2f}" for n in counts))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,11 @@ READER_SETTINGS = "SET enable_seqscan = off; SET jit = off"
 # in the schema changes (values written with either are read alike). A server built without lz4 keeps pglz.
 WRITER_SETTINGS = "SET default_toast_compression = lz4"
 BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+# How a snapshot's transaction ends: COMMIT, which for a READ ONLY transaction is what a ROLLBACK does. Not
+# ROLLBACK: psycopg drops every statement it prepared on a connection when it sees a ROLLBACK's result (and sends
+# DEALLOCATE ALL, one more round trip), so a reader ending each snapshot with one would never keep a prepared
+# statement past its snapshot. A transaction in error still ends with ROLLBACK (`_rollback`).
+END_SNAPSHOT = "COMMIT"
 # What a snapshot sees, read with its BEGIN: two snapshots with the same text see the same committed transactions,
 # so the same data (the xids are 64-bit, never reused; the start time tells a restarted or replaced server apart).
 # Cluster-wide: any commit anywhere changes it, which is safe (values kept per version are read again).
@@ -141,9 +146,10 @@ class Connections:
         return conn
 
     def _rollback(self, conn: Any) -> bool:
-        """ROLLBACK an idle reader's open transaction now; False (the reader closed) when it cannot."""
+        """End an idle reader's open transaction now (END_SNAPSHOT, ROLLBACK when failed); False (the reader
+        closed) when it cannot."""
         try:
-            conn.execute("ROLLBACK")
+            conn.execute(END_SNAPSHOT if conn.info.transaction_status == INTRANS else "ROLLBACK")
             return True
         except psycopg.Error:
             self._forget(conn)
@@ -221,7 +227,7 @@ class Connections:
         self._local.begun = self._local.version = None
         extra = f"{self.snapshot_query}; " if self.snapshot_query else ""
         rollback = self._local.__dict__.pop("rollback", False)  # the reader's last snapshot's, not ended yet
-        cur = conn.execute(f"{'ROLLBACK; ' if rollback else ''}{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
+        cur = conn.execute(f"{END_SNAPSHOT + '; ' if rollback else ''}{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
         if rollback:
             cur.nextset()
         cur.nextset()

@@ -40,6 +40,8 @@ K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
 ENTRY = 18  # bytes per row of a posting before the positions: rowid (8), ntok (4), page number (4), count (2)
 CACHE_BYTES = 64 << 20  # postings data a store keeps (Cache)
+TABLE_ROW = 32  # bytes a row of a Table takes
+DOC_ENTRY = 200  # bytes a Cache entry of one document's posting takes besides its data (key, entry, Posting)
 PLAIN = (1.0, 1.0, 1.0, 1.0)  # weight of each tsvector label D, C, B, A: pages count every hit once
 _TSQUERY = re.compile(r"\s*(?:'((?:[^']|'')*)'|<(-|\d+)>)")
 
@@ -134,6 +136,7 @@ class Postings(dict[str, Posting]):
 
     _codes: Any = None
     _arrays: Any = None
+    _whole: Postings | None = None  # the cache's entry this read is of (its `table` is kept there)
 
     def codes(self, np: Any) -> Any:
         if self._codes is None:
@@ -181,8 +184,7 @@ class Cache:
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: collections.OrderedDict[tuple, tuple[bool, Postings, int]] = \
-            collections.OrderedDict()
+        self._entries: collections.OrderedDict[tuple, tuple[bool, Any, int]] = collections.OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -192,20 +194,52 @@ class Cache:
             if entry is None or placed and not entry[0]:
                 return None
             self._entries.move_to_end(key)
-            return Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
+            found = Postings(entry[1])  # its codes() computed for this read, not kept (8 bytes a position)
+            found._whole = entry[1]
+            return found
+
+    def get_docs(self, key: tuple, placed: bool, documents: Sequence[str]) -> tuple[Postings, list[str]]:
+        """A lexeme's postings of some documents kept by `put_docs` (`key` as for `get`): those found, and the
+        documents none is kept for (a document kept without the lexeme is found, holding none of it)."""
+        found, unknown = Postings(), []
+        with self._lock:
+            for doc in documents:
+                entry = self._entries.get((*key, doc))
+                if entry is None or placed and not entry[0]:
+                    unknown.append(doc)
+                    continue
+                self._entries.move_to_end((*key, doc))
+                if entry[1] is not None:
+                    found[doc] = entry[1]
+        return found, unknown
+
+    def put_docs(self, key: tuple, placed: bool, documents: Sequence[str], postings: Postings) -> None:
+        """Keep a lexeme's postings read for some documents, one entry a document (none for a document absent
+        from `postings`: it holds no row with the lexeme): a search of a few documents (a scope, the documents
+        a question names) reads each word of them from the server once per daemon, as a search of the whole
+        library reads it once (`put`)."""
+        with self._lock:
+            for doc in documents:
+                posting = postings.get(doc)
+                size = DOC_ENTRY + (0 if posting is None else 2 * len(posting.data) + TABLE_ROW * posting.n)
+                self._keep((*key, doc), (placed, posting, size))
+
+    def _keep(self, key: tuple, entry: tuple[bool, Any, int]) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._bytes -= old[2]
+        self._entries[key] = entry
+        self._bytes += entry[2]
+        while self._bytes > self.max_bytes:
+            self._bytes -= self._entries.popitem(last=False)[1][2]
 
     def put(self, key: tuple, placed: bool, postings: Postings) -> None:
-        size = 2 * sum(len(p.data) for p in postings.values())  # and the tuples decoded from it
+        # and the tuples decoded from it, and its `table` (TABLE_ROW bytes a row, its codes shared with the data)
+        size = sum(2 * len(p.data) + TABLE_ROW * p.n for p in postings.values())
         if size > self.max_bytes // 4:
             return
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[2]
-            self._entries[key] = (placed, postings, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                self._bytes -= self._entries.popitem(last=False)[1][2]
+            self._keep(key, (placed, postings, size))
 
 
 class Source:
@@ -214,21 +248,35 @@ class Source:
     def __init__(self, conn: Any, cache: Cache | None, generation: tuple) -> None:
         self.conn, self.cache, self.generation = conn, cache, generation
 
+    def _kept(self, kind: str, lexemes: Sequence[str], placed: Sequence[str], wanted: set[str] | None
+              ) -> tuple[Found, list[str], dict[str, list[str]]]:
+        """What the cache holds of a read: the postings found, the lexemes to read, and for a read of some
+        documents, per lexeme, the documents none is kept for."""
+        found: Found = {}
+        missing = []
+        unknown: dict[str, list[str]] = {}
+        for lex in lexemes:
+            whole = None if self.cache is None else self.cache.get((self.generation, kind, lex), lex in placed)
+            if whole is not None:
+                found[lex] = whole if wanted is None else Postings((d, p) for d, p in whole.items() if d in wanted)
+            elif wanted is not None and self.cache is not None:
+                found[lex], unknown[lex] = self.cache.get_docs((self.generation, kind, lex), lex in placed,
+                                                               sorted(wanted))
+                if unknown[lex]:
+                    missing.append(lex)
+            else:
+                missing.append(lex)
+        return found, missing, unknown
+
     def read(self, kind: str, lexemes: Sequence[str], placed: Sequence[str],
              documents: Sequence[str] | None) -> Found:
         """The postings of `lexemes` in `kind` ("pages", "covers", "sections"), of `documents` only when given,
-        with positions for the `placed` ones: from the cache, the rest in one statement (cached when whole)."""
+        with positions for the `placed` ones: from the cache, the rest in one statement (then kept: whole, or
+        per document)."""
         if not lexemes or documents is not None and not documents:
             return {}
         wanted = None if documents is None else set(documents)
-        found: Found = {}
-        missing = []
-        for lex in lexemes:
-            whole = None if self.cache is None else self.cache.get((self.generation, kind, lex), lex in placed)
-            if whole is None:
-                missing.append(lex)
-            else:
-                found[lex] = whole if wanted is None else Postings((d, p) for d, p in whole.items() if d in wanted)
+        found, missing, unknown = self._kept(kind, lexemes, placed, wanted)
         if not missing:
             return found
         sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
@@ -236,14 +284,20 @@ class Source:
         args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
         if wanted is not None:
             sql += " AND document_id = ANY(%s)"
-            args.append(sorted(wanted))
+            args.append(sorted({d for lex in missing for d in unknown.get(lex, wanted)}))
         read: Found = {lex: Postings() for lex in missing}
         for lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
             read[lexeme][doc] = Posting(doc, n, data)
-        if wanted is None and self.cache is not None:
+        if self.cache is not None:
             for lex, postings in read.items():
-                self.cache.put((self.generation, kind, lex), lex in placed, postings)
-        found.update(read)
+                if wanted is None:
+                    self.cache.put((self.generation, kind, lex), lex in placed, postings)
+                else:
+                    docs = unknown[lex]
+                    self.cache.put_docs((self.generation, kind, lex), lex in placed, docs, postings)
+                    found[lex].update((d, postings[d]) for d in docs if d in postings)
+        for lex in missing if self.cache is None or wanted is None else ():
+            found[lex] = read[lex]
         return found
 
 
@@ -292,7 +346,7 @@ def require_numpy() -> None:
 
 
 def _numpy() -> Any:
-    """numpy, imported at the first multi-word phrase (not when the store is opened: 0.1-0.2 s)."""
+    """numpy, imported at the first search (not when the store is opened: 0.1-0.2 s)."""
     return importlib.import_module("numpy")
 
 
@@ -321,26 +375,34 @@ def _global_codes(np: Any, postings: list[Posting]) -> Any:
 def _phrase_matches(q: Tsq, found: Found, restricted: bool = False) -> tuple[list[int], list[Posting]]:
     """The global code of the first word of each place where a multi-word phrase's lexemes follow one another
     at their offsets in one field (FTS5's phrase, PostgreSQL's `<->`), ascending, and the first lexeme's
-    postings. Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k
-    positions on in the same field and row (a shift past a row's codes lands between rows, on no code)."""
+    postings (`_match_codes`, as lists)."""
+    at, firsts = _match_codes(q, found, restricted)
+    return (at.tolist(), list(firsts.values())) if firsts else ([], [])
+
+
+def _match_codes(q: Tsq, found: Found, restricted: bool = False) -> tuple[Any, Postings]:
+    """`_phrase_matches` as an int64 array, and the first lexeme's postings (empty when nothing matches).
+    Whole-array operations from the rarest lexeme: a code plus 4 * k is the code of the word k positions on in
+    the same field and row (a shift past a row's codes lands between rows, on no code)."""
+    np = _numpy()
+    none = np.empty(0, dtype=np.int64), Postings()
     lists = [found.get(lex) or Postings() for lex in q.lexemes]
     if any(not by_doc for by_doc in lists):
-        return [], []
-    np = _numpy()
+        return none
     order = sorted(range(len(lists)), key=lambda j: (lists[j].size(), j))
     at = lists[order[0]].codes(np) - 4 * q.offsets[order[0]]  # first-word codes of the candidates
     for j in order[1:]:
         if not at.size:
-            return [], []
+            return none
         # with `restricted` (a count over the whole library: once per phrase, its words' codes not built for any
         # other phrase), the next lexeme's codes in the candidates' rows only (a code plus 4 * k stays in its row)
         codes = lists[j].codes_in(np, np.unique(at >> ROW_SHIFT)) if restricted else lists[j].codes(np)
         if not codes.size:
-            return [], []
+            return none
         wanted = at + 4 * q.offsets[j]
         place = np.minimum(np.searchsorted(codes, wanted), codes.size - 1)
         at = at[codes[place] == wanted]
-    return at.tolist(), list(lists[0].values())
+    return (at, lists[0]) if at.size else none
 
 
 def _rows(postings: list[Posting], rowids: set[int]) -> dict[int, tuple[Posting, int]]:
@@ -393,6 +455,139 @@ def bm25(tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, found: Found,
             else:
                 scores[rowid] = before + term
     return scores, where
+
+
+class Table(NamedTuple):
+    """One lexeme's postings (of every document read) as arrays, one entry per row, in rowid order: what the
+    whole-array scoring (`bm25_top`) reads. `first` and `codes` in the order the rows' codes were read."""
+
+    rowids: Any  # int64, ascending
+    ntoks: Any  # int32
+    numbers: Any  # int32, page numbers
+    docs: Any  # int32, index in doc_ids
+    doc_ids: list[str]
+    counts: Any  # int32, each row's count of codes
+    first: Any  # int64, where each row's codes start in `codes`
+    codes: Any  # int16, big-endian, a view of the joined data (none when the positions were not read)
+
+
+def table(np: Any, postings: Postings) -> Table:
+    """A lexeme's postings as a Table, kept on the Postings read (every phrase holding the lexeme uses it), or on
+    the cache's entry when the read is of one (built once per KB generation, not per search)."""
+    holder = postings if postings._whole is None else postings._whole
+    done = holder.__dict__.get("_table")
+    if done is not None:
+        return done
+    items = list(postings.values())
+    views = [memoryview(p.data) for p in items]
+
+    def column(start: int, end: int, dtype: str, native: Any) -> Any:
+        return np.frombuffer(b"".join(v[start * p.n:end * p.n] for v, p in zip(views, items, strict=True)),
+                             dtype=dtype).astype(native)
+
+    rowids, ntoks, numbers, counts = column(0, 8, ">i8", np.int64), column(8, 12, ">i4", np.int32), \
+        column(12, 16, ">i4", np.int32), column(16, ENTRY, ">i2", np.int32)
+    codes = np.frombuffer(b"".join(v[ENTRY * p.n:] for v, p in zip(views, items, strict=True)), dtype=">i2")
+    docs = np.repeat(np.arange(len(items), dtype=np.int32), [p.n for p in items])
+    first = np.cumsum(counts, dtype=np.int64) - counts
+    order = np.argsort(rowids, kind="stable")  # documents written at once share a rowid range
+    done = Table(rowids[order], ntoks[order], numbers[order], docs[order], [p.document_id for p in items],
+                 counts[order], first[order], codes)
+    holder.__dict__["_table"] = done
+    return done
+
+
+def exact_sums(weights: Sequence[float], most: int) -> bool:
+    """Whether every sum of up to `most` of these weights is exact in floating point, so that the order of the
+    additions cannot change it: each weight is a multiple of 2^-s (a float's exact fraction has a power of two
+    below), and `most` times the largest stays below 2^53 units of 2^-s (FTS5 adds a row's weights in position
+    order; with these weights any order gives its sum, bit for bit)."""
+    if not all(math.isfinite(w) for w in weights):
+        return False
+    scale = max(float(w).as_integer_ratio()[1] for w in weights)
+    return max(map(abs, weights)) * most * scale < 2.0 ** 53
+
+
+class Terms(NamedTuple):
+    """One phrase's rows holding it (rowids ascending, unique) with each row's token count, tf and place."""
+
+    rowids: Any
+    ntoks: Any
+    tf: Any  # float64
+    docs: Any  # int64, index in the doc list of the search
+    numbers: Any
+
+
+def _terms(np: Any, q: Tsq, found: Found, weights: Any, plain: bool, doc_index: dict[str, int]) -> Terms | None:
+    """The rows holding phrase `q` as arrays (as `hits` yields them), None when a row's tf could depend on the
+    order of its additions (`exact_sums`)."""
+    if len(q.lexemes) == 1:
+        postings = found.get(q.lexemes[0])
+        if not postings:
+            return Terms(*(np.empty(0, dtype=np.int64),) * 5)
+        t = table(np, postings)
+        if plain:
+            tf = t.counts.astype(np.float64)
+        else:
+            if t.counts.size and not exact_sums(weights.tolist(), int(t.counts.max())):
+                return None
+            # each row's codes in the order read: the rows' entries of `first`/`counts` map back to them
+            rows_read = np.argsort(t.first, kind="stable")
+            group = np.repeat(rows_read, t.counts[rows_read])
+            tf = np.bincount(group, weights=weights[t.codes & 3], minlength=t.rowids.size)
+        remap = np.array([doc_index.setdefault(d, len(doc_index)) for d in t.doc_ids], dtype=np.int64)
+        return Terms(t.rowids, t.ntoks, tf, remap[t.docs], t.numbers)
+    at, firsts = _match_codes(q, found)
+    if not at.size:
+        return Terms(*(np.empty(0, dtype=np.int64),) * 5)
+    rowids, group, counts = np.unique(at >> ROW_SHIFT, return_inverse=True, return_counts=True)
+    if plain:
+        tf = counts.astype(np.float64)
+    else:
+        if not exact_sums(weights.tolist(), int(counts.max())):
+            return None
+        tf = np.bincount(group.ravel(), weights=weights[at & 3], minlength=rowids.size)
+    t = table(np, firsts)
+    at_row = np.searchsorted(t.rowids, rowids)
+    remap = np.array([doc_index.setdefault(d, len(doc_index)) for d in t.doc_ids], dtype=np.int64)
+    return Terms(rowids, t.ntoks[at_row], tf, remap[t.docs[at_row]], t.numbers[at_row])
+
+
+def bm25_top(tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, found: Found, limit: int | None,
+             weights: Sequence[float] = PLAIN) -> list[tuple[int, float, str, int]] | None:
+    """`best(bm25(...))` with whole-array operations (numpy): (rowid, score, document id, page number) of the top
+    `limit` rows (all with None), the same scores to the bit: each phrase's term computed with the same
+    floating-point operations in the same order, summed per row in the phrases' order (from 0.0: 0.0 + x is x).
+    None when a weighted tf's sum could depend on the order of its additions (then `bm25` scores)."""
+    np = _numpy()
+    w = np.array(weights, dtype=np.float64)
+    plain = tuple(weights) == PLAIN
+    doc_index: dict[str, int] = {}
+    parts = []
+    for q in tsqs:
+        terms = _terms(np, q, found, w, plain, doc_index)
+        if terms is None:
+            return None
+        parts.append(terms)
+    if not parts or not any(t.rowids.size for t in parts):
+        return []
+    rowids, first = np.unique(np.concatenate([t.rowids for t in parts]), return_index=True)
+    docs = np.concatenate([t.docs for t in parts])[first]
+    numbers = np.concatenate([t.numbers for t in parts])[first]
+    scores = np.zeros(rowids.size)
+    avgdl = avgdl or 1.0
+    k1p, short = K1 + 1.0, 1 - B
+    for t, value in zip(parts, idfs, strict=True):
+        if t.rowids.size:
+            term = value * ((t.tf * k1p) / (t.tf + K1 * (short + ((B * t.ntoks) / avgdl))))
+            at = np.searchsorted(rowids, t.rowids)
+            scores[at] = scores[at] + term  # a phrase holds a row once
+    order = np.lexsort((rowids, -scores))  # score descending, ties by rowid (as `best`)
+    if limit is not None:
+        order = order[:limit]
+    names = list(doc_index)
+    return [(r, s, names[d], n) for r, s, d, n in zip(rowids[order].tolist(), scores[order].tolist(),
+                                                     docs[order].tolist(), numbers[order].tolist(), strict=True)]
 
 
 def best(scores: dict[int, float], limit: int | None) -> list[tuple[int, float]]:
@@ -491,6 +686,9 @@ def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl:
                  covers: bool = False) -> list[tuple[str, int, float]]:
     """Top pages (cover pages with `covers`) by BM25: (document_id, page number, score)."""
     found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False)
+    top = bm25_top(tsqs, idfs, avgdl, found, limit)
+    if top is not None:
+        return [(doc, number, score) for _rowid, score, doc, number in top]
     scores, where = bm25(tsqs, idfs, avgdl, found)
     return [(where[rowid][0].document_id, where[rowid][0].numbers[where[rowid][1]], score)
             for rowid, score in best(scores, limit)]
@@ -507,6 +705,9 @@ def search_sections(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avg
     """Top sections of the `within` documents by field-weighted BM25: (section rowid, score)."""
     labels = (1.0, weights.text, weights.ancestors, weights.title)  # tsvector labels D, C, B, A
     found = read(src, "sections", tsqs, documents(scope, within), labels != PLAIN)
+    top = bm25_top(tsqs, idfs, avgdl, found, limit, labels)
+    if top is not None:
+        return [(rowid, score) for rowid, score, _doc, _number in top]
     return best(bm25(tsqs, idfs, avgdl, found, labels)[0], limit)
 
 

@@ -184,14 +184,13 @@ class PostgresStore(Repository):
         return (row for d, n in pages for row in found[(d, n, back)])
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, their rows kept (store.memo: a rowid is never reused, its row's
-        REF_COLUMNS never change)."""
-        def read(missing: list[int]) -> dict[int, tuple]:
+        """The refs of these section rowids, kept (store.memo: a rowid is never reused, its row's REF_COLUMNS never
+        change, a SectionRef is frozen: kept made, not remade from the row for each search's 200 hits)."""
+        def read(missing: list[int]) -> dict[int, SectionRef]:
             where, args = sql.any_of("rowid", missing)
-            return {r[0]: tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+            return {r[0]: section_ref(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
 
-        rows = self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
-        return {r: section_ref(row) for r, row in rows.items()}
+        return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
     # ---- search
 
