@@ -948,11 +948,12 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[in
     those whose asked period's column is known (never compared with another period's figure), as long as no row
     whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
-    by id() of the unit)."""
+    by id() of the unit). Rows of percentages are neither: a segment's rate is no part of the company's, and the
+    larger rate is not the whole."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
-        if reading is None or reading.row.label is None:
+        if reading is None or reading.row.label is None or any("%" in c.text for c in reading.row.cells):
             continue
         values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
