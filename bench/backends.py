@@ -6,6 +6,7 @@ queries are the dev questions (scoped to their filing, then across the whole lib
 
     .venv/bin/python bench/backends.py [--pg postgresql://...] [--docs N] [--questions N] [--qps-seconds S]
     .venv/bin/python bench/backends.py --scale 10 [--qps-seconds 0]
+    .venv/bin/python bench/backends.py --measure-only --sqlite-kb DIR --pg URL [--rounds 3] [--baseline-root DIR]
 
 `--scale N` grows the library to N times the filings in steps (1x, 3x, 10x, up to N), each step adding synthetic
 variants of every filing (bench/synthetic.py: the filing's own pages, its text layer's digits and years changed,
@@ -21,6 +22,12 @@ RAM, instead of the stock 128 MB; effective_cache_size); `--pg-stock` starts it 
 Pass --pg to measure a real server. The SQLite KB and the PostgreSQL database are built once (in-process ingest,
 timed, then VACUUM ANALYZE as after any bulk load: autovacuum would do it in the middle of the measurements) and
 reused while they hold every filing.
+
+`--measure-only` builds nothing: the KBs given (the SQLite directory as given, no -scaleN suffix; the --pg
+database) are measured as they are, scoped/corpus-wide kb.context p50/p95 and the daemon's peak RSS, the backends
+alternated for --rounds rounds (the order swapped every round: a machine's load drifts), then each backend's range
+and the postgresql/sqlite ratio of each round's figures; with --baseline-root, each round also runs that
+checkout's daemons on both KBs (same schema), and the answers of both codes are compared.
 
 The QPS phase (--daemons 1,4,8: that many daemons per contender, each answering one kb.context at a time,
 corpus-wide) starts every contender's daemons at once (sqlite and postgresql; with --baseline-root, each also
@@ -302,6 +309,55 @@ def local_server_pid(url: str) -> int | None:
             return None
 
 
+def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dict], rounds: int,
+                     baseline: Path | None) -> dict[str, list[dict]]:
+    """kb.context latencies of KBs already built (--measure-only): the backends (and with `baseline`, the two
+    codes) alternated for `rounds` rounds, the order reversed every other round; what each round measured."""
+    from latency import run
+
+    def ids_of(location: Path | str) -> dict[str, str]:
+        from jsonl_engine.store import open_store
+
+        store = open_store(location)
+        try:
+            return {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
+        finally:
+            store.close()
+
+    known = {backend: ids_of(location) for backend, location in backends}
+    codes = [("base", baseline.resolve()), ("this", ROOT)] if baseline else [("this", ROOT)]
+    runs = [(backend, location, code, root) for backend, location in backends for code, root in codes]
+    results: dict[str, list[dict]] = {f"{b} {c}": [] for b, _, c, _ in runs}
+    for i in range(rounds):
+        for backend, location, code, root in runs if i % 2 == 0 else runs[::-1]:
+            asked = [q for q in questions if q["doc_name"] in known[backend]]
+            r = run(location, known[backend], asked, root)
+            results[f"{backend} {code}"].append(r)
+            print(f"round {i + 1} {backend:10} {code:4}: {len(known[backend])} docs, scoped p50/p95 "
+                  f"{r['scoped_p50']:6.1f}/{r['scoped_p95']:6.1f} ms, corpus-wide {r['corpus_p50']:6.1f}/"
+                  f"{r['corpus_p95']:6.1f} ms (daemon CPU p95 {r['scoped_cpu_p95']:5.1f}/{r['corpus_cpu_p95']:5.1f}"
+                  f"), first {r['first_ms']:5.0f} ms, peak RSS {r['rss_mb']:4.0f} MB "
+                  f"(load {Path('/proc/loadavg').read_text().split()[0]})", flush=True)
+    keys = ("scoped_p50", "scoped_p95", "corpus_p50", "corpus_p95", "rss_mb")
+    print(f"\n{len(questions)} questions, kb.context limit 10, {rounds} rounds: range over the rounds")
+    for name, rs in results.items():
+        print(f"{name:16} " + "  ".join(f"{k} {min(r[k] for r in rs):.1f}-{max(r[k] for r in rs):.1f}" for k in keys))
+    names = [b for b, _ in backends]
+    if names == ["sqlite", "postgresql"]:
+        for code, _ in codes:
+            pairs = list(zip(results[f"sqlite {code}"], results[f"postgresql {code}"], strict=True))
+            print(f"postgresql/sqlite per round ({code}): " + "  ".join(
+                f"{k} " + ",".join(f"{p[k] / s[k]:.2f}" for s, p in pairs) for k in keys[:4]))
+    if baseline:
+        for backend in names:
+            pairs = list(zip(results[f"{backend} base"], results[f"{backend} this"], strict=True))
+            differ = sorted({q for b, t in pairs for q in b["digests"] if b["digests"][q] != t["digests"][q]})
+            print(f"{backend} this/base per round: " + "  ".join(
+                f"{k} " + ",".join(f"{t[k] / b[k]:.2f}" for b, t in pairs) for k in keys[:4])
+                + f"; answers identical: {not differ}" + (f" (differ: {differ[:5]})" if differ else ""))
+    return results
+
+
 def scale_steps(scale: int) -> list[int]:
     return sorted({k for k in (1, 3, 10) if k < scale} | {1, scale})
 
@@ -379,6 +435,9 @@ def main() -> None:
     ap.add_argument("--backends", default="sqlite,postgresql", help="which backends, in order")
     ap.add_argument("--print-json", nargs="*", help="print the --scale table of saved --json files and stop")
     ap.add_argument("--pg-stock", action="store_true", help="the throwaway server with stock shared_buffers (128 MB)")
+    ap.add_argument("--measure-only", action="store_true",
+                    help="build nothing: measure the existing KBs (--sqlite-kb as given, --pg), backends alternated")
+    ap.add_argument("--rounds", type=int, default=3, help="--measure-only: rounds")
     ap.add_argument("--baseline-root", type=Path, default=None,
                     help="a checkout of other code (git archive C | tar -x -C DIR): the QPS phase alternates its "
                          "daemons with this code's, on the same KBs (same schema)")
@@ -398,6 +457,17 @@ def main() -> None:
                                for b, steps in json.loads(Path(f).read_text()).items()})
             return print_scale(report, len(questions))
         server_pid = None
+        if args.measure_only:
+            if url is None and "postgresql" in args.backends:
+                sys.exit("--measure-only measures an existing database: --pg URL")
+            chosen = [(b, loc) for b, loc in (("sqlite", Path(args.sqlite_kb)), ("postgresql", url))
+                      if b in args.backends.split(",")]
+            results = measure_existing(chosen, questions, args.rounds, args.baseline_root)
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps({k: [{f: v for f, v in r.items() if f != "digests"} for r in rs]
+                                                   for k, rs in results.items()}, indent=1))
+            print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[0]} (2 shared cores: noisy)")
+            return
         if url is None and "postgresql" in args.backends:
             from tests.support.pg import PgServer
 

@@ -7,13 +7,14 @@ daemon's peak RSS, then per code the range over the rounds and the ratio this/ba
 and whether every answer (passages: ids, pages, scores) was the same from both codes.
 
     .venv/bin/python bench/latency.py --kb /path/to/kb --baseline-root DIR [--rounds 3] [--questions N]
+    .venv/bin/python bench/latency.py --kb postgresql://... --baseline-root DIR [--rounds 3]
     .venv/bin/python bench/latency.py --ingest 12 --baseline-root DIR [--rounds 3]
 
 `--ingest N` measures ingest instead: the first N shared filings into a new KB by each code in turn (in-process
 ingest in a subprocess, as bench/backends.py builds a library), pages/s by wall and by the process's CPU time.
 
 DIR is a checkout made with `git -C <repo> archive <commit> | tar -x -C DIR`. The KB is only read by the codes of
-the same schema. When this checkout's migrations are newer than the baseline's, the baseline would refuse the KB:
+the same schema (--kb may be a PostgreSQL URL: the same rounds on that database). When this checkout's migrations are newer than the baseline's, the baseline would refuse the KB:
 `--hide-newer` deletes the newer migrations' records for the baseline's rounds and puts them back after (the
 newer tables stay; the older code never reads them): use it on a copy of a KB only.
 """
@@ -57,7 +58,7 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
-def run(kb: Path, ids: dict[str, str], questions: list[dict], checkout: Path) -> dict:
+def run(kb: Path | str, ids: dict[str, str], questions: list[dict], checkout: Path) -> dict:
     """p50/p95 scoped then corpus-wide through one daemon of `checkout` (wall time, and the daemon's CPU time per
     request: what a loaded machine moves far less), its peak RSS, and each answer's digest."""
     from backends import peak_rss_mb
@@ -126,7 +127,7 @@ def ingest_rounds(pdfs: list[Path], codes: list[tuple[str, Path]], rounds: int) 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kb", type=Path, help="a SQLite KB directory")
+    ap.add_argument("--kb", help="a SQLite KB directory or a postgresql:// URL")
     ap.add_argument("--ingest", type=int, default=0, help="measure ingest of the first N shared filings instead")
     ap.add_argument("--baseline-root", required=True, type=Path)
     ap.add_argument("--rounds", type=int, default=3)
@@ -144,14 +145,23 @@ def main() -> int:
         return ingest_rounds(pdfs, [("base", args.baseline_root.resolve()), ("this", ROOT)], args.rounds)
     if args.kb is None:
         sys.exit("--kb or --ingest")
-    kb, base, this = args.kb.resolve(), args.baseline_root.resolve(), ROOT
-    conn = sqlite_connect(kb / "kb.sqlite3")
-    try:
-        ids = {Path(p).stem: d for d, p in conn.execute("SELECT id, path FROM documents WHERE path IS NOT NULL")}
-        records = conn.execute("SELECT * FROM schema_migrations").fetchall()
-    finally:
-        conn.close()
-    newer = [r for r in records if r[0] not in set(_versions(base))]
+    base, this = args.baseline_root.resolve(), ROOT
+    kb: Path | str
+    if args.kb.startswith("postgresql://"):  # the migrations' check is the daemon's: an older code refuses the KB
+        import psycopg
+
+        kb, newer = args.kb, []
+        with psycopg.connect(kb) as pg:
+            ids = {Path(p).stem: d for d, p in pg.execute("SELECT id, path FROM documents WHERE path IS NOT NULL")}
+    else:
+        kb = Path(args.kb).resolve()
+        conn = sqlite_connect(kb / "kb.sqlite3")
+        try:
+            ids = {Path(p).stem: d for d, p in conn.execute("SELECT id, path FROM documents WHERE path IS NOT NULL")}
+            records = conn.execute("SELECT * FROM schema_migrations").fetchall()
+        finally:
+            conn.close()
+        newer = [r for r in records if r[0] not in set(_versions(base))]
     if newer and not args.hide_newer and args.only != "this":
         sys.exit(f"the KB has migrations {[r[0] for r in newer]} the baseline does not know: --hide-newer (on a copy)")
     questions = [q for q in load_questions(find_dev(args.dev) / "questions.jsonl") if q["doc_name"] in ids]
