@@ -187,6 +187,12 @@ def _pg_integrity(store) -> dict[str, int]:
     assert kept == set(sql(store, "SELECT t.term, SUM(t.pages), SUM(t.docs), SUM(t.covers), SUM(t.sections) "
                                   "FROM documents d, term_pairs(d.id) t GROUP BY t.term"))
     _pg_long_phrases(store, listed)
+    # the words' statistics (migration 10) are their postings' counts summed, no zero rows left
+    kept = set(sql(store, "SELECT lexeme, pages, docs, covers, sections FROM word_stats"))
+    assert kept == set(sql(store, "SELECT lexeme, COALESCE(SUM(n) FILTER (WHERE kind = 'pages'), 0), "
+                                  "COUNT(*) FILTER (WHERE kind = 'pages'), COALESCE(SUM(n) FILTER (WHERE kind = "
+                                  "'covers'), 0), COALESCE(SUM(n) FILTER (WHERE kind = 'sections'), 0) "
+                                  "FROM postings GROUP BY lexeme"))
     _pg_recounts(store.url)
     return counts
 

@@ -131,3 +131,41 @@ def test_real_filings_long_phrase_counts_are_read_as_counted(pg_kb, dev_pdfs, mo
         assert read == expected
         assert not [q for q in counted_calls if search.long_key(q) in listed]  # read, not counted
         kb_integrity(pg_kb)
+
+
+def test_word_counts_are_kept_and_a_kb_made_before_them_gets_them(pg_server, dev_pdfs):
+    """One-word phrases' counts (migration 10, word_stats) are read as counted on the postings, in every kind;
+    a KB made before them (version 9) gets them from its postings when opened, and keeps them through a removal:
+    no row left for a word no document holds any more."""
+    from tests.test_store_termstats import KINDS, _counted
+
+    url = pg_server.new_database("words")
+    store = open_store(url)
+    outcomes = sync.ingest_paths(store, [str(dev_pdfs / f"{name}.pdf") for name in REAL[:2]])
+    only = sync.ingest_text(store, "# Memo\n\nzqxjunique words, revenue and zqxjunique again.\n", "memo",
+                            "text/markdown").document_id
+    words = [("revenue",), ("net",), ("zqxjunique",), ("absentword",), ("the",), ("2022",)]
+    expected = {kind: _counted(store, kind, words) for kind in KINDS}
+    assert expected["pages"][("zqxjunique",)] == 1 and expected["documents"][("the",)] == 2
+    store.close()
+    with psycopg_connect(url) as conn:  # back to version 9, as main left it
+        conn.execute("DROP TABLE word_stats; DELETE FROM schema_migrations WHERE version = 10")
+    store = open_store(url)
+    try:
+        assert {kind: store.frequencies(kind, words) for kind in KINDS} == expected
+        kb_integrity(store)
+        store.remove(only)
+        assert sql(store, "SELECT COUNT(*) FROM word_stats WHERE lexeme = 'zqxjuniqu'") == [(0,)]
+        assert {kind: store.frequencies(kind, words) for kind in KINDS} == \
+            {kind: _counted(store, kind, words) for kind in KINDS}
+        kb_integrity(store)
+        store.remove(outcomes[0].document_id)
+        kb_integrity(store)
+    finally:
+        store.close()
+
+
+def psycopg_connect(url: str):
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)

@@ -277,6 +277,7 @@ def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[
                     copy.write_row(posting)
         _add_terms(cur, _merged(term_pairs(rows, parsed, is_page),
                                 phrase_counts(rows, parsed, is_page, _kept(cur))), 1)
+        _add_words(cur, word_counts(rows, parsed, is_page), 1)
 
 
 def subtract(conn: Any, document_id: str) -> None:
@@ -292,6 +293,48 @@ def subtract(conn: Any, document_id: str) -> None:
                            -1)
         if terms:
             cur.execute(_DROP_EMPTY, (terms,))
+        words = _add_words(cur, word_counts(rows, parsed, is_page), -1)
+        if words:
+            cur.execute(_DROP_EMPTY_WORDS, (words,))
+
+
+def word_counts(rows: Sequence[Row], parsed: Entries, is_page: Any) -> Pairs:
+    """The document's lexemes (word_stats, migration 10) in key order, each with its counts of page rows,
+    documents (1 when a page row holds it), cover page rows and section rows: what its postings of each kind
+    add to the sums of their n (a tsvector holds a lexeme once per row: one entry is one row)."""
+    np = _numpy()
+    nlex = len(parsed.lexemes)
+    if not nlex:
+        return Pairs([], np.zeros((0, 4), dtype=np.int64))
+    page = is_page[parsed.row]
+    cover = page & (np.array([r.number for r in rows], dtype=np.int64)[parsed.row] <= COVER_PAGES)
+    counts = np.empty((nlex, 4), dtype=np.int64)
+    counts[:, 0] = np.bincount(parsed.lexeme, weights=page, minlength=nlex)
+    counts[:, 1] = counts[:, 0] > 0
+    counts[:, 2] = np.bincount(parsed.lexeme, weights=cover, minlength=nlex)
+    counts[:, 3] = np.bincount(parsed.lexeme, weights=~page, minlength=nlex)
+    order = sorted(range(nlex), key=parsed.lexemes.__getitem__)  # code point order: the C collation's
+    return Pairs([parsed.lexemes[i] for i in order], counts[np.array(order, dtype=np.int64)])
+
+
+_ADD_WORDS = (
+    "INSERT INTO word_stats AS s (lexeme, pages, docs, covers, sections) "
+    "SELECT t, p, d, c, x FROM unnest(string_to_array(%s, E'\\n'), %s::int[], %s::int[], %s::int[], %s::int[]) "
+    "WITH ORDINALITY AS u(t, p, d, c, x, i) ORDER BY i "
+    "ON CONFLICT (lexeme) DO UPDATE SET pages = s.pages + excluded.pages, docs = s.docs + excluded.docs,"
+    " covers = s.covers + excluded.covers, sections = s.sections + excluded.sections")
+_DROP_EMPTY_WORDS = ("DELETE FROM word_stats WHERE lexeme = ANY(string_to_array(%s, E'\\n'))"
+                     " AND pages = 0 AND docs = 0 AND covers = 0 AND sections = 0")
+
+
+def _add_words(cur: Any, words: Pairs, sign: int) -> str:
+    """The lexemes' counts times `sign` added to word_stats, in key order (as _add_terms, after it); returns the
+    lexemes, one a line."""
+    if not words.terms:
+        return ""
+    text = "\n".join(words.terms)
+    cur.execute(_ADD_WORDS, (text, *("{" + ",".join(map(str, c)) + "}" for c in (sign * words.counts).T.tolist())))
+    return text
 
 
 def _add_terms(cur: Any, pairs: Pairs, sign: int) -> str:

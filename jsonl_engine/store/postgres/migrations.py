@@ -235,6 +235,26 @@ CREATE TABLE term_phrases (
     phrase TEXT COLLATE "C" PRIMARY KEY
 );
 """),
+    (10, "word statistics: the rows and documents holding each lexeme, kept at ingest and removal", """
+-- lexeme -> the pages, documents (with a page), cover pages and sections holding it: the sums of its postings'
+-- n per kind and the count of its documents' page postings, which search.frequencies read per query for one-word
+-- phrases (an index scan over every document holding a common word: 1,660 entries per word and kind at ten times
+-- the shared library) and now reads here, one row per word. Added and subtracted (indexing.py) with the rows, in
+-- the same transaction, after term_stats and in key order like it (concurrent writers wait, never in a cycle);
+-- a lexeme no row holds loses its row. Filled from the postings (re-run safe: the table is recounted).
+CREATE TABLE IF NOT EXISTS word_stats (
+    lexeme   TEXT COLLATE "C" PRIMARY KEY,
+    pages    INTEGER NOT NULL,
+    docs     INTEGER NOT NULL,
+    covers   INTEGER NOT NULL,
+    sections INTEGER NOT NULL
+);
+DELETE FROM word_stats;
+INSERT INTO word_stats (lexeme, pages, docs, covers, sections)
+SELECT lexeme, COALESCE(SUM(n) FILTER (WHERE kind = 'pages'), 0), COUNT(*) FILTER (WHERE kind = 'pages'),
+       COALESCE(SUM(n) FILTER (WHERE kind = 'covers'), 0), COALESCE(SUM(n) FILTER (WHERE kind = 'sections'), 0)
+  FROM postings GROUP BY lexeme ORDER BY lexeme;
+"""),
 ]
 
 

@@ -13,7 +13,7 @@ The postings table (migration 7) holds, per kind, word (lexeme) and document, th
 their token counts and the word's positions: what FTS5's doclists hold. A search reads the postings of its
 phrases' words in one statement (positions only for the words of multi-word phrases), matches each phrase on
 the positions (`a b` where b follows a, as `a <-> b` does) and scores the rows holding any phrase in the
-daemon; a one-word phrase's count of rows is the sum of its postings' lengths, read by the server. The server
+daemon; a one-word phrase's count of rows is the sum of its postings' lengths, kept in word_stats. The server
 stems each phrase once (tsqueries, memoised by the store), so the words are its lexemes.
 """
 
@@ -631,8 +631,8 @@ def long_key(q: Tsq) -> str | None:
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
                 ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
-    count summed by the server from its postings' lengths (documents: their number), a two-word phrase's read
-    from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
+    count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
+    never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
     migration 9; no row: 0), in one statement; other longer phrases matched here on their lexemes' postings,
     unless a pair of their adjacent lexemes is in no row (0). With `also` (other kinds), the same statement
     counts the one- and two-word and listed phrases there too: (counts, {kind: {phrase:
@@ -646,12 +646,10 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
     counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
     if single or pairs:
         parts, args = [], []
-        for k in (kind, *also):
-            counted = "COUNT(*)" if k == "documents" else "SUM(n)"
-            parts.append(f"SELECT %s, 1, lexeme, {counted} FROM postings WHERE kind = %s AND lexeme = ANY(%s) "
-                         f"GROUP BY lexeme UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
-                         "WHERE term = ANY(%s)")
-            args += [k, "pages" if k == "documents" else k, single, k, pairs]
+        for k in (kind, *also):  # a word's counts: its postings' (migration 10), 0 when no row holds it
+            parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY(%s) "
+                         f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats WHERE term = ANY(%s)")
+            args += [k, single, k, pairs]
         for k in (kind, *also) if longs else ():  # the listed ones (migration 9), 0 when no row holds them
             parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
                          "LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY(%s)")
