@@ -1,0 +1,83 @@
+"""Ingest speed as the library grows: the same batch of new PDFs ingested into a copy of a small library and of a
+large one (issue 28: pages/s at 10x within 20% of the 1x figure), alternated over rounds on this machine.
+
+Each round copies each KB (a SQLite directory with `cp -a`; a PostgreSQL database with CREATE DATABASE ...
+TEMPLATE, on the same server) and ingests the batch into the copy in a process of its own (`backends.build_apart`:
+the same in-process ingest the scale bench times), then drops the copy. The batch must be new to both libraries
+(e.g. a synthetic variant number neither holds: `bench/synthetic.py`).
+
+    .venv/bin/python bench/ingest_scale.py --small KB1 --large KB10 --pdfs DIR [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from backends import build_apart
+
+
+def _copy(location: str, scratch: Path, n: int) -> str:
+    if not location.startswith("postgresql://"):
+        target = scratch / f"kb{n}"
+        subprocess.run(["cp", "-a", location, str(target)], check=True)
+        return str(target)
+    import psycopg
+
+    base, _, name = location.rpartition("/")
+    copy = f"{name}_ingest_scale_{n}"
+    with psycopg.connect(location.replace(f"/{name}", "/postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{copy}"')
+        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
+    return f"{base}/{copy}"
+
+
+def _drop(location: str) -> None:
+    if not location.startswith("postgresql://"):
+        shutil.rmtree(location, ignore_errors=True)
+        return
+    import psycopg
+
+    _base, _, name = location.rpartition("/")
+    with psycopg.connect(location.replace(f"/{name}", "/postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", required=True, help="the small library: a SQLite KB directory or a PostgreSQL URL")
+    ap.add_argument("--large", required=True, help="the large library, same backend")
+    ap.add_argument("--pdfs", required=True, type=Path, help="a folder of PDFs new to both")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--scratch", type=Path, default=None, help="where SQLite copies go (default: a temp dir)")
+    args = ap.parse_args()
+    pdfs = sorted(args.pdfs.glob("*.pdf"))
+    rates: dict[str, list[float]] = {"small": [], "large": []}
+    with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:
+        n = 0
+        for r in range(args.rounds):
+            order = ["small", "large"] if r % 2 == 0 else ["large", "small"]
+            for which in order:
+                n += 1
+                t = time.perf_counter()
+                copy = _copy(getattr(args, which), Path(tmp), n)
+                copied = time.perf_counter() - t
+                try:
+                    _ids, rate, pages, peak = build_apart(copy, pdfs)
+                finally:
+                    _drop(copy)
+                rates[which].append(rate or 0.0)
+                print(f"round {r + 1} {which:5s}: {rate or 0:7.1f} pages/s ingesting {len(pdfs)} PDFs into a "
+                      f"library of {pages} pages; peak RSS {peak:.0f} MB (copy {copied:.0f} s)", flush=True)
+    small, large = statistics.median(rates["small"]), statistics.median(rates["large"])
+    print(f"median pages/s: small {small:.1f}, large {large:.1f}; large/small {large / small:.2f} "
+          f"(target >= 0.80); per round: {[round(x / y, 2) for x, y in zip(rates['large'], rates['small'], strict=True)]}")
+
+
+if __name__ == "__main__":
+    main()
