@@ -4,7 +4,10 @@ Phrases found on most pages are left out (IDF near zero, yet most of the cost); 
 phrases; the words that named the document (its issuer, an earnings call's quarter) are left out of its passages'
 ranking. BM25 over whole pages gives the page evidence; across documents a document prior (rank.document_prior)
 picks the documents whose sections column-weighted BM25 then searches. The section statement runs on a side
-thread beside the page statement when the documents it will search are known (few in scope) or guessed (routed).
+thread beside the page statement when the documents it will search are known (few in scope) or guessed (routed),
+not for one document in scope: both its statements are small, and a side thread reads through a connection (and
+a page cache) of its own, which a new daemon fills a second time (bench/backends.py --measure-only at ten times
+the library: scoped p95 ...).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def gather(store: Store, ask: Ask, routing: Routing) -> Found:
         return Found(pages=[], sections=[], prior=None, focus=ask.documents)
     guess = ask.documents if ask.few else routing.ranked[:SECTION_DOCS] if routing.named else None
     beside = _beside(store, store.search_sections, section_phrases, SECTION_WEIGHTS, ask.scope, SECTION_CANDIDATES,
-                     guess) if guess and section_phrases and store.side_searches else None
+                     guess) if guess and ask.several and section_phrases and store.side_searches else None
     pages = _search_pages(store, ask, routing, page_phrases)
     document_prior, focus = _focus(store, ask, routing, pages)
     if beside is not None and set(guess) == set(focus):
