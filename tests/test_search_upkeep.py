@@ -106,9 +106,29 @@ def test_side_statements_rank_as_the_sequential_search(any_dev_kb, monkeypatch: 
     inline = _Inline()
     monkeypatch.setattr(candidates, "_side_pool", lambda: inline)
     assert run() == threaded
-    # the scoped and the named questions took the side path, on a store that runs one (PostgreSQL runs the section
-    # search in the query's own snapshot: no side statement)
-    assert inline.calls >= 4 if any_dev_kb.side_searches else inline.calls == 0
+    # the named questions took the side path, on a store that runs one (PostgreSQL runs the section search in the
+    # query's own snapshot: no side statement)
+    assert inline.calls >= 3 if any_dev_kb.side_searches else inline.calls == 0
+
+
+def test_one_document_in_scope_searches_its_sections_on_the_calling_thread(any_dev_kb, monkeypatch) -> None:
+    """Scoped to one document, both statements are small: the section search runs after the page search on the
+    query's own thread and snapshot (a side thread reads through a connection and a page cache of its own, which
+    a new daemon fills a second time); a question that names its issuer across the library still searches the
+    documents guessed beside the page search, on a store that runs side searches."""
+    ids, sides = any_dev_kb.doc_ids, []
+    beside = candidates._beside
+
+    def recording(store, read, *args):
+        sides.append(read.__name__)
+        return beside(store, read, *args)
+
+    monkeypatch.setattr(candidates, "_beside", recording)
+    scoped = retrieve(any_dev_kb, "What was 3M's FY2022 capex?", document_ids=[ids["3M_2022_10K"]], limit=8)
+    assert scoped.passages and "search_sections" not in sides
+    named = retrieve(any_dev_kb, "What is 3M's FY2022 net sales?", limit=8)
+    assert named.passages
+    assert ("search_sections" in sides) == any_dev_kb.side_searches
 
 
 def test_side_reads_under_concurrent_writes_cache_consistent_counts(kb_location) -> None:

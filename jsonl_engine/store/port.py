@@ -71,8 +71,8 @@ class SearchIndex(Protocol):
     # counts them all in one statement, and a second thread costs its own snapshot's round trips)
     split_counts: bool
     # Whether the section search runs on a side thread beside the page search when the documents it searches are
-    # known (SQLite: each statement a pass over its FTS5 index; PostgreSQL: the side thread's snapshot costs a
-    # round trip of its own, more than running the search after the page search saves)
+    # known, more than one document (SQLite: each statement a pass over its FTS5 index; PostgreSQL: the side
+    # thread's snapshot costs a round trip of its own, more than running the search after the page search saves)
     side_searches: bool
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
