@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -34,6 +34,7 @@ from jsonl_engine.retrieval.weights import (
     SECTION_DOCS,
     SECTION_WEIGHTS,
 )
+from jsonl_engine.retrieval.workers import Workers
 from jsonl_engine.store import PageHit, Phrase, Scope, SectionHit, Store
 
 T = TypeVar("T")
@@ -160,15 +161,15 @@ def _title_index(store: Store, titles: tuple[tuple[str, str], ...]) -> dict[str,
     return index
 
 
-_side: ThreadPoolExecutor | None = None
+_side: Workers | None = None
 _side_lock = threading.Lock()
 
 
-def _side_pool() -> ThreadPoolExecutor:
+def _side_pool() -> Workers:
     global _side
     with _side_lock:
         if _side is None:
-            _side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-side")
+            _side = Workers(2, "search-side")
         return _side
 
 
