@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import threading
 from typing import TYPE_CHECKING
 
 from jsonl_engine.errors import InvalidParams
 from jsonl_engine.retrieval import navigate
 from jsonl_engine.retrieval.types import Progress, Retrieval, Strategy, StrategyRequest
-from jsonl_engine.retrieval.workers import Workers
+from jsonl_engine.retrieval.workers import Workers, shared
 
 if TYPE_CHECKING:
     from jsonl_engine.llm.gateway import Gateway
@@ -38,18 +37,10 @@ class Lexical:
             limit=request.limit, unit=request.unit))
 
 
-# The threads lexical retrieval runs on (asyncio.to_thread's pool spreads one-at-a-time questions over several
-# threads, each reading through a page cache of its own: workers.py); as many as asyncio's default pool has.
-_lexical: Workers | None = None
-_lexical_lock = threading.Lock()
-
-
 def _workers() -> Workers:
-    global _lexical
-    with _lexical_lock:
-        if _lexical is None:
-            _lexical = Workers(min(32, (os.cpu_count() or 1) + 4), "retrieval")
-        return _lexical
+    """The threads lexical retrieval runs on (asyncio.to_thread's pool spreads one-at-a-time questions over several
+    threads, each reading through a page cache of its own: workers.py); as many as asyncio's default pool has."""
+    return shared("retrieval", min(32, (os.cpu_count() or 1) + 4))
 
 
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in (Lexical(), *navigate.STRATEGIES)}

@@ -82,3 +82,15 @@ class Workers(Executor):
         with self._lock:
             self._closed = True
             self._calls.put(None)
+
+
+_shared: dict[str, Workers] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(name: str, size: int) -> Workers:
+    """The process's one `Workers` called `name`, made at its first use."""
+    with _shared_lock:
+        if name not in _shared:
+            _shared[name] = Workers(size, name)
+        return _shared[name]

@@ -13,7 +13,6 @@ the daemon's CPU p95 19.6-31.1 -> 14.8-19.4 ms).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from jsonl_engine.retrieval.weights import (
     SECTION_DOCS,
     SECTION_WEIGHTS,
 )
-from jsonl_engine.retrieval.workers import Workers
+from jsonl_engine.retrieval.workers import Workers, shared
 from jsonl_engine.store import PageHit, Phrase, Scope, SectionHit, Store
 
 T = TypeVar("T")
@@ -161,16 +160,8 @@ def _title_index(store: Store, titles: tuple[tuple[str, str], ...]) -> dict[str,
     return index
 
 
-_side: Workers | None = None
-_side_lock = threading.Lock()
-
-
 def _side_pool() -> Workers:
-    global _side
-    with _side_lock:
-        if _side is None:
-            _side = Workers(2, "search-side")
-        return _side
+    return shared("search-side", 2)
 
 
 def _beside(store: Store, read: Callable[..., T], *args: Any) -> Future[T]:
