@@ -140,17 +140,25 @@ FIGURES3 = ROOT / "bench" / "data" / "figures3.jsonl"
 QUARTER = re.compile(r"\b(first|second|third|fourth) (fiscal )?quarter\b|\bQ[1-4]\b", re.IGNORECASE)
 
 
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+def _ours_fields_and_ids(qs: list[dict], prefix: str) -> None:
+    """Our sets' common shape: FinanceBench's fields, our label, ids numbered in order, evidence on the named filing."""
+    assert all(q.keys() >= FIELDS | {"question_reasoning", "domain_question_num"} for q in qs)
+    assert all(q["dataset_subset_label"] == "OURS" for q in qs)
+    assert [q["financebench_id"] for q in qs] == [f"{prefix}_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+
+
 def questions3() -> list[dict]:
-    return [json.loads(line) for line in FIGURES3.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return _jsonl(FIGURES3)
 
 
 def test_figures3_fields_ids_and_mix():
     qs = questions3()
     assert len(qs) == 60
-    assert all(q.keys() >= FIELDS | {"question_reasoning", "domain_question_num"} for q in qs)
-    assert all(q["dataset_subset_label"] == "OURS" for q in qs)
-    assert [q["financebench_id"] for q in qs] == [f"ours3_fig_{n:03d}" for n in range(1, len(qs) + 1)]
-    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    _ours_fields_and_ids(qs, "ours3")
     kinds = Counter(q["question_type"] for q in qs)
     assert kinds["domain-relevant"] >= 22 and kinds["novel-generated"] >= 24 and kinds["metrics-generated"] >= 9
     assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
@@ -198,16 +206,13 @@ FIGURES4 = ROOT / "bench" / "data" / "figures4.jsonl"
 
 
 def questions4() -> list[dict]:
-    return [json.loads(line) for line in FIGURES4.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return _jsonl(FIGURES4)
 
 
 def test_figures4_fields_ids_and_mix():
     qs = questions4()
     assert len(qs) == 40
-    assert all(q.keys() >= FIELDS | {"question_reasoning", "domain_question_num"} for q in qs)
-    assert all(q["dataset_subset_label"] == "OURS" for q in qs)
-    assert [q["financebench_id"] for q in qs] == [f"ours4_fig_{n:03d}" for n in range(1, len(qs) + 1)]
-    assert all(e["doc_name"] == q["doc_name"] for q in qs for e in q["evidence"])
+    _ours_fields_and_ids(qs, "ours4")
     # figures2.jsonl's mix: 16 domain, 18 novel, 6 metrics (4 computed, 2 single line items)
     kinds = Counter(q["question_type"] for q in qs)
     assert kinds == Counter({"novel-generated": 18, "domain-relevant": 16, "metrics-generated": 6})
