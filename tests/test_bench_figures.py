@@ -265,3 +265,74 @@ def test_figures4_evidence_pages_and_printed_figures():
         dev = Path("/work/shared/financebench-dev/pdfs")
     if dev.is_dir():
         assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+
+
+# bench/data/figures5.jsonl: a DEVELOPMENT set (domain-relevant and novel-generated questions, the held-out sets' weak
+# types) on the filings the development sets figures.jsonl and figures3.jsonl already use, never a filing of the
+# held-out judges figures2.jsonl and figures4.jsonl.
+FIGURES5 = ROOT / "bench" / "data" / "figures5.jsonl"
+DEV_QUESTIONS = next((p for p in (ROOT.parent / "shared" / "financebench-dev" / "questions.jsonl",
+                                  Path("/work/shared/financebench-dev/questions.jsonl")) if p.is_file()), None)
+
+
+def questions5() -> list[dict]:
+    return _jsonl(FIGURES5)
+
+
+def _template_words(question: str) -> list[str]:
+    """A question's template: its lowercase words, without names, years, periods or punctuation ("Does <Company>
+    have ... as of FY2019?" and "Does <Other> have ... as of FY 2021?" read alike)."""
+    words = (w.strip(".,?!:;()'\"’") for w in question.split())
+    return [w for w in words if w.isalpha() and w.islower()]
+
+
+def test_figures5_fields_ids_and_mix():
+    qs = questions5()
+    assert len(qs) == 24
+    _ours_fields_and_ids(qs, "ours5")
+    kinds = Counter(q["question_type"] for q in qs)
+    assert kinds == Counter({"domain-relevant": len(qs) // 2, "novel-generated": len(qs) // 2})
+    assert not any(q["domain_question_num"] or q["question_reasoning"] for q in qs
+                   if q["question_type"] == "novel-generated")
+    # development filings only: figures.jsonl's and figures3.jsonl's, at most 3 questions each, spread over companies
+    per_filing = Counter(q["doc_name"] for q in qs)
+    development = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions3()}
+    assert set(per_filing) <= development
+    assert not set(per_filing) & ({q["doc_name"] for q in questions2()} | {q["doc_name"] for q in questions4()})
+    assert max(per_filing.values()) <= 3 and len({q["company"] for q in qs}) >= 15
+    # pages those sets do not already ask about
+    asked = {(e["doc_name"], e["evidence_page_num"]) for q in questions() + questions3() for e in q["evidence"]}
+    assert not {(e["doc_name"], e["evidence_page_num"]) for q in qs for e in q["evidence"]} & asked
+
+
+@pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
+def test_figures5_domain_questions_reuse_the_dev_templates():
+    dev = [q for q in _jsonl(DEV_QUESTIONS) if q["question_type"] == "domain-relevant"]
+    templates: dict[str, list[list[str]]] = {}
+    for q in dev:
+        templates.setdefault(q["domain_question_num"], []).append(_template_words(q["question"]))
+    labels = {q["domain_question_num"]: q["question_reasoning"] for q in dev}
+    ours = [q for q in questions5() if q["question_type"] == "domain-relevant"]
+    for q in ours:
+        # the dev template's wording word for word (another company and period), its number and reasoning label
+        assert _template_words(q["question"]) in templates[q["domain_question_num"]], q["financebench_id"]
+        assert q["question_reasoning"] == labels[q["domain_question_num"]], q["financebench_id"]
+    assert len({q["domain_question_num"] for q in ours}) == len(ours)
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures5_evidence_pages_and_printed_figures():
+    numbers = bench_synthesize().numbers
+    for q, asked, printed in checked(questions5()):
+        # a figure printed on an evidence page; a computed one (a ratio, a change) is written out in the
+        # justification's arithmetic and is not itself printed there
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+
+    # no filing of the held-out judges, by name or by bytes (two FinanceBench names share bytes)
+    def digest(name: str) -> str:
+        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
+
+    ours = {digest(name) for name in {q["doc_name"] for q in questions5()}}
+    judges = {q["doc_name"] for q in questions2()} | {q["doc_name"] for q in questions4()}
+    assert not ours & {digest(name) for name in judges}
