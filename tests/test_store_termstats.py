@@ -59,6 +59,17 @@ def _counted(store, kind: str, phrases) -> dict:
             for p in phrases}
 
 
+def _reopened_keeps(kb_location, kept, expected, read) -> None:
+    """Opened again (its migration runs), the KB keeps its statistics and reads `expected`, all recounted alike."""
+    store = open_store(kb_location)
+    try:
+        assert _stats(store) == kept
+        assert {kind: read(store, kind) for kind in KINDS} == expected
+        _check(store)
+    finally:
+        store.close()
+
+
 def _check(store) -> dict:
     counts = {}
     for kind in KINDS:
@@ -141,13 +152,7 @@ def test_a_kb_made_before_the_statistics_gets_them_when_opened(kb_location):
         conn.execute("DROP TABLE term_phrases")
         conn.execute("DELETE FROM schema_migrations WHERE version >= 7")
         conn.close()
-    store = open_store(kb_location)
-    try:
-        assert _stats(store) == kept
-        assert {kind: store.frequencies(kind, PHRASES) for kind in KINDS} == expected
-        _check(store)
-    finally:
-        store.close()
+    _reopened_keeps(kb_location, kept, expected, lambda store, kind: store.frequencies(kind, PHRASES))
 
 
 TEXTS = ["Fiscal years 2018, 1,577 running cafés", "naïve ÅNGSTRÖM über-résumé 10-K FY2018 Q2'19", "",
@@ -266,13 +271,8 @@ def test_a_kb_made_before_the_kept_phrases_gets_them_when_opened(tmp_path, monke
     conn.execute("DROP TABLE term_phrases")
     conn.execute("DELETE FROM schema_migrations WHERE version = 8")
     conn.close()
-    store = open_store(kb_location)
-    try:
-        assert _stats(store) == kept
-        assert {kind: _read_without_counting(store, monkeypatch, kind, LONG) for kind in KINDS} == expected
-        kb_integrity(store)
-    finally:
-        store.close()
+    _reopened_keeps(kb_location, kept, expected,
+                    lambda store, kind: _read_without_counting(store, monkeypatch, kind, LONG))
 
 
 @pytest.mark.parametrize("lookups", [0, 2, 1000])
