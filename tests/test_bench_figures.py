@@ -1,4 +1,4 @@
-"""bench/data/figures.jsonl, figures2.jsonl, figures3.jsonl and figures4.jsonl (our held-out figure questions) hold what
+"""bench/data/figures.jsonl to figures5.jsonl (our figure questions: held-out judges and development sets) hold what
 they say, checked against the filings' pages."""
 
 from __future__ import annotations
@@ -53,6 +53,32 @@ def checked(qs: list[dict]) -> Iterator[tuple[dict, set[Decimal], set[Decimal]]]
     finally:
         for doc in docs.values():
             doc.close()
+
+
+def printed_or_worked_out(qs: list[dict]) -> list[tuple[dict, set[Decimal]]]:
+    """A figure of each answer is printed on an evidence page; one that is not (a computed ratio, a change) is
+    written out in the justification's arithmetic. Returns each question with its printed figures."""
+    numbers, seen = bench_synthesize().numbers, []
+    for q, asked, printed in checked(qs):
+        assert printed, (q["financebench_id"], q["answer"])
+        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+        seen.append((q, printed))
+    return seen
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_no_filing_shared(qs: list[dict], others: list[dict], *, dev: bool = True) -> None:
+    """None of `others`' filings (nor, with `dev`, the dev split's), by name or by bytes: two FinanceBench names
+    share bytes."""
+    ours = {_digest(MORE / "pdfs" / f"{name}.pdf") for name in {q["doc_name"] for q in qs}}
+    assert not ours & {_digest(MORE / "pdfs" / f"{name}.pdf") for name in {q["doc_name"] for q in others}}
+    folder = next((p for p in (ROOT.parent / "shared" / "financebench-dev" / "pdfs",
+                               Path("/work/shared/financebench-dev/pdfs")) if p.is_dir()), None)
+    if dev and folder is not None:
+        assert not ours & {_digest(p) for p in folder.glob("*.pdf")}
 
 
 def test_fields_and_ids():
@@ -115,23 +141,8 @@ def test_figures2_fields_ids_and_mix():
 
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_figures2_evidence_pages_and_printed_figures():
-    numbers = bench_synthesize().numbers
-    for q, asked, printed in checked(questions2()):
-        # at least one figure of the answer is printed on an evidence page; a computed one is written out in the
-        # justification's arithmetic, as the dev split's are
-        assert printed, (q["financebench_id"], q["answer"])
-        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
-    # no filing of the dev split or of figures.jsonl, by name or by bytes (two FinanceBench names share bytes)
-    def digest(name: str) -> str:
-        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
-
-    ours = {digest(name) for name in {q["doc_name"] for q in questions2()}}
-    assert not ours & {digest(name) for name in {q["doc_name"] for q in questions()}}
-    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
-    if not dev.is_dir():
-        dev = Path("/work/shared/financebench-dev/pdfs")
-    if dev.is_dir():
-        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+    printed_or_worked_out(questions2())  # as the dev split's are
+    assert_no_filing_shared(questions2(), questions())  # nor the dev split's
 
 
 # bench/data/figures3.jsonl: a third held-out set (60 questions: domain, novel and computed ones, quarters from the
@@ -176,10 +187,7 @@ def test_figures3_fields_ids_and_mix():
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_figures3_evidence_pages_and_printed_figures():
     numbers = bench_synthesize().numbers
-    for q, asked, printed in checked(questions3()):
-        # a figure printed on an evidence page; a computed one is written out in the justification's arithmetic
-        assert printed, (q["financebench_id"], q["answer"])
-        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+    for q, printed in printed_or_worked_out(questions3()):
         if q["question_type"] == "metrics-generated":
             # the answer starts with the computed value (what the bench's computed row reads), which the pages do not
             # print, followed by its printed inputs
@@ -187,17 +195,7 @@ def test_figures3_evidence_pages_and_printed_figures():
             assert value and not value & printed and value <= numbers(q["justification"]), q["financebench_id"]
             assert len(printed) >= 2, q["financebench_id"]
 
-    def digest(name: str) -> str:
-        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
-
-    ours = {digest(name) for name in {q["doc_name"] for q in questions3()}}
-    others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()}
-    assert not ours & {digest(name) for name in others}
-    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
-    if not dev.is_dir():
-        dev = Path("/work/shared/financebench-dev/pdfs")
-    if dev.is_dir():
-        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+    assert_no_filing_shared(questions3(), questions() + questions2())
 
 
 # bench/data/figures4.jsonl: a fourth held-out set (40 questions in figures2.jsonl's mix) on the 10-Ks of
@@ -239,10 +237,7 @@ def test_figures4_fields_ids_and_mix():
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_figures4_evidence_pages_and_printed_figures():
     numbers = bench_synthesize().numbers
-    for q, asked, printed in checked(questions4()):
-        # a figure printed on an evidence page; a computed one is written out in the justification's arithmetic
-        assert printed, (q["financebench_id"], q["answer"])
-        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
+    for q, printed in printed_or_worked_out(questions4()):
         if q["question_type"] == "metrics-generated" and q["question_reasoning"] == "Numerical reasoning":
             # the answer starts with the computed value, which the pages do not print, followed by its printed inputs
             value = numbers(q["answer"].split()[0])
@@ -252,19 +247,8 @@ def test_figures4_evidence_pages_and_printed_figures():
             # a single line item: the answer is the printed figure
             assert numbers(q["answer"]) <= printed, q["financebench_id"]
 
-    # no filing of the dev split or of the other three sets, by name or by bytes (two FinanceBench names share bytes)
-    def digest(name: str) -> str:
-        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
-
-    ours = {digest(name) for name in {q["doc_name"] for q in questions4()}}
-    others = {q["doc_name"] for q in questions()} | {q["doc_name"] for q in questions2()} | {
-        q["doc_name"] for q in questions3()}
-    assert not ours & {digest(name) for name in others}
-    dev = ROOT.parent / "shared" / "financebench-dev" / "pdfs"
-    if not dev.is_dir():
-        dev = Path("/work/shared/financebench-dev/pdfs")
-    if dev.is_dir():
-        assert not ours & {hashlib.sha256(p.read_bytes()).hexdigest() for p in dev.glob("*.pdf")}
+    # no filing of the dev split or of the other three sets
+    assert_no_filing_shared(questions4(), questions() + questions2() + questions3())
 
 
 # bench/data/figures5.jsonl: a DEVELOPMENT set (domain-relevant and novel-generated questions, the held-out sets' weak
@@ -328,17 +312,5 @@ def test_figures5_domain_questions_reuse_the_dev_templates():
 
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
 def test_figures5_evidence_pages_and_printed_figures():
-    numbers = bench_synthesize().numbers
-    for q, asked, printed in checked(questions5()):
-        # a figure printed on an evidence page; a computed one (a ratio, a change) is written out in the
-        # justification's arithmetic and is not itself printed there
-        assert printed, (q["financebench_id"], q["answer"])
-        assert asked - printed <= numbers(q["justification"]), (q["financebench_id"], asked - printed)
-
-    # no filing of the held-out judges, by name or by bytes (two FinanceBench names share bytes)
-    def digest(name: str) -> str:
-        return hashlib.sha256((MORE / "pdfs" / f"{name}.pdf").read_bytes()).hexdigest()
-
-    ours = {digest(name) for name in {q["doc_name"] for q in questions5()}}
-    judges = {q["doc_name"] for q in questions2()} | {q["doc_name"] for q in questions4()}
-    assert not ours & {digest(name) for name in judges}
+    printed_or_worked_out(questions5())
+    assert_no_filing_shared(questions5(), questions2() + questions4(), dev=False)  # none of the held-out judges'
