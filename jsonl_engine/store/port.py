@@ -67,9 +67,6 @@ class SearchIndex(Protocol):
     bm25() computes it on every backend), counted in `kind`s: "pages", "covers" (the first COVER_PAGES pages of
     each document), "sections", "documents" (documents with a page holding the phrase)."""
 
-    # Whether counting phrases on two threads at once pays (SQLite: each phrase a pass over its index; PostgreSQL
-    # counts them all in one statement, and a second thread costs its own snapshot's round trips)
-    split_counts: bool
     # Whether the section search runs on a side thread beside the page search when the documents it searches are
     # known, more than one document (SQLite: each statement a pass over its FTS5 index; PostgreSQL: the side
     # thread's snapshot costs a round trip of its own, more than running the search after the page search saves)
@@ -77,6 +74,12 @@ class SearchIndex(Protocol):
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         """phrase -> number of rows of `kind` holding it (cached per KB generation)."""
+        ...
+
+    def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
+        """The phrases `frequencies` may count with a pass over the index (no statistics kept for them): where
+        two threads counting them at once pays (SQLite); [] where every phrase is counted in one statement
+        (PostgreSQL: a second thread costs its own snapshot's round trips)."""
         ...
 
     def count(self, kind: str) -> int:

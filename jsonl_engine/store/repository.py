@@ -437,11 +437,15 @@ class Repository(_AtTheEdge):
         each once: one statement per chunk of pages (a round trip per page costs a client-server store more
         than the lookup), ordered by the page's place, then page_start and rowid."""
         out, seen = [], set()
-        for row in self._page_sections(self._sql(), pages, back):
-            if row[0] not in seen:
-                seen.add(row[0])
-                out.append(section_ref(row))
+        for rowid, ref in self._page_refs(self._sql(), pages, back):
+            if rowid not in seen:
+                seen.add(rowid)
+                out.append(ref)
         return out
+
+    def _page_refs(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, SectionRef]]:
+        """`_page_sections`' rows as (rowid, ref)."""
+        return ((row[0], section_ref(row)) for row in self._page_sections(sql, pages, back))
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
         """The REF_COLUMNS rows of `sections_on_pages`, page by page in order (a section once per page reaching

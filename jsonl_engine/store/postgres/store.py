@@ -116,7 +116,6 @@ class PostgresStore(Repository):
     """The repository over one PostgreSQL database, with its tsvector text index (port.SearchIndex)."""
 
     backend = "postgresql"
-    split_counts = False  # every phrase counted in one statement (search.frequencies)
     side_searches = False  # the section search after the page search, in the same snapshot
     version_per_connection = False  # a snapshot's version is the server's, whichever reader read it
 
@@ -197,6 +196,9 @@ class PostgresStore(Repository):
     def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, search.Tsq]:
         conn = self._conn()
         return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
+
+    def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
+        return []  # every phrase counted in one statement (search.frequencies)
 
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         gen = self._generation()

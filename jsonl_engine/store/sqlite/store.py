@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.dialect import Dialect, Sql
-from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
+from jsonl_engine.store.repository import PAGES_PER_STATEMENT, REF_COLUMNS, Repository, section_ref
 from jsonl_engine.store.sqlite import bm25, driver, search, terms
 from jsonl_engine.store.sqlite.db import Connections, unusable
 from jsonl_engine.store.types import (
@@ -65,7 +65,6 @@ class SqliteDialect(Dialect):
 class SqliteStore(Repository):
     """The repository over one SQLite file, with its FTS5 text index (port.SearchIndex)."""
 
-    split_counts = True
     side_searches = True
 
     def __init__(self, kb_dir: Path) -> None:
@@ -110,33 +109,57 @@ class SqliteStore(Repository):
     # ---- reads kept (store.memo) per KB generation: a document's sections never change, but a document removed
     # and stored again has new rowids (and SQLite gives a removed newest row's rowid to the next row written)
 
-    def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
-        """Each page's rows kept, the pages not seen yet read together (questions about one document land on
-        its same few pages: a statement, a note)."""
+    def _page_refs(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, SectionRef]]:
+        """Each page's sections kept (their rowids and refs), the pages not seen yet read together (questions
+        about one document land on its same few pages: a statement, a note)."""
         if not pages:
             return iter(())
         gen = self._generation()
 
-        def read(keys: list[tuple]) -> dict[tuple, tuple[tuple, ...]]:
-            rows: list[list[tuple]] = [[] for _ in keys]
+        def read(keys: list[tuple]) -> dict[tuple, tuple[tuple[int, SectionRef], ...]]:
+            rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for i, row in self._page_rows(sql, [(d, n) for _, d, n, _ in keys], back):
-                rows[i].append(tuple(row))
-            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+                rows[i].append(row)
+            refs = self._refs(gen, {row[0]: row for found in rows for row in found})
+            return {key: tuple((row[0], refs[row[0]]) for row in found) for key, found in zip(keys, rows, strict=True)}
 
         keys = list(dict.fromkeys((gen, d, n, back) for d, n in pages))
         found = self._memo.get_many("page-sections", keys, read, PAGES_KEPT)
-        return (row for d, n in pages for row in found[(gen, d, n, back)])
+        return (pair for d, n in pages for pair in found[(gen, d, n, back)])
+
+    def _refs(self, gen: tuple, rows: dict[int, Sequence[Any]]) -> dict[int, SectionRef]:
+        """The refs of these REF_COLUMNS rows by rowid, each made once per KB generation: a section on the
+        pages searched is often a section hit too, and questions come back to the same documents."""
+        refs = self._memo.get_many("section-refs", [(gen, r) for r in rows],
+                                   lambda missing: {k: section_ref(rows[k[1]]) for k in missing}, REFS_KEPT)
+        return {r: refs[(gen, r)] for r in rows}
+
+    def _page_rows(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, Sequence[Any]]]:
+        """The repository's rows, per chunk of pages one join of the pages (a VALUES list) with the sections'
+        (document_id, page_start) index, instead of a UNION ALL of one lookup per page: SQLite plans and runs
+        40 arms, each sorted for the merge, in 0.55 ms where the join takes 0.2 ms (the 65 dev questions'
+        lookups on the ten-times library, the same rows in the same order)."""
+        for start in range(0, len(pages), PAGES_PER_STATEMENT):
+            chunk = pages[start:start + PAGES_PER_STATEMENT]
+            args = [a for i, (doc, page) in enumerate(chunk) for a in (start + i, doc, page - back, page)]
+            rows = sql.rows(f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
+                            f"SELECT p.i, {REF_COLUMNS} FROM p JOIN sections s ON s.document_id = p.d "
+                            "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
+                            "ORDER BY p.i, s.page_start, s.rowid", args)
+            for row in rows:
+                yield row[0], row[1:]
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, their rows kept."""
+        """The refs of these section rowids, kept (`_refs`)."""
         gen = self._generation()
 
-        def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], tuple]:
+        def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], SectionRef]:
             where, args = sql.any_of("rowid", [r for _, r in missing])
-            return {(gen, r[0]): tuple(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+            return {(gen, r[0]): section_ref(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}",
+                                                                  args)}
 
-        rows = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
-        return {r: section_ref(row) for (_, r), row in rows.items()}
+        refs = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
+        return {r: ref for (_, r), ref in refs.items()}
 
     # ---- search
 
@@ -158,6 +181,17 @@ class SqliteStore(Repository):
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), compute)
         return {p: df[(gen, p)] for p in phrases}
+
+    def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
+        """The phrases of three tokens or more not listed in `term_phrases`: `frequencies` counts them on the index
+        (a pass over it each) unless a pair of their tokens is in no row. One- and two-token phrases and the
+        search vocabulary's are read from the term statistics, cheaper than a side thread's snapshot."""
+        tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
+        long = {p: " ".join(tokens[p]) for p in phrases if len(tokens[p]) > 2}
+        if not long:
+            return []
+        listed = terms.listed_among(self._conn(), list(long.values()))
+        return [p for p, key in long.items() if key not in listed]
 
     def _stats(self, kind: str, phrases: Sequence[Phrase],
                wins: Sequence[search.Window] | None = None) -> search.Stats | None:
