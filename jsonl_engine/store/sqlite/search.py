@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from jsonl_engine.store.sqlite import bm25
 from jsonl_engine.store.sqlite.driver import Connection
-from jsonl_engine.store.types import COVER_PAGES, PageKey, Phrase, Scope, SectionWeights
+from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 
 # Windows of documents whose rows follow one another are searched as one; never across another document's rows:
 # a statement over a window holding them would return that document's pages for a search "within" others (a
@@ -188,10 +188,6 @@ FREQUENCY_SQL = {
     "covers": "SELECT COUNT(*) FROM covers_fts WHERE covers_fts MATCH ?",
     "sections": "SELECT COUNT(*) FROM sections_fts WHERE sections_fts MATCH ?",
 }
-COUNT_SQL = {
-    "pages": "SELECT COUNT(*) FROM pages",
-    "covers": f"SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}",
-}
 
 
 def frequency(conn: Connection, kind: str, phrase: Phrase) -> int:
@@ -258,7 +254,3 @@ def merge_segments(write: Callable[[], AbstractContextManager[Connection]]) -> N
                 done = conn.total_changes - before < 2
             if done:
                 break
-
-
-def count(conn: Connection, kind: str) -> int:
-    return conn.execute(COUNT_SQL[kind]).fetchone()[0]

@@ -200,8 +200,7 @@ class SqliteStore(Repository):
         holding the statement too, so the generation the values are cached under is its own."""
         if not self.cached_bm25 or not phrases:
             return None
-        conn, gen = self._conn(), self._generation()
-        rows, tokens = self._memo.get("fts:totals", (gen, kind), lambda: search.totals(conn, kind))
+        rows, tokens = self._totals(kind)
         scanned = rows if wins is None else min(rows, sum(hi - lo + 1 for lo, hi in wins))
         if scanned > self.max_share * rows:
             return None
@@ -218,10 +217,18 @@ class SqliteStore(Repository):
         return self._memo.get("windows", key, lambda: search.windows(conn, table, key[2]))
 
     def count(self, kind: str) -> int:
+        """Documents from the KB generation; pages, cover pages and sections from their FTS table's row count
+        (its averages record, kept by FTS5 with the rows: `search.totals`), which bm25() reads too, instead of a
+        count of the rows: a scan of the pages' index per KB generation, 11-14 ms each for the pages and the cover
+        pages of the ten-times library, paid by a new daemon's first queries."""
         if kind == "documents":
             return self._generation()[0]
+        return self._totals(kind)[0]
+
+    def _totals(self, kind: str) -> tuple[int, int]:
+        """`search.totals` of `kind`'s FTS table, kept per KB generation."""
         conn = self._conn()
-        return self._memo.get("count", (self._generation(), kind), lambda: search.count(conn, kind))
+        return self._memo.get("fts:totals", (self._generation(), kind), lambda: search.totals(conn, kind))
 
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
                      within: Sequence[str] | None = None) -> list[PageHit]:
