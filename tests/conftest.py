@@ -143,8 +143,23 @@ def kb_integrity(store) -> dict[str, int]:
     counts["sections_fts"] = conn.execute("SELECT COUNT(*) FROM sections_fts").fetchone()[0]
     assert counts["sections_fts"] == counts["sections"]
     _sqlite_term_stats(conn)
+    _sqlite_section_refs(conn)
+    from jsonl_engine.store.types import COVER_PAGES
+
+    covers = conn.execute(f"SELECT COUNT(*) FROM pages WHERE number <= {COVER_PAGES}").fetchone()[0]
     conn.close()
+    # count() reads the FTS tables' row counts (their averages records): the rows' counts
+    assert (store.count("pages"), store.count("covers")) == (counts["pages"], covers)
     return counts
+
+
+def _sqlite_section_refs(conn) -> None:
+    """section_refs (migration 9) holds each section's REF_COLUMNS, and nothing else: a row per section row."""
+    from jsonl_engine.store.repository import REF_COLUMNS
+    from jsonl_engine.store.sqlite.store import REF_COLUMNS as STORED
+
+    derived = conn.execute(f"SELECT {REF_COLUMNS} FROM sections ORDER BY rowid").fetchall()
+    assert conn.execute(f"SELECT {STORED} FROM section_refs ORDER BY rowid").fetchall() == derived
 
 
 def _sqlite_term_stats(conn) -> None:

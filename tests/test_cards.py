@@ -151,7 +151,7 @@ def test_migration_fills_cards_of_a_kb_written_before_cards(tmp_path: Path) -> N
                        "ALTER TABLE documents DROP COLUMN meta; DROP INDEX documents_title;"
                        "ALTER TABLE documents DROP COLUMN statements; DROP TABLE page_words;"
                        "ALTER TABLE documents DROP COLUMN ocr_pages; DROP TABLE term_stats;"
-                       "DROP TABLE term_phrases;"
+                       "DROP TABLE term_phrases; DROP TABLE section_refs;"
                        "DELETE FROM schema_migrations WHERE version >= 3;")
     conn.close()
     with Daemon(kb_dir=kb) as d:

@@ -156,6 +156,27 @@ CREATE TABLE term_phrases (
     phrase TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 """),
+    (9, "section refs: what ranking reads of each section, its text's length instead of its text", """
+-- One row per row of sections (the same rowid): a section as ranking sees it (store.types.SectionRef), the length
+-- of its text, and an internal node's page map (NULL for a leaf). A query reads these for its section hits and the
+-- sections on its best pages: rows of about 230 bytes, many to a page of the file, instead of the sections' rows
+-- (their text, 1.4 kB on average), each a page of its own and its length counted character by character.
+-- Written with the sections and deleted before them (SqliteStore._write_text, _delete_text).
+CREATE TABLE section_refs (
+    rowid       INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    title       TEXT NOT NULL,
+    ancestors   TEXT NOT NULL,
+    page_start  INTEGER NOT NULL,
+    page_end    INTEGER NOT NULL,
+    text_len    INTEGER NOT NULL,
+    own_map     TEXT
+);
+INSERT INTO section_refs SELECT rowid, id, document_id, title, ancestors, page_start, page_end, length(text),
+    CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections ORDER BY rowid;
+CREATE INDEX section_refs_pages ON section_refs(document_id, page_start);
+"""),
 ]
 # Migrations with a step that SQL cannot do, run after their SQL in the same transaction.
 STEPS: dict[int, Callable[[Connection], None]] = {7: terms.fill}

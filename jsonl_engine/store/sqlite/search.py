@@ -28,6 +28,9 @@ MERGE_GAP = 1
 
 Window = tuple[int, int]
 FTS_TABLE = {"pages": "pages_fts", "sections": "sections_fts", "covers": "covers_fts"}
+# The rows a search joins its FTS rows with (their document, a page's number): a section's in section_refs
+# (migration 9), many to a page of the file, not its row in sections (its text with it).
+ROWS = {"pages": "pages", "sections": "section_refs"}
 
 
 @dataclass(frozen=True)
@@ -109,10 +112,10 @@ def search(conn: Connection, kind: str, match: str, scope: Scope, limit: int, wi
     score, sargs = _score(fts, stats, weights)
     if scope.complete:  # rank in the FTS table alone, then look up only the rows kept
         sql = (f"SELECT {keys}, f.s FROM (SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ?{rng} "
-               f"ORDER BY s DESC, rowid LIMIT ?) AS f JOIN {kind} {a} ON {a}.rowid = f.rowid ORDER BY f.s DESC, {a}.rowid")
+               f"ORDER BY s DESC, rowid LIMIT ?) AS f JOIN {ROWS[kind]} {a} ON {a}.rowid = f.rowid ORDER BY f.s DESC, {a}.rowid")
         return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, limit])]
     where, ids = scope_filter(scope, f"{a}.document_id")
-    sql = (f"SELECT {keys}, {score} AS s FROM {fts} JOIN {kind} {a} ON {a}.rowid = {fts}.rowid "
+    sql = (f"SELECT {keys}, {score} AS s FROM {fts} JOIN {ROWS[kind]} {a} ON {a}.rowid = {fts}.rowid "
            f"WHERE {fts} MATCH ?{rng} AND {where} ORDER BY s DESC, {a}.rowid LIMIT ?")
     return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
 
@@ -141,7 +144,7 @@ def search_in(conn: Connection, kind: str, match: str, scope: Scope, limit: int,
     where, ids = scope_filter(scope, f"{a}.document_id")
     score, sargs = _score(fts, stats, weights)
     sql = (f"WITH f AS (SELECT {a}.rowid AS r, {keys}{score} AS s, {case} AS w FROM {fts} "
-           f"JOIN {kind} {a} ON {a}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {inside} AND {where}), "
+           f"JOIN {ROWS[kind]} {a} ON {a}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {inside} AND {where}), "
            "g AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k FROM f) "
            f"SELECT {names}, s FROM g WHERE k <= ? ORDER BY w, s DESC, r")
     span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]

@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal
 from jsonl_engine.store.dialect import Dialect, Sql
-from jsonl_engine.store.repository import PAGES_PER_STATEMENT, REF_COLUMNS, Repository, section_ref
+from jsonl_engine.store.repository import PAGES_PER_STATEMENT, Repository, section_ref
 from jsonl_engine.store.sqlite import bm25, driver, search, terms
 from jsonl_engine.store.sqlite.db import Connections, unusable
 from jsonl_engine.store.types import (
@@ -39,6 +39,8 @@ from jsonl_engine.store.types import (
 COST_RATIO = 4.0
 MAX_SHARE = 0.5
 WINDOW_HITS = 64  # windows whose section rows are kept (at most SECTION_CANDIDATES rows each)
+# The repository's REF_COLUMNS, read from section_refs (migration 9): the same values in the same order.
+REF_COLUMNS = "rowid, id, document_id, title, ancestors, page_start, page_end, text_len, own_map"
 PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x library: 30 MB at most)
 REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
@@ -100,11 +102,15 @@ class SqliteStore(Repository):
                 (document_id,))
         sql.run("INSERT INTO covers_fts (rowid, text) SELECT rowid, text FROM pages "
                 f"WHERE document_id = ? AND number <= {COVER_PAGES}", (document_id,))
+        sql.run(f"INSERT INTO section_refs ({REF_COLUMNS}) SELECT rowid, id, document_id, title, ancestors, page_start,"
+                " page_end, length(text), CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections"
+                " WHERE document_id = ? ORDER BY rowid", (document_id,))
         terms.add(sql.conn, terms.document_counts([(n, t) for _, n, t in pages], [(r[6], r[7], r[11]) for r in sections],
                                                   terms.kept(sql.conn)))
 
     def _delete_text(self, sql: Sql, document_id: str) -> None:
         terms.add(sql.conn, terms.stored(sql.conn, document_id), sign=-1)
+        sql.run("DELETE FROM section_refs WHERE document_id = ?", (document_id,))
 
     # ---- reads kept (store.memo) per KB generation: a document's sections never change, but a document removed
     # and stored again has new rowids (and SQLite gives a removed newest row's rowid to the next row written)
@@ -135,15 +141,15 @@ class SqliteStore(Repository):
         return {r: refs[(gen, r)] for r in rows}
 
     def _page_rows(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, Sequence[Any]]]:
-        """The repository's rows, per chunk of pages one join of the pages (a VALUES list) with the sections'
-        (document_id, page_start) index, instead of a UNION ALL of one lookup per page: SQLite plans and runs
+        """The repository's rows, from section_refs, per chunk of pages one join of the pages (a VALUES list) with
+        its (document_id, page_start) index, instead of a UNION ALL of one lookup per page: SQLite plans and runs
         40 arms, each sorted for the merge, in 0.55 ms where the join takes 0.2 ms (the 65 dev questions'
         lookups on the ten-times library, the same rows in the same order)."""
         for start in range(0, len(pages), PAGES_PER_STATEMENT):
             chunk = pages[start:start + PAGES_PER_STATEMENT]
             args = [a for i, (doc, page) in enumerate(chunk) for a in (start + i, doc, page - back, page)]
             rows = sql.rows(f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
-                            f"SELECT p.i, {REF_COLUMNS} FROM p JOIN sections s ON s.document_id = p.d "
+                            f"SELECT p.i, {REF_COLUMNS} FROM p JOIN section_refs s ON s.document_id = p.d "
                             "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
                             "ORDER BY p.i, s.page_start, s.rowid", args)
             for row in rows:
@@ -155,8 +161,8 @@ class SqliteStore(Repository):
 
         def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], SectionRef]:
             where, args = sql.any_of("rowid", [r for _, r in missing])
-            return {(gen, r[0]): section_ref(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}",
-                                                                  args)}
+            return {(gen, r[0]): section_ref(r)
+                    for r in sql.rows(f"SELECT {REF_COLUMNS} FROM section_refs WHERE {where}", args)}
 
         refs = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
         return {r: ref for (_, r), ref in refs.items()}
