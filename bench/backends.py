@@ -28,7 +28,8 @@ database) are measured as they are, scoped/corpus-wide kb.context p50/p95 and th
 alternated for --rounds rounds (the order swapped every round: a machine's load drifts), then each backend's range
 and the postgresql/sqlite ratio of each round's figures; with --baseline-root, each round also runs that
 checkout's daemons on both KBs (same schema; --baseline-pg: a copy of the database at the baseline's schema),
-and the answers of both codes are compared.
+and the answers of both codes are compared (--baseline-sqlite-kb: a copy of the SQLite KB at the baseline's schema,
+as --baseline-pg).
 
 The QPS phase (--daemons 1,4,8: that many daemons per contender, each answering one kb.context at a time,
 corpus-wide) starts every contender's daemons at once (sqlite and postgresql; with --baseline-root, each also
@@ -311,11 +312,12 @@ def local_server_pid(url: str) -> int | None:
 
 
 def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dict], rounds: int,
-                     baseline: Path | None, baseline_pg: str | None = None) -> dict[str, list[dict]]:
+                     baseline: Path | None, baseline_pg: str | None = None,
+                     baseline_sqlite: Path | None = None) -> dict[str, list[dict]]:
     """kb.context latencies of KBs already built (--measure-only): the backends (and with `baseline`, the two
     codes) alternated for `rounds` rounds, the order reversed every other round; what each round measured.
     `baseline_pg`: the database the baseline code reads instead of the PostgreSQL one (a copy at its schema
-    version, when this code's migrations are newer)."""
+    version, when this code's migrations are newer); `baseline_sqlite` likewise, a copy of the SQLite KB."""
     from latency import run
 
     def ids_of(location: Path | str) -> dict[str, str]:
@@ -328,8 +330,9 @@ def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dic
             store.close()
 
     codes = [("base", baseline.resolve()), ("this", ROOT)] if baseline else [("this", ROOT)]
-    runs = [(backend, baseline_pg if code == "base" and backend == "postgresql" and baseline_pg else location,
-             code, root) for backend, location in backends for code, root in codes]
+    copies = {"postgresql": baseline_pg, "sqlite": baseline_sqlite}
+    runs = [(backend, copies[backend] if code == "base" and copies[backend] else location, code, root)
+            for backend, location in backends for code, root in codes]
     known = {backend: ids_of(location) for backend, location in backends}
     results: dict[str, list[dict]] = {f"{b} {c}": [] for b, _, c, _ in runs}
     for i in range(rounds):
@@ -444,6 +447,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="--measure-only: rounds")
     ap.add_argument("--baseline-pg", default=None,
                     help="--measure-only: the database the --baseline-root code reads (default --pg)")
+    ap.add_argument("--baseline-sqlite-kb", type=Path, default=None,
+                    help="--measure-only: the SQLite KB the --baseline-root code reads (default --sqlite-kb): a copy at "
+                         "its schema version, when this code's migrations are newer")
     ap.add_argument("--baseline-root", type=Path, default=None,
                     help="a checkout of other code (git archive C | tar -x -C DIR): the QPS phase alternates its "
                          "daemons with this code's, on the same KBs (same schema)")
@@ -468,7 +474,8 @@ def main() -> None:
                 sys.exit("--measure-only measures an existing database: --pg URL")
             chosen = [(b, loc) for b, loc in (("sqlite", Path(args.sqlite_kb)), ("postgresql", url))
                       if b in args.backends.split(",")]
-            results = measure_existing(chosen, questions, args.rounds, args.baseline_root, args.baseline_pg)
+            results = measure_existing(chosen, questions, args.rounds, args.baseline_root, args.baseline_pg,
+                                       args.baseline_sqlite_kb)
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps({k: [{f: v for f, v in r.items() if f != "digests"} for r in rs]
                                                    for k, rs in results.items()}, indent=1))
