@@ -18,14 +18,17 @@ _WORD = re.compile(r"\w+")
 T = TypeVar("T")
 
 
-Shingles = frozenset[tuple[str, ...]]
+Shingles = frozenset[str]
 
 
 def shingles(text: str) -> Shingles:
+    """Each run of SHINGLE_WORDS words (all of them when fewer), joined by a space: words are runs of \\w, so
+    joined runs are equal exactly when their words are (the sets' sizes and overlaps are those of the word
+    tuples), and a set of strings is built in two thirds of the time of a set of tuples."""
     words = _WORD.findall(text[:DUPLICATE_SAMPLE_CHARS].lower())
     if len(words) < SHINGLE_WORDS:
-        return frozenset([tuple(words)]) if words else frozenset()
-    return frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False))
+        return frozenset([" ".join(words)]) if words else frozenset()
+    return frozenset(map(" ".join, zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False)))
 
 
 def similar(a: Shingles, b: Shingles) -> bool:
