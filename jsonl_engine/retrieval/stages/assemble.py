@@ -20,8 +20,18 @@ def assemble(store: Store, ask: Ask, scored: Scored) -> list[Passage]:
 
 def _sections(store: Store, ask: Ask, ranked: list[rank.Candidate]) -> list[Passage]:
     ranked = ranked[: ask.limit * POOL_FACTOR + POOL_EXTRA]
-    texts = store.section_texts([c.id for c in ranked])
-    kept = dedupe.collapse(ranked, lambda c: texts[c.id][0], ask.limit)
+    texts: dict[str, tuple[str, list[tuple[int, int]]]] = {}
+    place = {c.id: i for i, c in enumerate(ranked)}
+
+    def text_of(c: rank.Candidate) -> str:
+        """Texts loaded limit + PAGE_BATCH_EXTRA at a time, from the first one collapsing has not seen: it reads
+        about limit of them (weights.PAGE_BATCH_EXTRA)."""
+        if c.id not in texts:
+            start = place[c.id]
+            texts.update(store.section_texts([x.id for x in ranked[start: start + ask.limit + PAGE_BATCH_EXTRA]]))
+        return texts[c.id][0]
+
+    kept = dedupe.collapse(ranked, text_of, ask.limit)
     find = snippet.finder(ask.query.words)
     out = []
     for c in kept:
