@@ -141,3 +141,27 @@ def test_nothing_found_is_reported_by_the_routing(tmp_path: Path) -> None:
         assert retrieve(store, "zebra quokka").reason == "no passage matches the query terms"
     finally:
         store.close()
+
+
+def test_section_texts_are_loaded_as_collapsing_needs_them(dev_kb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """assemble reads the section texts of the pool in batches of limit + PAGE_BATCH_EXTRA, from the first one
+    collapsing has not seen: the passages of all the pool's texts loaded at once, fewer texts read."""
+    from jsonl_engine.retrieval import dedupe
+    from jsonl_engine.retrieval.stages import assemble as stage
+    from jsonl_engine.retrieval.weights import PAGE_BATCH_EXTRA, POOL_EXTRA, POOL_FACTOR
+
+    limit, asked = 6, []
+    ask = parse("capital expenditures purchases of property plant and equipment 2022", dev_kb.scope(None, ("approved",)),
+                limit=limit, unit="section")
+    scored = score(dev_kb, ask, gather(dev_kb, ask, route(dev_kb, ask)))
+    pool = scored.sections[: limit * POOL_FACTOR + POOL_EXTRA]
+    assert len(pool) > limit + PAGE_BATCH_EXTRA
+    every = dev_kb.section_texts([c.id for c in pool])
+    eager = dedupe.collapse(pool, lambda c: every[c.id][0], limit)
+    real = dev_kb.section_texts
+    monkeypatch.setattr(dev_kb, "section_texts", lambda ids: asked.append(list(ids)) or real(ids), raising=False)
+    passages = stage.assemble(dev_kb, ask, scored)
+    assert [p.section_id for p in passages] == [c.id for c in eager]
+    assert [p.text for p in passages] == [every[c.id][0] for c in eager]
+    assert asked and all(len(ids) <= limit + PAGE_BATCH_EXTRA for ids in asked)
+    assert sum(map(len, asked)) < len(pool)
