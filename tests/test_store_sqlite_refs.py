@@ -94,8 +94,8 @@ def test_a_kb_made_before_section_refs_gets_them_when_opened(tmp_path: Path) -> 
 
 def test_only_costly_page_counts_go_beside(any_dev_kb, monkeypatch: pytest.MonkeyPatch) -> None:
     """A question's page counts read from the term statistics stay on the calling thread; phrases of three tokens
-    or more that are not listed (compound words: "okapi-lemur-aardvark") are counted half beside, on SQLite; the
-    counts are the same either way."""
+    or more that are not listed (compound words: "okapi-lemur-aardvark") nor counted yet are counted half beside,
+    on SQLite; the counts are the same either way."""
     sides: list[str] = []
     beside = candidates._beside
 
@@ -118,6 +118,7 @@ def test_only_costly_page_counts_go_beside(any_dev_kb, monkeypatch: pytest.Monke
         assert sides == (["frequencies"] if isinstance(any_dev_kb, SqliteStore) else [])
         assert both == {**counts, **any_dev_kb.frequencies("pages", costly)}
         assert both[("okapi", "lemur", "aardvark")] == 0
+        assert any_dev_kb.costly_counts("pages", costly) == []  # counted in this KB generation: kept
     sides.clear()
     retrieve(any_dev_kb, "What was 3M's FY2022 capital expenditure?", document_ids=doc, limit=8)
     assert "frequencies" not in sides

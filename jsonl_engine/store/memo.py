@@ -47,5 +47,9 @@ class Memo:
             out.update(computed)
         return out
 
+    def has(self, kind: str, key: Hashable) -> bool:
+        """Whether a value is kept for `key`."""
+        return key in self._kinds.get(kind, ())
+
     def clear(self) -> None:
         self._kinds.clear()

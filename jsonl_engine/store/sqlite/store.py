@@ -189,11 +189,14 @@ class SqliteStore(Repository):
         return {p: df[(gen, p)] for p in phrases}
 
     def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
-        """The phrases of three tokens or more not listed in `term_phrases`: `frequencies` counts them on the index
-        (a pass over it each) unless a pair of their tokens is in no row. One- and two-token phrases and the
-        search vocabulary's are read from the term statistics, cheaper than a side thread's snapshot."""
+        """The phrases of three tokens or more not listed in `term_phrases` and not counted yet in this KB
+        generation: `frequencies` counts them on the index (a pass over it each) unless a pair of their tokens is
+        in no row. One- and two-token phrases and the search vocabulary's are read from the term statistics,
+        cheaper than a side thread's snapshot."""
         tokens = self._memo.get_many("fts-tokens", list(dict.fromkeys(phrases)), terms.phrase_tokens)
-        long = {p: " ".join(tokens[p]) for p in phrases if len(tokens[p]) > 2}
+        gen = self._generation()
+        long = {p: " ".join(tokens[p]) for p in phrases
+                if len(tokens[p]) > 2 and not self._memo.has(f"df:{kind}", (gen, p))}
         if not long:
             return []
         listed = terms.listed_among(self._conn(), list(long.values()))
