@@ -76,14 +76,28 @@ def _section(r: Sequence[Any]) -> SectionRow:
                       page_map=[(o, p) for o, p in orjson.loads(r[13])], summary=r[14], status=r[15])
 
 
+PATHS_KEPT = 50_000  # distinct ancestor lists kept by section_ref (a document's sections share a few hundred)
+_paths: dict[Any, list[str]] = {}
+
+
+def _path(ancestors: Any) -> list[str]:
+    """The titles of a stored ancestors list, one list per distinct value (the sections of a part share it): a
+    ref's path is read, never changed, as the refs kept in the stores' memos already share theirs."""
+    path = _paths.get(ancestors)
+    if path is None:
+        try:
+            path = [str(t) for t in orjson.loads(ancestors or "[]")]
+        except (ValueError, TypeError):
+            path = []
+        if len(_paths) >= PATHS_KEPT:
+            _paths.clear()
+        _paths[ancestors] = path
+    return path
+
+
 def section_ref(r: Sequence[Any]) -> SectionRef:
     """A SectionRef from a row of REF_COLUMNS."""
-    try:
-        path = [str(t) for t in orjson.loads(r[4] or "[]")]
-    except (ValueError, TypeError):
-        path = []
-    return SectionRef(section_id=r[1], document_id=r[2], title=r[3], path=path, page_start=r[5], page_end=r[6],
-                      text_len=r[7] or 0, own_map=None if r[8] is None else json_pairs(r[8]))
+    return SectionRef(r[1], r[2], r[3], _path(r[4]), r[5], r[6], r[7] or 0, None if r[8] is None else json_pairs(r[8]))
 
 
 def _checked(status: str) -> str:
