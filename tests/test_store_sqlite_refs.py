@@ -122,3 +122,20 @@ def test_only_costly_page_counts_go_beside(any_dev_kb, monkeypatch: pytest.Monke
     sides.clear()
     retrieve(any_dev_kb, "What was 3M's FY2022 capital expenditure?", document_ids=doc, limit=8)
     assert "frequencies" not in sides
+
+
+def test_a_refs_path_is_its_ancestors_titles() -> None:
+    """section_ref reads each distinct ancestors value once: equal values give equal paths, a malformed or missing
+    one an empty path, numbers as text."""
+    from jsonl_engine.store.repository import section_ref
+
+    def row(ancestors, page_map=None):
+        return (7, "d:1", "d", "Note 1", ancestors, 3, 4, 120, page_map)
+
+    a, b = section_ref(row('["Part II", "Item 8"]')), section_ref(row('["Part II", "Item 8"]'))
+    assert a.path == b.path == ["Part II", "Item 8"] and a == b
+    assert section_ref(row("not json")).path == [] and section_ref(row(None)).path == []
+    assert section_ref(row('["Part II", 2024]')).path == ["Part II", "2024"]
+    ref = section_ref(row("[]", "[[0, 3], [40, 4]]"))
+    assert (ref.section_id, ref.document_id, ref.title, ref.page_start, ref.page_end, ref.text_len, ref.own_map) == \
+        ("d:1", "d", "Note 1", 3, 4, 120, [(0, 3), (40, 4)])
