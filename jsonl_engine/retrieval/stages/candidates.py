@@ -183,9 +183,9 @@ def _beside(store: Store, read: Callable[..., T], *args: Any) -> Future[T]:
 def _page_frequencies(store: Store, phrases: list[Phrase]) -> dict[Phrase, int]:
     """The phrases' page counts, half of those costly to count (`store.costly_counts`: SQLite's long phrases
     without statistics, each a pass over the index) counted on a side thread. Not the others: read from the term
-    statistics, they cost less than the side thread's snapshot (bench/backends.py --measure-only, ten times the
-    library: a side thread per scoped question with four phrases or more, none counted on the index, cost
-    about 0.5 ms of CPU per question)."""
+    statistics, they cost less than the side thread's snapshot (ten times the library, the 65 dev questions
+    scoped, in process, 6 alternated passes: a side thread per question with four phrases or more, none of
+    them counted on the index, cost 0.2-1.3 ms of CPU per question, median 0.8)."""
     costly = store.costly_counts("pages", phrases)
     half = len(costly) // 2
     if not half:
