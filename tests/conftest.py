@@ -158,8 +158,8 @@ def _sqlite_section_refs(conn) -> None:
     from jsonl_engine.store.repository import REF_COLUMNS
     from jsonl_engine.store.sqlite.store import REF_COLUMNS as STORED
 
-    derived = conn.execute(f"SELECT {REF_COLUMNS} FROM sections ORDER BY rowid").fetchall()
-    assert conn.execute(f"SELECT {STORED} FROM section_refs ORDER BY rowid").fetchall() == derived
+    derived = [tuple(r) for r in conn.execute(f"SELECT {REF_COLUMNS} FROM sections ORDER BY rowid")]
+    assert [tuple(r) for r in conn.execute(f"SELECT {STORED} FROM section_refs ORDER BY rowid")] == derived
 
 
 def _sqlite_term_stats(conn) -> None:
