@@ -164,6 +164,34 @@ def test_snippet_centres_on_query_terms() -> None:
     assert finder([])("short text") == "short text"
 
 
+def test_the_snippet_window_has_the_most_distinct_terms() -> None:
+    """snippet.cluster: the start of the first window (the hits within width * SNIPPET_CLUSTER before one) holding
+    the most distinct terms, as counting each window's set of terms gives it."""
+    import random
+
+    from jsonl_engine.retrieval.snippet import cluster
+    from jsonl_engine.retrieval.weights import SNIPPET_CLUSTER
+
+    def by_sets(hits: list[tuple[int, str]], width: int) -> int:
+        best, best_n, j = 0, -1, 0
+        for i in range(len(hits)):
+            while hits[i][0] - hits[j][0] > width * SNIPPET_CLUSTER:
+                j += 1
+            n = len({t for _, t in hits[j:i + 1]})
+            if n > best_n:
+                best, best_n = hits[j][0], n
+        return best
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        at, hits = 0, []
+        for _ in range(rng.randint(1, 80)):
+            at += rng.choice([0, 1, 5, 40, 150, 300])
+            hits.append((at, rng.choice(["okapi", "lemur", "aardvark", "2018", "sales"])))
+        width = rng.choice([60, 240])
+        assert cluster(hits, width) == by_sets(hits, width), hits
+
+
 def test_strategy_registry() -> None:
     assert "lexical" in STRATEGIES and get_strategy("lexical").needs_llm is False
     with pytest.raises(InvalidParams) as err:

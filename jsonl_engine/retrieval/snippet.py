@@ -24,14 +24,7 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHA
     start = 0
     hits = [(m.start(), m.group()) for m in pattern.finditer(text.lower())] if pattern else []
     if hits:
-        best, best_n, j = 0, -1, 0
-        for i in range(len(hits)):
-            while hits[i][0] - hits[j][0] > width * SNIPPET_CLUSTER:
-                j += 1
-            n = len({t for _, t in hits[j:i + 1]})
-            if n > best_n:
-                best, best_n = hits[j][0], n
-        start = max(0, best - width // SNIPPET_LEAD)
+        start = max(0, cluster(hits, width) - width // SNIPPET_LEAD)
     # widen the raw slice so that, once whitespace runs collapse, about `width` characters remain
     raw = text[start: start + width * 2]
     flat = _SPACE.sub(" ", raw)
@@ -46,3 +39,22 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHA
         if space > width // 2:
             piece = piece[:space]
     return ("…" if start > 0 else "") + piece.strip() + ("…" if more else "")
+
+
+def cluster(hits: list[tuple[int, str]], width: int) -> int:
+    """Where the first window with the most distinct terms starts: for each hit, the hits since the first one
+    within `width` * SNIPPET_CLUSTER before it; their terms counted as the window slides (not a set per hit)."""
+    best, best_n, j = 0, -1, 0
+    inside: dict[str, int] = {}  # the terms of hits[j:i + 1], counted
+    for i in range(len(hits)):
+        inside[hits[i][1]] = inside.get(hits[i][1], 0) + 1
+        while hits[i][0] - hits[j][0] > width * SNIPPET_CLUSTER:
+            term = hits[j][1]
+            inside[term] -= 1
+            if not inside[term]:
+                del inside[term]
+            j += 1
+        n = len(inside)
+        if n > best_n:
+            best, best_n = hits[j][0], n
+    return best
