@@ -28,8 +28,10 @@ an answer direct, judged from how the text is written, never from what it is abo
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
         a per-share figure)
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
-  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
-        a table row: "Market price of common stock: High ..." heads its cells)
+  +0.30 x the share of the question's content terms found in the label of a labelled statement ("Probable cause:
+        ...", "Primary endpoint: ..."; not a table row: "Market price of common stock: High ..." heads its cells),
+        read as a row's label (-0.03 per other word of it): a paragraph's run-in heading naming another item
+        ("In-Process Research and Development (IPR&D): ..." for research and development) leads no more than a row
   +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
         ("the churn rate": a row of percentages over the row of counts labelled alike)
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
@@ -286,8 +288,11 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value += W_NAMED_STATEMENT if ask.named else W_STATEMENT
         why.append(f"on the {_STATEMENT_NAME.get(statement, statement)}" + (" the question names" if ask.named else ""))
     if labelled_hit:
-        value += W_LABELLED
-        why.append("a labelled statement whose label names the question's terms")
+        value += W_LABELLED * label_share
+        why.append(f"a labelled statement whose label holds {label_share:.0%} of the question's terms")
+        if label_extra:
+            value -= W_EXTRA * min(label_extra, MAX_EXTRA)
+            why.append(f"{label_extra} other word(s) in its label")
     if note:
         value -= W_NOTE
         why.append("a note on a table's figures")

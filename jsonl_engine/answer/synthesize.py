@@ -739,17 +739,16 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing
-            named = names_item(label_keys, tk, runs) & asked
-            item = bool(named)
-            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
-            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
-            label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
+            item, label_share = _label_share(label_keys, tk, runs, asked)
             # words of the row's own label the question does not have (the line titling its rows adds none)
             own = label_keys if by_period else keys(reading.row.label.text)
             label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
         label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
-        if label is not None:
-            labelled = bool(_covered(tk, keys(label)))
+        if label is not None and _covered(tk, label_keys := keys(label)):
+            # a labelled statement's label is read as a row's: its share of the asked terms, its other words
+            _named, label_share = _label_share(label_keys, tk, runs, content - named_by_title[doc] - framing)
+            labelled = label_share > 0
+            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
@@ -767,6 +766,17 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], asked: Collection[int],
+                 ) -> tuple[bool, float]:
+    """(whether a label names the asked line item, the share of the `asked` terms it holds): a term it holds
+    directly, or as the item it names, counts 1, one found through a phrase it stands for ("capex" as "purchases of
+    property ...") half."""
+    named = names_item(label_keys, tk, runs) & set(asked)
+    direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
+    through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
+    return bool(named), (len(direct & set(asked)) + 0.5 * len(through & set(asked))) / max(1, len(asked))
 
 
 def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
