@@ -157,6 +157,7 @@ class _Unit:
     score: float
     matched: frozenset[int]
     figures: frozenset[str] = frozenset()
+    context: frozenset[int] = frozenset()  # terms found only in its context (titles, table header, lead-in, group line)
 
 
 def stem(word: str) -> str:
@@ -499,7 +500,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
             score *= 0.6
         elif words > 120:
             score *= 0.85
-        units.append(_Unit(p, rank, seg, round(score, 9), matched, figures))
+        units.append(_Unit(p, rank, seg, round(score, 9), matched, figures, in_ctx))
     return units
 
 
@@ -725,11 +726,18 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
-    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
+    titled_by: dict[str, frozenset[int]] = {}  # section title -> the terms it holds
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+    # the asked terms a row names in its label or its context (the segment's section, its table's lead-in)
+    named_by_row = {id(u): (u.matched | u.context) & (content - named_by_title[u.passage.document_id] - framing)
+                    for u in chosen}
+    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
+                           named_by_row)
+    for u in chosen:
+        doc = u.passage.document_id
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
         label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
@@ -739,7 +747,12 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing
-            item, label_share = _label_share(label_keys, tk, runs, asked)
+            # the heading of the section the row is in names what its label need not: "Net sales" under "Acme
+            # International Segment" (not its table's header or lead-in, which text extraction confuses with rows)
+            title = u.passage.title
+            if title not in titled_by:
+                titled_by[title] = _covered(tk, keys(title))
+            item, label_share = _label_share(label_keys, tk, runs, asked, titled_by[title])
             # words of the row's own label the question does not have (the line titling its rows adds none)
             own = label_keys if by_period else keys(reading.row.label.text)
             label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
@@ -769,13 +782,13 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
 
 
 def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], asked: Collection[int],
-                 ) -> tuple[bool, float]:
+                 context: Collection[int] = ()) -> tuple[bool, float]:
     """(whether a label names the asked line item, the share of the `asked` terms it holds): a term it holds
     directly, or as the item it names, counts 1, one found through a phrase it stands for ("capex" as "purchases of
-    property ...") half."""
+    property ...") half, and so does one only its `context` names (the heading of the segment whose table it is in)."""
     named = names_item(label_keys, tk, runs) & set(asked)
     direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
-    through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
+    through = (_covered(tk, label_keys) | set(context)) - direct  # a phrase the term stands for, or its context: half
     return bool(named), (len(direct & set(asked)) + 0.5 * len(through & set(asked))) / max(1, len(asked))
 
 
@@ -952,14 +965,17 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
     return winner.why
 
 
-def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
+def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
+                   named: dict[int, frozenset[int]] | None = None) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
     subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
     those whose asked period's column is known (never compared with another period's figure), as long as no row
     whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
     by id() of the unit). Rows of percentages are neither: a segment's rate is no part of the company's, and the
-    larger rate is not the whole."""
+    larger rate is not the whole. Nor is the largest the whole asked when another row alike names an asked term it
+    does not (in its label or context, `named`: the question names the part, "the International segment's net
+    sales", whose table is under that segment's heading)."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
@@ -978,6 +994,8 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[in
         if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
             continue
         winner = next(i for v, i in rows if v == top)
+        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset()) for *_, i in alike):
+            continue  # the question names a part: the whole is not what it asks
         if not any((v if v is not None else t) < top for v, t, _i in alike):
             continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
         if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
