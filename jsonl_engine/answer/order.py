@@ -15,7 +15,9 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         a term only the heading of the row's section names, "International" of "Net sales" under "Acme
-        International Segment", counts half; terms of the document's title, its issuer's name, the words naming
+        International Segment", counts half, and so does one only the line titling its rows names ("Investing
+        activities:" over "Property additions": a member of the group, whose total names it in its own words),
+        unless its own label is only "Total"; terms of the document's title, its issuer's name, the words naming
         the statement to read ("balance sheet") and the period's words ("year end") do not count; a row labelled by its period, "2024 1,097
         862", is judged by its table's lead-in, "The benefit payments to retirees are expected to be ...")
   +0.20 a unit on a page of the statement the question names ("... shown in the cash flow statement"), or

@@ -752,9 +752,13 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             title = u.passage.title
             if title not in titled_by:
                 titled_by[title] = _covered(tk, keys(title))
-            item, label_share = _label_share(label_keys, tk, runs, asked, titled_by[title])
-            # words of the row's own label the question does not have (the line titling its rows adds none)
+            # words of the row's own label; the line titling its rows ("Investing activities:") names their group:
+            # a term only it holds counts half for a member of the group ("Property additions"), whose total names
+            # it in its own words, but whole for a row labelled only "Total" (the group's total)
             own = label_keys if by_period else keys(reading.row.label.text)
+            whole_group = not set(own) - _LABEL_LEAD
+            item, label_share = _label_share(label_keys, tk, runs, asked, titled_by[title],
+                                             label_keys if whole_group else own)
             label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
         label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
         if label is not None and _covered(tk, label_keys := keys(label)):
@@ -782,12 +786,14 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
 
 
 def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], asked: Collection[int],
-                 context: Collection[int] = ()) -> tuple[bool, float]:
-    """(whether a label names the asked line item, the share of the `asked` terms it holds): a term it holds
-    directly, or as the item it names, counts 1, one found through a phrase it stands for ("capex" as "purchases of
-    property ...") half, and so does one only its `context` names (the heading of the segment whose table it is in)."""
+                 context: Collection[int] = (), own: list[str] | None = None) -> tuple[bool, float]:
+    """(whether a label names the asked line item, the share of the `asked` terms it holds): a term its `own` words
+    hold (default: all its words), or the item it names, counts 1; one found through a phrase it stands for ("capex"
+    as "purchases of property ..."), or only in the rest of `label_keys` (the line titling its rows), half, and so
+    does one only its `context` names (the heading of the segment whose table it is in)."""
     named = names_item(label_keys, tk, runs) & set(asked)
-    direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
+    own = label_keys if own is None else own
+    direct = {i for i, t in enumerate(tk) if all(k in own for k in t.keys)} | named
     through = (_covered(tk, label_keys) | set(context)) - direct  # a phrase the term stands for, or its context: half
     return bool(named), (len(direct & set(asked)) + 0.5 * len(through & set(asked))) / max(1, len(asked))
 
