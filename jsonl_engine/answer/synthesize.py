@@ -109,7 +109,7 @@ AGREE_BAND = 0.8
 _LONGEST_TRIGGER = max(map(len, [*EXPANSIONS, *LINE_ITEMS]))
 _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollar",
                        "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
-_JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
+_JOINS = frozenset({"of", "and", "to"})  # inside an item's name: "cost of goods sold", "additions to content assets"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 _QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
 _HEADER_TEXT = """
@@ -359,7 +359,9 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
         # the run, or its end of two words or more: "Acme's total revenues" names "total revenues" (a word that
         # qualifies the item, "total", "net", is never cut off)
         cut = next((i for i, w in enumerate(words) if w in _QUALIFIERS), len(words))
-        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))]:
+        # (never a tail after "of" or "to": "content assets" is not the item "additions to content assets" names)
+        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))
+                             if words[i] not in _JOINS and words[i - 1] not in _JOINS]:
             if joined.startswith(tail) or whole.startswith(tail):
                 tail_keys = set(tail.split())
                 found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
