@@ -605,6 +605,7 @@ _MONTH_KEYS = frozenset(keys("january february march april may june july august 
                              "jan feb mar apr jun jul aug sep sept oct nov dec"))
 
 
+_PER_UNIT = re.compile(r"\bper\s+(?:\w+\s+){0,2}(?:share|unit)s?\b", re.IGNORECASE)  # "per common share"
 _SHARE_OF = re.compile(r"\d+(?:\.\d+)?\s?(?:%|percent)\s+of\b", re.IGNORECASE)
 
 
@@ -980,14 +981,15 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
     those whose asked period's column is known (never compared with another period's figure), as long as no row
     whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
-    by id() of the unit). Rows of percentages are neither: a segment's rate is no part of the company's, and the
-    larger rate is not the whole. Nor is the largest the whole asked when another row alike names an asked term it
+    by id() of the unit). Rows of percentages or of amounts per share are neither: a segment's rate is no part of
+    the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends. Nor is the largest the whole asked when another row alike names an asked term it
     does not (in its label or context, `named`: the question names the part, "the International segment's net
     sales", whose table is under that segment's heading)."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
-        if reading is None or reading.row.label is None or any("%" in c.text for c in reading.row.cells):
+        if reading is None or reading.row.label is None or any("%" in c.text for c in reading.row.cells) \
+                or _PER_UNIT.search(reading.row.label.text):
             continue
         values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
