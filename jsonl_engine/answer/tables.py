@@ -27,7 +27,9 @@ The rules are about how tables are printed, not about any document:
   Quarter", "2016 2015" over "4th 3rd 2nd 1st ...", "First ... Fourth Year" over "2017 Quarter ... 2017"): each
   cell's column is its quarter's name and year (`quarter_of`), a last "Year" column the year's;
 - a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
-  "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
+  "Change" == cells; groups dividing the cells evenly), or, when some cells are percentages (a change or a share
+  printed beside each amount: "4,237 3,785 12% 17% 3,067" under "2017 2016 2015"), when the amounts are as many:
+  each amount its column in order, the percentages none; otherwise the headers are reported, no column guessed;
 - unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
 Every part is a verbatim span of the text read, with its offsets.
 """
@@ -230,6 +232,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         if columns is not None:
             cells = cells[1:]
     if column_line is not None:
+        columns = columns or _amount_columns(text, column_line, periods, groups, cells, titles, days)
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
@@ -571,6 +574,22 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         width = n // len(split)
         columns = [(split[i // width], *columns[i]) for i in range(n)]
     return columns
+
+
+def _amount_columns(text: str, column_line: tuple[int, int], periods: list[Part], groups: list[Part],
+                    cells: Sequence[Cell], titles: Sequence[Part], days: Sequence[Part],
+                    ) -> list[tuple[Part, ...]] | None:
+    """The columns of a row whose percentages (a change or a share printed beside its amounts: "Revenues 4,237
+    3,785 12% 17% 3,067 23% 27%" under "2017 2016 2015") outnumber the header's columns: each amount, in order,
+    takes its column when the amounts are as many as the columns (`_columns`), the percentages none."""
+    amounts = [i for i, c in enumerate(cells) if "%" not in c.text]
+    if not amounts or len(amounts) == len(cells):
+        return None
+    found = _columns(text, column_line, periods, groups, len(amounts), titles, days)
+    if found is None:
+        return None
+    of = dict(zip(amounts, found, strict=True))
+    return [of.get(i, ()) for i in range(len(cells))]
 
 
 def _repeats(periods: list[Part]) -> int:
