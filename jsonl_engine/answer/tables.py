@@ -581,13 +581,20 @@ def _amount_columns(text: str, column_line: tuple[int, int], periods: list[Part]
                     ) -> list[tuple[Part, ...]] | None:
     """The columns of a row whose percentages (a change or a share printed beside its amounts: "Revenues 4,237
     3,785 12% 17% 3,067 23% 27%" under "2017 2016 2015") outnumber the header's columns: each amount, in order,
-    takes its column when the amounts are as many as the columns (`_columns`), the percentages none."""
+    takes its column when the amounts are as many as the columns (`_columns`) and these are years running one way
+    (in each of the groups they repeat in) and each column is told apart, the percentages none; a dash, which may be
+    an amount's or a percentage's, leaves the row unread."""
+    if any(c.empty and "$" not in c.text for c in cells):
+        return None  # a dash may be an amount's or a percentage's
     amounts = [i for i, c in enumerate(cells) if "%" not in c.text]
-    if not amounts or len(amounts) == len(cells):
-        return None
+    years = [year_of(p.text) for p in periods]
+    block = years[:len(years) // _repeats(periods)]  # "2023 2022 2023 2022": the three and the six months
+    if not amounts or len(amounts) == len(cells) or None in years \
+            or not (block == sorted(set(block)) or block == sorted(set(block), reverse=True)):
+        return None  # the periods of such a table are years running one way ("2017 2016 2015"), none repeated
     found = _columns(text, column_line, periods, groups, len(amounts), titles, days)
-    if found is None:
-        return None
+    if found is None or len({tuple(p.text for p in col) for col in found}) < len(found):
+        return None  # columns told apart by nothing read ("2022 2021" over each segment's amounts)
     of = dict(zip(amounts, found, strict=True))
     return [of.get(i, ()) for i in range(len(cells))]
 
