@@ -981,17 +981,20 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
     those whose asked period's column is known (never compared with another period's figure), as long as no row
     whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
-    by id() of the unit). Rows of percentages or of amounts per share are neither: a segment's rate is no part of
+    by id() of the unit). Rows of percentages (the asked cell one, or any cell when no column is known; the
+    percent changes beside a row's amounts are no figure of it) or of amounts per share are neither: a segment's rate is no part of
     the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends. Nor is the largest the whole asked when another row alike names an asked term it
     does not (in its label or context, `named`: the question names the part, "the International segment's net
     sales", whose table is under that segment's heading)."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
-        if reading is None or reading.row.label is None or any("%" in c.text for c in reading.row.cells) \
-                or _PER_UNIT.search(reading.row.label.text):
-            continue
-        values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
+        if reading is None or reading.row.label is None or _PER_UNIT.search(reading.row.label.text) \
+                or any("%" in reading.row.cells[i].text for i in reading.asked[:1]) \
+                or (not reading.asked and any("%" in c.text for c in reading.row.cells)):
+            continue  # a row of percentages (its asked cell one, or any cell when none is asked)
+        values = [abs(v) for c in reading.row.cells if not c.empty and "%" not in c.text
+                  and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
             groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
