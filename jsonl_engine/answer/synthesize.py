@@ -556,7 +556,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
-                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters)
+                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
+                    forward=order.asks_forward(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
     chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
     readings = _read_tables(chosen, ask, read_table)
