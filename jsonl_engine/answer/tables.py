@@ -587,14 +587,14 @@ def _amount_columns(text: str, column_line: tuple[int, int], periods: list[Part]
                     ) -> list[tuple[Part, ...]] | None:
     """The columns of a row whose percentages (a change or a share printed beside its amounts: "Revenues 4,237
     3,785 12% 17% 3,067 23% 27%" under "2017 2016 2015") outnumber the header's columns: each amount, in order,
-    takes its column when the amounts are as many as the columns (`_columns`) and these are years running one way
+    takes its column when the amounts are as many as the periods (`_columns`) and these are years running one way
     (in each of the groups they repeat in) and each column is told apart, the percentages none; a dash, which may be
     an amount's or a percentage's, leaves the row unread."""
     if any(c.empty and "$" not in c.text for c in cells):
         return None  # a dash may be an amount's or a percentage's
     amounts = [i for i, c in enumerate(cells) if "%" not in c.text]
-    if not amounts or len(amounts) == len(cells) or not _one_way(periods):
-        return None
+    if len(amounts) != len(periods) or len(amounts) == len(cells) or not _one_way(periods):
+        return None  # (an amount is a period's, never a title's: "% Change" is the percentages')
     found = _columns(text, column_line, periods, groups, len(amounts), titles, days)
     if found is None or len({tuple(p.text for p in col) for col in found}) < len(found):
         return None  # columns told apart by nothing read ("2022 2021" over each segment's amounts)
