@@ -738,8 +738,13 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     # the asked terms a row names in its label or its context (the segment's section, its table's lead-in)
     named_by_row = {id(u): (u.matched | u.context) & (content - named_by_title[u.passage.document_id] - framing)
                     for u in chosen}
+    # the rows naming the asked item, whatever their label's other words ("Net sales" under a segment's heading for
+    # "the Aeronautics segment's net sales", beside the statement's "Total net sales")
+    of_item = {id(u) for u in chosen if (r := readings.get(id(u))) is not None and r.row.label is not None
+               and names_item(grouped_label(u.passage.text, u.seg, r.row.label.text), tk, runs)
+               & (content - named_by_title[u.passage.document_id] - framing)}
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
-                           named_by_row)
+                           named_by_row, of_item)
     for u in chosen:
         doc = u.passage.document_id
         body = u.passage.text[u.seg.start:u.seg.end]
@@ -976,7 +981,7 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
 
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
-                   named: dict[int, frozenset[int]] | None = None) -> dict[int, int]:
+                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = ()) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
     subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
     those whose asked period's column is known (never compared with another period's figure), as long as no row
@@ -984,9 +989,10 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
     by id() of the unit). Rows of percentages (the asked cell one, or any cell when no column is known; the
     percent changes beside a row's amounts are no figure of it) or of amounts per share are neither: a segment's rate is no part of
-    the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends. Nor is the largest the whole asked when another row alike names an asked term it
-    does not (in its label or context, `named`: the question names the part, "the International segment's net
-    sales", whose table is under that segment's heading)."""
+    the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends.
+    Nor is the largest the whole asked when another row alike, or another row naming the asked item (`of_item`),
+    names an asked term it does not (in its label or context, `named`: the question names the part, "the
+    International segment's net sales", whose table is under that segment's heading)."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
@@ -1000,6 +1006,7 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         if values:
             groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
                 (asked[0] if asked else None, max(values), id(u)))
+    rows_read = [id(u) for u in chosen if id(u) in of_item]
     out = {}
     for alike in groups.values():
         known = [(v, i) for v, _top, i in alike if v is not None]
@@ -1008,7 +1015,8 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
             continue
         winner = next(i for v, i in rows if v == top)
-        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset()) for *_, i in alike):
+        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset())
+                                     for i in [*rows_read, *(i for *_, i in alike)]):
             continue  # the question names a part: the whole is not what it asks
         if not any((v if v is not None else t) < top for v, t, _i in alike):
             continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
