@@ -18,8 +18,9 @@ an answer direct, judged from how the text is written, never from what it is abo
         International Segment", counts half, and so does one only the line titling its rows names ("Investing
         activities:" over "Property additions": a member of the group, whose total names it in its own words),
         unless its own label is only "Total"; terms of the document's title, its issuer's name, the words naming
-        the statement to read ("balance sheet") and the period's words ("year end") do not count; a row labelled by its period, "2024 1,097
-        862", is judged by its table's lead-in, "The benefit payments to retirees are expected to be ...")
+        the statement to read ("balance sheet") and the period's words ("year end") do not count; a row labelled
+        by its period, "2024 1,097 862", is judged by its table's lead-in, "The benefit payments to retirees are
+        expected to be ...")
   +0.20 a unit on a page of the statement the question names ("... shown in the cash flow statement"), or
   +0.10 on a page of the statement that holds the asked item when none is named (capex: the cash flow
         statement; identity/statements.py judged the pages, retrieval/cues.py says which statement)
@@ -29,8 +30,9 @@ an answer direct, judged from how the text is written, never from what it is abo
         holding a figure that opens with the asked item (its subject: "Total workforce level at ... was ...")
   +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
-        a per-share figure), unless another row alike names an asked term the largest does not (in its label or
-        context: the question names the part, "the International segment's net sales")
+        a per-share figure; nor rows of percentages), unless another row alike, or another row naming the asked
+        item, names an asked term the largest does not (in its label or context: the question names the part,
+        "the International segment's net sales")
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 x the share of the question's content terms found in the label of a labelled statement ("Probable cause:
         ...", "Primary endpoint: ..."; not a table row: "Market price of common stock: High ..." heads its cells),
