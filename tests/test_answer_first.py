@@ -481,3 +481,110 @@ def test_a_rate_asked_leads_with_a_percentage(tmp_path: Path):
     lines_ok(store, out)
     assert out.claims[0].text.startswith("Wireless retail postpaid 1.05%")
     store.close()
+
+
+@pytest.fixture(scope="module")
+def novel(tmp_path_factory, dev_pdfs):
+    """A KB of filings an analyst's one-figure questions are asked of (shared/financebench-more, one 10-Q of the dev
+    split): name -> document id."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    paths = [MORE / f"{n}.pdf" for n in ("JOHNSON_JOHNSON_2018_10K", "LOCKHEEDMARTIN_2018_10K", "BOEING_2020_10K",
+                                         "PEPSICO_2018_10K", "BESTBUY_2022_10K")]
+    paths.append(dev_pdfs / "JPMORGAN_2023Q2_10Q.pdf")
+    store = open_store(tmp_path_factory.mktemp("novel") / "kb")
+    outcomes = ingest_paths(store, [str(p) for p in paths])
+    store.doc_ids = {p.stem: o.document_id for p, o in zip(paths, outcomes, strict=True)}  # type: ignore[attr-defined]
+    yield store
+    store.close()
+
+
+def test_a_run_in_heading_naming_another_item_does_not_lead(novel: Store):
+    """"In-Process Research and Development (IPR&D): In 2018, the Company recorded an IPR&D charge of $1.1 billion."
+    is a labelled statement whose label holds the question's words and another ("In-Process"): it weighs as a row's
+    label would, and the statement's row leads "How much did ... spend on research and development in 2018?"."""
+    first = _first(novel, "JOHNSON_JOHNSON_2018_10K", "How much did Johnson & Johnson spend on research and "
+                                                      "development in 2018?")
+    assert first.startswith("Research and development expense, 2018: 10,775 ")
+
+
+def test_the_segment_a_question_names_leads_over_the_consolidated_row(novel: Store):
+    """"What were ...'s Aeronautics net sales?": "Net sales" under the section "Aeronautics" names the segment through
+    its heading (half a term), and the statement's "Total net sales", the largest of its rows alike, is no whole the
+    question asks for: a row naming the asked item names an asked term it does not."""
+    first = _first(novel, "LOCKHEEDMARTIN_2018_10K", "What were Lockheed Martin's Aeronautics net sales in FY2018?")
+    assert first.startswith("Net sales, 2018: $ 21,242 ")
+
+
+def test_a_groups_total_leads_over_its_members(novel: Store):
+    """"Property, plant and equipment additions" under "Investing activities:" holds the question's words only through
+    the line titling its group (half each); "Net cash used by investing activities" names them itself."""
+    first = _first(novel, "BOEING_2020_10K", "How much cash did Boeing use in investing activities in FY2020?")
+    assert first.startswith("Net cash used by investing activities, December 31, 2020: (18,366) ")
+
+
+def test_an_item_joined_by_to_is_named_whole():
+    """"additions to content assets" is one item: "Content assets, net" names only the words after "to", and names no
+    item; "Additions to content assets" names it."""
+    from jsonl_engine.answer.synthesize import _item_runs, _terms, keys, names_item
+    from jsonl_engine.retrieval import answer_terms
+    from jsonl_engine.retrieval.query import tokenize
+
+    query = "How much did Acme spend on additions to content assets in FY2020?"
+    tk = _terms(query, answer_terms(query))
+    runs = _item_runs(tokenize(query), {k for t in tk for k in t.keys})
+    assert " addition to content asset " in runs
+    assert not names_item(keys("Content assets, net"), tk, runs)
+    assert names_item(keys("Additions to content assets"), tk, runs)
+
+
+def _row_units(store: Store, name: str, starts: list[str], year: str, quarter: bool = False):
+    """The rows of `name` opening with each of `starts`, as chosen units with their readings (on their page)."""
+    from jsonl_engine.answer.order import asked_cells
+    from jsonl_engine.answer.sentences import segment
+    from jsonl_engine.answer.synthesize import Reading, _Unit
+    from jsonl_engine.answer.tables import read_row
+    from jsonl_engine.retrieval.types import Passage
+
+    doc = store.doc_ids[name]  # type: ignore[attr-defined]
+    units, readings = [], {}
+    for start in starts:
+        number_ = next(n for n in range(1, 400) if start in store.page(doc, n).text)
+        text = store.page(doc, number_).text
+        passage = Passage.for_page("d", number_, document_title=name, status="approved", path=[], score=1.0,
+                                   text=text, snippet="")
+        seg = next(s for s in segment(text) if text[s.start:s.end].startswith(start))
+        unit = _Unit(passage, 0, seg, 0.5, frozenset())
+        row = read_row(text, seg.start, seg.end)
+        units.append(unit)
+        readings[id(unit)] = Reading(None, row, asked_cells(row, (year,), quarter=quarter), None)
+    return units, readings
+
+
+def test_per_share_rows_are_no_whole_and_percent_changes_no_rows_of_percentages(novel: Store):
+    """Rows alike: the year's "Cash dividends declared per common share" is no whole of the quarters' (a per-share
+    amount); "Net income $ 4,092 $ 3,717 10 % ..." (a segment's, its percent changes beside its amounts) and "Net
+    income 14,472 8,649 67 ..." (the firm's) are compared by their amounts: the firm's is the whole."""
+    from jsonl_engine.answer.synthesize import _largest_alike
+
+    units, readings = _row_units(novel, "PEPSICO_2018_10K", ["Cash dividends declared per common share $ 3.5875",
+                                                             "Cash dividends declared per common share $ 0.805"],
+                                 "2018")
+    assert _largest_alike(units, readings) == {}
+    units, readings = _row_units(novel, "JPMORGAN_2023Q2_10Q", ["Net income $ 4,092", "Net income 14,472"], "2023",
+                                 quarter=True)
+    assert [readings[id(u)].row.cells[i].text for u in units for i in readings[id(u)].asked] == ["$ 4,092", "14,472"]
+    assert _largest_alike(units, readings) == {id(units[1]): 2}
+
+
+def test_a_plan_is_not_what_was_spent(novel: Store):
+    """"We announced our plan to repurchase more than $2.5 billion of shares in fiscal 2022" states a plan: "How much
+    did ... spend on share repurchases in fiscal 2022?" leads with what was spent."""
+    from jsonl_engine.answer.order import asks_forward
+
+    first = _first(novel, "BESTBUY_2022_10K", "How much did Best Buy spend on share repurchases in fiscal 2022?")
+    assert first.startswith("During fiscal 2022, we repurchased and retired 32.2 million shares at a cost of $3.5 ")
+    assert asks_forward("What production rate changes is Acme forecasting for FY2023?")
+    assert not asks_forward("How much did Acme spend on share repurchases in fiscal 2022?")

@@ -493,3 +493,39 @@ def test_a_label_wrapped_over_two_lines_reads_whole():
     # a row whose line above is another row keeps its own label
     text = "Net sales 10 20\nnet of returns 5 6"
     assert read_row(text, 16, len(text)).label.text == "net of returns"
+
+
+@needs_more
+def test_amounts_beside_their_percentages_take_the_columns_in_order():
+    """"(Dollars in millions) Fiscal 2017 Fiscal 2016 % Change Fiscal 2015 % Change" over "Gross profit $ 15,312
+    $ 14,971 2% $ 14,067 6%": more cells than periods, but the amounts are as many as the periods; each amount its
+    period, the percentages none. A column line broken over lines ("% Change" / "Excluding" / ... over "Greater
+    China 4,237 3,785 12% 17% 3,067": two periods read, three amounts; "2023" above "2022 Q2'23 vs. Q2'22": no
+    years running one way) and a bare dash (an amount's or a percentage's?) leave the row unread."""
+    row = quarterly_row("NIKE_2017_10K", "Gross Margin", "Gross profit $ 15,312")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("$ 15,312", "Fiscal 2017"), ("$ 14,971", "Fiscal 2016"), ("2%", ""), ("$ 14,067", "Fiscal 2015"), ("6%", "")]
+    assert asked_cells(row, ("2017",)) == (0,) and not row.mapped
+    assert table_line(row, (0,)) == "Gross profit, Fiscal 2017: $ 15,312 (Dollars in millions)"
+    row = quarterly_row("NIKE_2017_10K", "Excluding", "Greater China 4,237")
+    assert [c.column_text for c in row.cells] == [""] * 7
+    row = quarterly_row("NETFLIX_2023Q2_10Q", "Q2'23 vs. Q2'22", "Streaming revenues $ 8,158,326")
+    assert [c.column_text for c in row.cells] == [""] * 4
+    text = "(in millions) 2023 2022\nRevenues 9,100 9.4 % — 8.7 %\n"
+    assert [c.column_text for c in row_at(text, "Revenues").cells] == [""] * 4
+
+
+def test_a_title_after_each_period_is_a_column_of_its_own(dev_pdfs):
+    """"2023 2022 Change 2023 2022 Change" under "Three months ended June 30, Six months ended June 30,": each
+    "Change" is a column where it is printed, so "Net income 14,472 8,649 67 27,094 16,931 60" reads each period's
+    amount; a unit between the periods ("2022 $ million 2023 $ million currency ∆%") is no column's title."""
+    pages = parse_file(str(dev_pdfs / "JPMORGAN_2023Q2_10Q.pdf")).pages
+    text = next(p for p in pages if "Net income 14,472 8,649 67" in p)
+    row = row_at(text, "Net income 14,472")
+    verbatim(text, row)
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("14,472", "Three months ended June 30 2023"), ("8,649", "Three months ended June 30 2022"),
+        ("67", "Three months ended June 30 Change"), ("27,094", "Six months ended June 30 2023"),
+        ("16,931", "Six months ended June 30 2022"), ("60", "Six months ended June 30 Change")]
+    unit = "2022 $ million 2023 $ million currency ∆%\nNet sales 14,544 14,694 1 7\n"
+    assert [c.column_text for c in row_at(unit, "Net sales").cells] == [""] * 4

@@ -14,9 +14,13 @@ an answer direct, judged from how the text is written, never from what it is abo
         is asked; not when it names a later year too, unless it gives each year's figure, "respectively")
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
-        terms of the document's title, its issuer's name, the words naming the statement to read ("balance
-        sheet") and the period's words ("year end") do not count; a row labelled by its period, "2024 1,097
-        862", is judged by its table's lead-in, "The benefit payments to retirees are expected to be ...")
+        a term only the heading of the row's section names, "International" of "Net sales" under "Acme
+        International Segment", counts half, and so does one only the line titling its rows names ("Investing
+        activities:" over "Property additions": a member of the group, whose total names it in its own words),
+        unless its own label is only "Total"; terms of the document's title, its issuer's name, the words naming
+        the statement to read ("balance sheet") and the period's words ("year end") do not count; a row labelled
+        by its period, "2024 1,097 862", is judged by its table's lead-in, "The benefit payments to retirees are
+        expected to be ...")
   +0.20 a unit on a page of the statement the question names ("... shown in the cash flow statement"), or
   +0.10 on a page of the statement that holds the asked item when none is named (capex: the cash flow
         statement; identity/statements.py judged the pages, retrieval/cues.py says which statement)
@@ -26,14 +30,20 @@ an answer direct, judged from how the text is written, never from what it is abo
         holding a figure that opens with the asked item (its subject: "Total workforce level at ... was ...")
   +0.25 of rows labelled alike naming the asked item, the largest in magnitude (its asked cell, else its
         largest cell): the whole (the consolidated statement's total), not a part (a subsidiary's, a segment's,
-        a per-share figure)
+        a per-share figure; nor rows of percentages), unless another row alike, or another row naming the asked
+        item, names an asked term the largest does not (in its label or context: the question names the part,
+        "the International segment's net sales")
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
-  +0.30 a labelled statement ("Probable cause: ...", "Primary endpoint: ...") whose label holds a query term (not
-        a table row: "Market price of common stock: High ..." heads its cells)
+  +0.30 x the share of the question's content terms found in the label of a labelled statement ("Probable cause:
+        ...", "Primary endpoint: ..."; not a table row: "Market price of common stock: High ..." heads its cells),
+        read as a row's label (-0.03 per other word of it): a paragraph's run-in heading naming another item
+        ("In-Process Research and Development (IPR&D): ..." for research and development) leads no more than a row
   +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
         ("the churn rate": a row of percentages over the row of counts labelled alike)
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
+  -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
+        $2.5 billion ...", "we expect to close ..."), when the question asks for a figure and not what is planned
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -61,6 +71,7 @@ T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -86,6 +97,7 @@ class Ask:
     share: bool = False  # the question asks for a share ("what percentage of ...", "what share of ...")
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
     quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
+    forward: bool = False  # the question asks what is planned or expected ("What is Acme forecasting ...?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +192,21 @@ def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool 
     if span is None:
         return not annual
     return bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span))
+
+
+# a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to $2.5
+# billion", "we expect to close 20 to 30 stores"): its figure is not what was spent, earned or held
+_PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?\s+to|intends?\s+to|will\s+be|"
+                      r"will\s+\w+|up\s+to|(?:repurchase|buyback)\s+program|(?:board|directors)\s+(?:\w+\s+){0,2}"
+                      r"(?:approved|authorized))\b", re.IGNORECASE)
+_FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidance|anticipat\w*|project\w*|"
+                            r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
+
+
+def asks_forward(query: str) -> bool:
+    """The question asks what is planned, expected or authorized ("What production rate changes is Acme forecasting
+    for FY2023?"), not what was."""
+    return bool(_FORWARD_ASKED.search(query))
 
 
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
@@ -281,13 +308,16 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         why.append("names the asked period")
         period = 1
     if table is None:
-        value = _judge_sentence(ask, value, why, figure_near, words)
+        value = _judge_sentence(ask, value, why, figure_near, words, body)
     if statement is not None and statement in ask.statements:
         value += W_NAMED_STATEMENT if ask.named else W_STATEMENT
         why.append(f"on the {_STATEMENT_NAME.get(statement, statement)}" + (" the question names" if ask.named else ""))
     if labelled_hit:
-        value += W_LABELLED
-        why.append("a labelled statement whose label names the question's terms")
+        value += W_LABELLED * label_share
+        why.append(f"a labelled statement whose label holds {label_share:.0%} of the question's terms")
+        if label_extra:
+            value -= W_EXTRA * min(label_extra, MAX_EXTRA)
+            why.append(f"{label_extra} other word(s) in its label")
     if note:
         value -= W_NOTE
         why.append("a note on a table's figures")
@@ -345,14 +375,18 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     return value, cells, period
 
 
-def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int) -> float:
-    """`value` with a sentence's terms added in turn (a figure near the terms, its length), `why` extended."""
+def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int, body: str = "") -> float:
+    """`value` with a sentence's terms added in turn (a figure near the terms, its length, a plan stated), `why`
+    extended."""
     if ask.figure and figure_near:
         value += W_NEAR
         why.append("a figure next to the question's terms")
     if words > LONG_WORDS:
         value -= W_LONG
         why.append(f"long ({words} words)")
+    if ask.figure and not ask.forward and _PLANNED.search(body):
+        value -= W_PLANNED
+        why.append("states a plan or an expectation, not what was")
     return value
 
 

@@ -109,7 +109,7 @@ AGREE_BAND = 0.8
 _LONGEST_TRIGGER = max(map(len, [*EXPANSIONS, *LINE_ITEMS]))
 _NOT_ITEM = frozenset({"usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollar",
                        "dollars", "amount", "amounts", "value", "figure", "number"})  # the unit asked, not the item
-_JOINS = frozenset({"of", "and"})  # inside an item's name: "cost of goods sold"
+_JOINS = frozenset({"of", "and", "to"})  # inside an item's name: "cost of goods sold", "additions to content assets"
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 _QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
 _HEADER_TEXT = """
@@ -157,6 +157,7 @@ class _Unit:
     score: float
     matched: frozenset[int]
     figures: frozenset[str] = frozenset()
+    context: frozenset[int] = frozenset()  # terms found only in its context (titles, table header, lead-in, group line)
 
 
 def stem(word: str) -> str:
@@ -358,7 +359,9 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
         # the run, or its end of two words or more: "Acme's total revenues" names "total revenues" (a word that
         # qualifies the item, "total", "net", is never cut off)
         cut = next((i for i, w in enumerate(words) if w in _QUALIFIERS), len(words))
-        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))]:
+        # (never a tail after "of" or "to": "content assets" is not the item "additions to content assets" names)
+        for tail in [run] + [_joined(words[i:]) for i in range(1, min(cut + 1, len(words) - 1))
+                             if words[i] not in _JOINS and words[i - 1] not in _JOINS]:
             if joined.startswith(tail) or whole.startswith(tail):
                 tail_keys = set(tail.split())
                 found |= {i for i, t in enumerate(tk) if t.keys and set(t.keys) <= tail_keys}
@@ -499,7 +502,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
             score *= 0.6
         elif words > 120:
             score *= 0.85
-        units.append(_Unit(p, rank, seg, round(score, 9), matched, figures))
+        units.append(_Unit(p, rank, seg, round(score, 9), matched, figures, in_ctx))
     return units
 
 
@@ -553,7 +556,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
-                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters)
+                    which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
+                    forward=order.asks_forward(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
     chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
     readings = _read_tables(chosen, ask, read_table)
@@ -602,6 +606,7 @@ _MONTH_KEYS = frozenset(keys("january february march april may june july august 
                              "jan feb mar apr jun jul aug sep sept oct nov dec"))
 
 
+_PER_UNIT = re.compile(r"\bper\s+(?:\w+\s+){0,2}(?:share|unit)s?\b", re.IGNORECASE)  # "per common share"
 _SHARE_OF = re.compile(r"\d+(?:\.\d+)?\s?(?:%|percent)\s+of\b", re.IGNORECASE)
 
 
@@ -725,11 +730,23 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
-    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings)
+    titled_by: dict[str, frozenset[int]] = {}  # section title -> the terms it holds
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
             named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+    # the asked terms a row names in its label or its context (the segment's section, its table's lead-in)
+    named_by_row = {id(u): (u.matched | u.context) & (content - named_by_title[u.passage.document_id] - framing)
+                    for u in chosen}
+    # the rows naming the asked item, whatever their label's other words ("Net sales" under a segment's heading for
+    # "the Aeronautics segment's net sales", beside the statement's "Total net sales")
+    of_item = {id(u) for u in chosen if (r := readings.get(id(u))) is not None and r.row.label is not None
+               and names_item(grouped_label(u.passage.text, u.seg, r.row.label.text), tk, runs)
+               & (content - named_by_title[u.passage.document_id] - framing)}
+    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
+                           named_by_row, of_item)
+    for u in chosen:
+        doc = u.passage.document_id
         body = u.passage.text[u.seg.start:u.seg.end]
         reading = readings.get(id(u))
         label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
@@ -739,17 +756,25 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing
-            named = names_item(label_keys, tk, runs) & asked
-            item = bool(named)
-            direct = {i for i, t in enumerate(tk) if all(k in label_keys for k in t.keys)} | named
-            through = _covered(tk, label_keys) - direct  # a phrase the term stands for: counts half
-            label_share = (len(direct & asked) + 0.5 * len(through & asked)) / max(1, len(asked))
-            # words of the row's own label the question does not have (the line titling its rows adds none)
+            # the heading of the section the row is in names what its label need not: "Net sales" under "Acme
+            # International Segment" (not its table's header or lead-in, which text extraction confuses with rows)
+            title = u.passage.title
+            if title not in titled_by:
+                titled_by[title] = _covered(tk, keys(title))
+            # words of the row's own label; the line titling its rows ("Investing activities:") names their group:
+            # a term only it holds counts half for a member of the group ("Property additions"), whose total names
+            # it in its own words, but whole for a row labelled only "Total" (the group's total)
             own = label_keys if by_period else keys(reading.row.label.text)
+            whole_group = not set(own) - _LABEL_LEAD
+            item, label_share = _label_share(label_keys, tk, runs, asked, titled_by[title],
+                                             label_keys if whole_group else own)
             label_extra = 0 if by_period else len({k for k in own if not k[0].isdigit()} - query_keys)
         label = order.label_of(body) if reading is None else None  # a row's "Market price: High" heads its cells
-        if label is not None:
-            labelled = bool(_covered(tk, keys(label)))
+        if label is not None and _covered(tk, label_keys := keys(label)):
+            # a labelled statement's label is read as a row's: its share of the asked terms, its other words
+            _named, label_share = _label_share(label_keys, tk, runs, content - named_by_title[doc] - framing)
+            labelled = label_share > 0
+            label_extra = len({k for k in label_keys if not k[0].isdigit()} - query_keys)
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
@@ -767,6 +792,19 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     return items, judged
+
+
+def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], asked: Collection[int],
+                 context: Collection[int] = (), own: list[str] | None = None) -> tuple[bool, float]:
+    """(whether a label names the asked line item, the share of the `asked` terms it holds): a term its `own` words
+    hold (default: all its words), or the item it names, counts 1; one found through a phrase it stands for ("capex"
+    as "purchases of property ..."), or only in the rest of `label_keys` (the line titling its rows), half, and so
+    does one only its `context` names (the heading of the segment whose table it is in)."""
+    named = names_item(label_keys, tk, runs) & set(asked)
+    own = label_keys if own is None else own
+    direct = {i for i, t in enumerate(tk) if all(k in own for k in t.keys)} | named
+    through = (_covered(tk, label_keys) | set(context)) - direct  # a phrase the term stands for, or its context: half
+    return bool(named), (len(direct & set(asked)) + 0.5 * len(through & set(asked))) / max(1, len(asked))
 
 
 def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
@@ -942,24 +980,33 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
     return winner.why
 
 
-def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[int, int]:
+def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
+                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = ()) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
     subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
     those whose asked period's column is known (never compared with another period's figure), as long as no row
     whose columns are not known prints a larger figure than its largest; when no row's asked cell is known, the
     one whose largest cell is the largest (the whole, not a part) -> how many rows are labelled like it (keyed
-    by id() of the unit). Rows of percentages are neither: a segment's rate is no part of the company's, and the
-    larger rate is not the whole."""
+    by id() of the unit). Rows of percentages (the asked cell one, or any cell when no column is known; the
+    percent changes beside a row's amounts are no figure of it) or of amounts per share are neither: a segment's rate is no part of
+    the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends.
+    Nor is the largest the whole asked when another row alike, or another row naming the asked item (`of_item`),
+    names an asked term it does not (in its label or context, `named`: the question names the part, "the
+    International segment's net sales", whose table is under that segment's heading)."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
-        if reading is None or reading.row.label is None or any("%" in c.text for c in reading.row.cells):
-            continue
-        values = [abs(v) for c in reading.row.cells if not c.empty and (v := number(c.text)) is not None]
+        if reading is None or reading.row.label is None or _PER_UNIT.search(reading.row.label.text) \
+                or any("%" in reading.row.cells[i].text for i in reading.asked[:1]) \
+                or (not reading.asked and any("%" in c.text for c in reading.row.cells)):
+            continue  # a row of percentages (its asked cell one, or any cell when none is asked)
+        values = [abs(v) for c in reading.row.cells if not c.empty and "%" not in c.text
+                  and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
             groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
                 (asked[0] if asked else None, max(values), id(u)))
+    rows_read = [id(u) for u in chosen if id(u) in of_item]
     out = {}
     for alike in groups.values():
         known = [(v, i) for v, _top, i in alike if v is not None]
@@ -968,6 +1015,9 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading]) -> dict[in
         if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
             continue
         winner = next(i for v, i in rows if v == top)
+        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset())
+                                     for i in [*rows_read, *(i for *_, i in alike)]):
+            continue  # the question names a part: the whole is not what it asks
         if not any((v if v is not None else t) < top for v, t, _i in alike):
             continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
         if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):

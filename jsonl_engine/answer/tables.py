@@ -26,8 +26,10 @@ The rules are about how tables are printed, not about any document:
 - a table of a year's quarters names each quarter apart from its year ("2019" over "First Quarter ... Fourth
   Quarter", "2016 2015" over "4th 3rd 2nd 1st ...", "First ... Fourth Year" over "2017 Quarter ... 2017"): each
   cell's column is its quarter's name and year (`quarter_of`), a last "Year" column the year's;
-- a column per cell only when the counts agree (periods == cells, or periods plus one trailing title such as
-  "Change" == cells; groups dividing the cells evenly); otherwise the headers are reported, no column guessed;
+- a column per cell only when the counts agree (periods == cells, or periods plus the titles printed after
+  them, such as "Change" in "2023 2022 Change 2023 2022 Change", == cells; groups dividing the cells evenly), or, when some cells are percentages (a change or a share
+  printed beside each amount: "4,237 3,785 12% 17% 3,067" under "2017 2016 2015"), when the amounts are as many:
+  each amount its column in order, the percentages none; otherwise the headers are reported, no column guessed;
 - unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
 Every part is a verbatim span of the text read, with its offsets.
 """
@@ -230,6 +232,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         if columns is not None:
             cells = cells[1:]
     if column_line is not None:
+        columns = columns or _amount_columns(text, column_line, periods, groups, cells, titles, days)
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
@@ -548,6 +551,7 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
     each title spans its share of the columns."""
     if column_line is None or not n:
         return None
+    between = False  # titles read between the periods: the columns must be told apart
     labels: list[tuple[Part, ...]] = [(d, p) for d, p in zip(days, periods, strict=True)] if days else \
         [(p,) for p in periods]
     if len(labels) + 1 == n:  # "2022 2021 Change": a trailing title is the last column
@@ -556,6 +560,9 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         if tail.strip() and not _NON_PERIOD_NUMBER.search(tail):
             lead = len(tail) - len(tail.lstrip())
             labels.append((Part(tail.strip(), tail_start + lead, tail_start + lead + len(tail.strip())),))
+    elif len(labels) < n and _one_way(periods):
+        labels = _titled_between(text, column_line, periods, labels)
+        between = True
     if len(labels) != n:
         return None
     if groups and n % len(groups) == 0 and len(groups) > 1:
@@ -570,7 +577,60 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
     if split and n % len(split) == 0:
         width = n // len(split)
         columns = [(split[i // width], *columns[i]) for i in range(n)]
+    if between and len({tuple(p.text for p in col) for col in columns}) < n:
+        return None  # "2022 2021 Change" over each segment's columns, the segments' names not read
     return columns
+
+
+def _amount_columns(text: str, column_line: tuple[int, int], periods: list[Part], groups: list[Part],
+                    cells: Sequence[Cell], titles: Sequence[Part], days: Sequence[Part],
+                    ) -> list[tuple[Part, ...]] | None:
+    """The columns of a row whose percentages (a change or a share printed beside its amounts: "Revenues 4,237
+    3,785 12% 17% 3,067 23% 27%" under "2017 2016 2015") outnumber the header's columns: each amount, in order,
+    takes its column when the amounts are as many as the periods (`_columns`) and these are years running one way
+    (in each of the groups they repeat in) and each column is told apart, the percentages none; a dash, which may be
+    an amount's or a percentage's, leaves the row unread."""
+    if any(c.empty and "$" not in c.text for c in cells):
+        return None  # a dash may be an amount's or a percentage's
+    amounts = [i for i, c in enumerate(cells) if "%" not in c.text]
+    if len(amounts) != len(periods) or len(amounts) == len(cells) or not _one_way(periods):
+        return None  # (an amount is a period's, never a title's: "% Change" is the percentages')
+    found = _columns(text, column_line, periods, groups, len(amounts), titles, days)
+    if found is None or len({tuple(p.text for p in col) for col in found}) < len(found):
+        return None  # columns told apart by nothing read ("2022 2021" over each segment's amounts)
+    of = dict(zip(amounts, found, strict=True))
+    return [of.get(i, ()) for i in range(len(cells))]
+
+
+def _titled_between(text: str, column_line: tuple[int, int], periods: list[Part],
+                    labels: list[tuple[Part, ...]]) -> list[tuple[Part, ...]]:
+    """`labels` with the titles printed after each period as columns of their own ("2023 2022 Change 2023 2022
+    Change"): words (three letters or more), no period, number, unit ("$ million") or connective ("vs.")."""
+    ends = [p.end for p in periods]
+    starts = [p.start for p in periods[1:]] + [column_line[1]]
+    titled: list[tuple[Part, ...]] = []
+    for label, gap_start, gap_end in zip(labels, ends, starts, strict=True):
+        titled.append(label)
+        gap = text[gap_start:gap_end]
+        title = gap.strip()
+        if title and not _NON_PERIOD_NUMBER.search(title) and re.search(r"[A-Za-z]{3}", title) \
+                and not _CONNECTIVE.fullmatch(title) and not _UNIT_WORD.search(title):
+            lead = len(gap) - len(gap.lstrip())
+            titled.append((Part(title, gap_start + lead, gap_start + lead + len(title)),))
+    return titled
+
+
+_UNIT_WORD = re.compile(r"\$|\b(?:millions?|thousands?|billions?|dollars)\b", re.IGNORECASE)
+_CONNECTIVE = re.compile(r"(?:vs\.?|versus|to|and|through|[-–—])", re.IGNORECASE)
+
+
+def _one_way(periods: list[Part]) -> bool:
+    """The periods are years running one way ("2017 2016 2015"), none repeated, in each of the groups they repeat
+    in ("2023 2022 2023 2022": the three and the six months): a column line read whole, not a broken one ("2022
+    Q2'23 vs. Q2'22" under a "2023" the line above holds)."""
+    years = [year_of(p.text) for p in periods]
+    block = years[:len(years) // _repeats(periods)]
+    return None not in years and (block == sorted(set(block)) or block == sorted(set(block), reverse=True))
 
 
 def _repeats(periods: list[Part]) -> int:
