@@ -420,9 +420,9 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     if best:
         doc = best[0][1].passage.document_id
         statements = store.statement_pages([doc]).get(doc) or {}
-        if statements and operand.quarter is None:
+        if statements and operand.quarter is None and not _PERCENT.search(operand.phrase):
             # a document with financial statements: their line items are the figures themselves (a quarter's
-            # figure in an annual report is its quarterly table's)
+            # figure in an annual report is its quarterly table's; a percentage, its discussion's table)
             # (or a row elsewhere whose figure a statement prints: a total the statement prints without a label)
             on_statements = [(f, i) for f, i in best if i.page in statements]
             best = on_statements or _printed_on(store, doc, statements, best)
@@ -477,9 +477,9 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 on_page = row_on_page(store, p, seg.start, seg.end, read_row)
                 memo[key] = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
             page, row = memo[key]
-            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
-                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
-                continue  # a share of something, not the amount the operand names
+            share = any("%" in c.text for c in row.cells) or _scale(row.unit.text if row.unit else "") in ("percent", "%")
+            if share != bool(_PERCENT.search(operand.phrase)):
+                continue  # a share of something, not the amount the operand names (or an amount for a share asked)
             cells = [i for i, c in enumerate(row.cells)
                      if not c.empty and any(year_of(h.text) == operand.year for h in c.column)
                      and next((n for h in c.column if (n := quarter_of(h.text))), None) == operand.quarter]
@@ -651,40 +651,61 @@ def shown(query: str, c: Computation) -> str:
 def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int, max_claims: int) -> Synthesis:
     """`out` with the computed line first, its inputs (table rows) as the next claims, then the claims of `out`
     that still fit; a computation with missing inputs adds a gap naming them and changes nothing else."""
-    from jsonl_engine.answer.citations import make_claim
-    from jsonl_engine.answer.order import asked_cells
-    from jsonl_engine.answer.synthesize import Reading
-    from jsonl_engine.answer.tables import table_line
-
     if c.value is None:
         out.gaps.extend(f"computed: {m}" for m in c.missing)
         out.computed = {"line": "", "value": None, "inputs": [], "missing": list(c.missing)}
         return out
-    claims, lines, tables = [], [], {}
-    years: dict[tuple[str, int], set[str]] = {}
-    for i in c.inputs:
-        years.setdefault((i.passage.section_id, i.start), set()).add(i.operand.year)
-    for i in c.inputs:
-        p = i.passage
-        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
-                           section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=i.start,
-                           end=i.end)
-        if any(x.id == claim.id for x in claims):
-            continue
-        asked = asked_cells(i.row, tuple(sorted(years[(p.section_id, i.start)], reverse=True)),
-                            quarter=i.operand.quarter is not None, which=i.operand.quarter)
-        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
-        tables[claim.id] = reading
-        claims.append(claim)
-        lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")
+    claims, lines, tables = input_claims(c.inputs)
     value = shown(query, c)
     shown_number = Decimal(value.rstrip("%").replace(",", ""))
     exact = c.value * 100 if value.endswith("%") else c.value
     result = value if shown_number == exact else \
         f"{exact:,.6g}% ≈ {value}" if value.endswith("%") else f"{c.value:,.6g} ≈ {value}"
     head = f"Computed ({c.name}): {c.arithmetic} = {result} " + "".join(f"[{x.id}]" for x in claims)
+    lead_with(out, claims, lines, tables, head=head, max_chars=max_chars, max_claims=max_claims)
+    out.computed = {"line": head, "value": float(c.value * 100 if value.endswith("%") else c.value),
+                    "inputs": [x.id for x in claims], "missing": []}
+    out.first_claim = {"id": claims[0].id, "why": "the first input of the computed answer"}
+    return out
+
+
+def input_claims(inputs: Sequence[Input], years: dict[int, tuple[str, ...]] | None = None, change: bool = False
+                 ) -> tuple[list, list[str], dict]:
+    """The claims of `inputs` (table rows, one claim per row), their answer lines read in the columns of their
+    operands' years (or `years[i]` for the i-th input; with `change`, and the change column a table prints) and
+    their table readings by claim id."""
+    from jsonl_engine.answer.citations import make_claim
+    from jsonl_engine.answer.order import asked_cells
+    from jsonl_engine.answer.synthesize import Reading
+    from jsonl_engine.answer.tables import table_line
+
+    claims, lines, tables = [], [], {}
+    asked_years: dict[tuple[str, int], set[str]] = {}
+    for n, i in enumerate(inputs):
+        got = asked_years.setdefault((i.passage.section_id, i.start), set())
+        got.update((years or {}).get(n) or (i.operand.year,))
+    for i in inputs:
+        p = i.passage
+        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                           section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=i.start,
+                           end=i.end)
+        if any(x.id == claim.id for x in claims):
+            continue
+        asked = asked_cells(i.row, tuple(sorted(asked_years[(p.section_id, i.start)], reverse=True)),
+                            quarter=i.operand.quarter is not None, which=i.operand.quarter, change=change)
+        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
+        tables[claim.id] = reading
+        claims.append(claim)
+        lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")
+    return claims, lines, tables
+
+
+def lead_with(out: Synthesis, claims: list, lines: list[str], tables: dict, *, head: str | None, max_chars: int,
+              max_claims: int) -> None:
+    """`out` answered by `claims` first (their `lines`, after a `head` line when given), then the claims of `out`
+    that still fit (`max_claims`, `max_chars`; the others counted in `more`)."""
     old_lines = out.answer.split("\n") if out.answer else []
-    keep, length = [], len(head) + sum(len(x) + 1 for x in lines)
+    keep, length = [], (len(head) if head else 0) + sum(len(x) + 1 for x in lines)
     taken = {x.id for x in claims}
     for claim, line in zip(out.claims, old_lines, strict=False):
         if claim.id in taken:
@@ -695,10 +716,6 @@ def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int,
             continue
         keep.append((claim, line))
         length += len(line) + 1
-    out.answer = "\n".join([head, *lines, *(line for _, line in keep)])
+    out.answer = "\n".join([*([head] if head else []), *lines, *(line for _, line in keep)])
     out.claims = claims + [claim for claim, _ in keep]
     out.tables = {**{k: v for k, v in out.tables.items() if any(cl.id == k for cl, _ in keep)}, **tables}
-    out.computed = {"line": head, "value": float(c.value * 100 if value.endswith("%") else c.value),
-                    "inputs": [x.id for x in claims], "missing": []}
-    out.first_claim = {"id": claims[0].id, "why": "the first input of the computed answer"}
-    return out
