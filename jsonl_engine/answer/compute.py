@@ -400,12 +400,16 @@ def _label_fit(operand: Operand, label: str) -> int | None:
 
 
 def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
-               statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None) -> Input | str:
+               statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None,
+               whole: bool = False, near: int | None = None) -> Input | str:
     """The table cell of `operand`, or why there is none. In a document with financial statements, only their
     rows; of those, the rows of the statement a note after the operand names, else of the statements the question
     names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
     cash flow statement. A payment the cash flow statement prints in parentheses counts by its size when the
-    operand names a payment ("capex", "dividends")."""
+    operand names a payment ("capex", "dividends"). Rows labelled alike that disagree give no input, unless `whole`
+    (a row to quote, not to compute with): then the largest in magnitude, the consolidated whole over a part (a
+    parent company's own statement, a segment's; not for a percentage), and, given the page `near` where other rows were read, a row
+    on it first."""
     from jsonl_engine.retrieval import retrieve
 
     memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows
@@ -433,11 +437,14 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             best = on_wanted or best
     if not best:
         return f"{operand.phrase} ({operand.year}): no table row with that year's column"
+    whole = whole and not _PERCENT.search(operand.phrase)  # shares of a part may be larger than the whole's
+    if whole and near is not None:
+        best = [(f, i) for f, i in best if i.page == near] or best  # the statement the other rows were read on
     top = min(f for f, _ in best)
     closest = [i for f, i in best if f == top]
-    if len({number(i.text) for i in closest}) > 1:
+    if len({number(i.text) for i in closest}) > 1 and not whole:
         return f"{operand.phrase} ({operand.year}): rows disagree"
-    found = closest[0]
+    found = max(closest, key=lambda i: abs(number(i.text) or 0)) if whole else closest[0]
     if (number(found.text) or 0) < 0 and statements.get(found.page) == "cash_flow" \
             and _OUTFLOW.search(found.row.label.text if found.row.label else "") and _OUTFLOW_ASKED.search(operand.phrase):
         found.outflow = True

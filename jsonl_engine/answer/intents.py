@@ -7,7 +7,9 @@ analyst states, in the order an answer states them (" | " between items that sta
 is read). Each item is a table row found as a computation's input is (answer/compute.py `find_input`: in a document
 with financial statements, a statement's line item whose label names the item; a percentage, a margin or a rate, in
 the table that prints it), in the column of the year asked (and of the year before, for a profile or a change, which
-the row's line then shows too, with the change column a table prints). The first item is the one that answers:
+the row's line then shows too, with the change column a table prints; of rows labelled alike that disagree, the
+largest, the consolidated whole over a parent company's or a segment's; after the first row, a row on its page
+first: one statement read). The first item is the one that answers:
 unless it is found, the others (revenue, assets) are not led with. The answer leads with the rows found; an item not surely found is left out (another
 row labelled alike with another figure, no column for the year), and with none found the answer keeps its own order.
 Nothing is computed here: the figures are the rows' own.
@@ -86,7 +88,8 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     found: list[Input] = []
     for n, item in enumerate(intent.items):
         for alternative in item.split(" | "):
-            got = find_input(store, Operand(alternative.strip(), str(target)), document_ids, statuses, named, memo)
+            got = find_input(store, Operand(alternative.strip(), str(target)), document_ids, statuses, named, memo,
+                             whole=True, near=found[0].page if found else None)
             if isinstance(got, Input):
                 found.append(got)
                 break
