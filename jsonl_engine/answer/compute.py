@@ -451,6 +451,18 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     return found
 
 
+def candidate_rows(store: Store, operand: Operand, document_ids: Sequence[str], statuses: Sequence[str],
+                   memo: dict) -> list[tuple[int, Input]]:
+    """Every row naming `operand` with a value in its year's column (and how closely its label names it), in the
+    passages a search for it finds and on the pages of the financial statements, wherever they stand."""
+    from jsonl_engine.retrieval import retrieve
+
+    found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids),
+                     statuses=tuple(statuses), limit=INPUT_PASSAGES)
+    memo.setdefault("like", found.passages[0] if found.passages else None)
+    return _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
+
+
 def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int, Input]]:
     """The rows of the financial statements' pages naming `operand` (not a quarter's: those are read in quarterly
     tables), once an earlier operand of the computation found the document (`memo["like"]`): what the search would
