@@ -408,8 +408,8 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     cash flow statement. A payment the cash flow statement prints in parentheses counts by its size when the
     operand names a payment ("capex", "dividends"). Rows labelled alike that disagree give no input, unless `whole`
     (a row to quote, not to compute with): then the largest in magnitude, the consolidated whole over a part (a
-    parent company's own statement, a segment's; not for a percentage), and, given the page `near` where other rows were read, a row
-    on it first."""
+    parent company's own statement, a segment's; not for a percentage), and, given the page `near` where other rows
+    were read, a row on it first."""
     from jsonl_engine.retrieval import retrieve
 
     memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows

@@ -26,6 +26,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from jsonl_engine.answer import extreme
@@ -43,7 +44,9 @@ from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 
 if TYPE_CHECKING:
+    from jsonl_engine.answer.sentences import Segment
     from jsonl_engine.answer.synthesize import Synthesis
+    from jsonl_engine.retrieval import Passage
     from jsonl_engine.store import Store
 
 
@@ -53,6 +56,8 @@ class Intent:
     items: tuple[str, ...]  # the line items read, in the order an answer states them ("a | b": the first found)
     prior: bool = True  # the year before the asked one is read too (a profile, a change between two years)
     compare: bool = False  # the items are the candidates of a superlative: the extreme one leads (answer/extreme.py)
+    shares: str = ""  # "largest": lead with the sentence stating the largest share of revenue over the question's
+    # threshold; "first": unless a sentence stating a share of revenue leads, the first one (`_share_lead`)
     label_word: str = ""  # a word every row's label holds ("cash": "Net cash used in investing activities", not
     # "Other investing activities")
 
@@ -78,7 +83,15 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
     # "Has Acme increased its debt on balance sheet between FY2021 and FY2022?"
     (re.compile(r"\b(?:increased|decreased|reduced|raised|changed)\s+(?:its\s+)?(?:total\s+)?debt\b|"
                 r"\bdebt\s+on\s+(?:its\s+|the\s+)?balance\s+sheet\b", re.IGNORECASE),
-     Intent("the debt on the balance sheet", ("total debt | long-term debt",))),
+     Intent("the debt on the balance sheet", ("total debt | long-term debt",
+                                              "current portion of long-term debt | short-term borrowings"))),
+    # "Are there any product categories / service categories that represent more than 20% of Acme's revenue for
+    # FY2022?": the sentence stating a category's share of revenue, the largest first
+    (re.compile(r"\bmore\s+than\s+\d+(?:\.\d+)?\s?%\s+of\b[^?]*\b(?:revenues?|sales)\b", re.IGNORECASE),
+     Intent("the categories' shares of revenue", (), prior=False, shares="largest")),
+    # "Who are the primary customers of Acme as of FY2022?": the sentence stating their share of revenue
+    (re.compile(r"\b(?:primary|main|major|largest)\s+customers?\b", re.IGNORECASE),
+     Intent("the customers' share of revenue", (), prior=False, shares="first")),
     # "Among operations, investing, and financing activities, which brought in the most (or lost the least) cash
     # flow ...?": the three totals of the cash flow statement, one table, the extreme one first
     (re.compile(r"\boperat\w*,\s+investing,?\s+(?:and|or)\s+financing\b", re.IGNORECASE),
@@ -109,6 +122,8 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     years = (str(target), str(target - 1)) if intent.prior else (str(target),)
     named, memo = named_statements(query), {}
     found: list[Input] = []
+    if intent.shares:
+        return _share_lead(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
     if intent.compare:
         return _compared(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
     for n, item in enumerate(intent.items):
@@ -124,8 +139,9 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
             break
     claims, lines, tables = input_claims(found, dict.fromkeys(range(len(found)), years), change=intent.prior)
     lead_with(out, claims, lines, tables, head=None, max_chars=max_chars, max_claims=max_claims)
-    out.first_claim = {"id": claims[0].id, "why": f"{intent.name}: the row of {found[0].operand.phrase} in the "
-                       f"{' and '.join(years)} columns, as an analyst reads the question"}
+    label = " ".join(found[0].row.label.text.split()) if found[0].row.label else found[0].operand.phrase
+    out.first_claim = {"id": claims[0].id, "why": f"{intent.name}: the row {label!r} (for {found[0].operand.phrase}) "
+                       f"in the {' and '.join(years)} columns, as an analyst reads the question"}
     return out
 
 
@@ -192,18 +208,11 @@ def _dividend_lead(query: str, out: Synthesis) -> Synthesis:
     if first is None or first.asked:
         return out  # a sentence, or a row read in the asked quarter's column, leads already
     years = {str(y) for y in parse_periods(query).years}
-    lines = out.answer.split("\n")
     for i, claim in enumerate(out.claims):
-        if claim.id in out.tables or not _PER_SHARE_DIVIDEND.search(claim.text) \
-                or not any(y in claim.text for y in years):
-            continue
-        if i < len(lines) and len(lines) == len(out.claims):
-            lines.insert(0, lines.pop(i))
-            out.answer = "\n".join(lines)
-        out.claims.insert(0, out.claims.pop(i))
-        out.first_claim = {"id": claim.id, "why": "a sentence stating the dividend per share paid in the asked year, "
-                           "for a quarter's dividend, over a row of the year's total"}
-        return out
+        if claim.id not in out.tables and _PER_SHARE_DIVIDEND.search(claim.text) \
+                and any(y in claim.text for y in years):
+            return _moved_first(out, i, "a sentence stating the dividend per share paid in the asked year, for a "
+                                "quarter's dividend, over a row of the year's total")
     return out
 
 
@@ -222,3 +231,95 @@ def _unjudged(out: Synthesis, ask: extreme.Asked) -> None:
         out.tables[claim.id] = dataclasses.replace(reading, line=line)
         lines[n] = f"{line or ' '.join(claim.text.split())} [{claim.id}]"
     out.answer = "\n".join(lines)
+
+
+# a share of revenue stated in a sentence: "represented 39% of our total consolidated net sales", "71% of our $47.2
+# billion in net sales", "approximately 13.5% and 10.7% of the total consolidated revenues"
+_SHARE_OF_REVENUE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?(?:%|percent)\s+of\s+(?:(?:our|the|its|total|consolidated|"
+                               r"company['’]s)\s+|\$\s?[\d.,]+\s+(?:billion|million)\s+(?:in\s+)?)*(?:net\s+|operating\s+)?"
+                               r"(?:sales|revenues?)\b", re.IGNORECASE)
+_CATEGORY = re.compile(r"\b(?:segments?|business(?:es)?|products?|services?|categor(?:y|ies)|divisions?|brands?|"
+                       r"franchises?|lines?)\b", re.IGNORECASE)  # what a category's share is written about
+_CUSTOMER = re.compile(r"\b(?:customers?|clients?|government|wholesalers?|distributors?)\b", re.IGNORECASE)
+_THRESHOLD = re.compile(r"\bmore\s+than\s+(\d+(?:\.\d+)?)\s?%", re.IGNORECASE)
+_YEARS = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d%]|,\d)")  # "2022," too, not "2,022"
+MAJOR_CUSTOMER = 10  # the share of revenue from which filings name a customer (10% or more: Regulation S-K)
+SHARE_PASSAGES = 12  # passages searched for sentences stating a share of revenue
+
+
+def _stated_share(mode: str, text: str, year: str) -> Decimal | None:
+    """The largest share of revenue `text` states in the asked year (or naming no year), when it is written about
+    what `mode` looks for: "largest", a category (a segment, a product line named before the share: "our
+    Aeronautics business segment ... represented 39% of ..."), never a customer; "first", a customer, of 10% or
+    more (less, "less than 0.5% of sales to customers", is no customer named)."""
+    years = set(_YEARS.findall(text))
+    first = _SHARE_OF_REVENUE.search(text)
+    if first is None or (years and year not in years):
+        return None
+    if mode == "largest" and (_CUSTOMER.search(text) or not _CATEGORY.search(text, 0, first.start())):
+        return None  # a customer's share ("69% of our net sales from the government"), or none's
+    if mode == "first" and not _CUSTOMER.search(text):
+        return None  # a kind of contract's share, not a customer's
+    share = max(Decimal(m.group(1)) for m in _SHARE_OF_REVENUE.finditer(text))
+    return share if mode != "first" or share >= MAJOR_CUSTOMER else None
+
+
+def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, year: str, document_ids: Sequence[str],
+                statuses: Sequence[str], max_chars: int, max_claims: int) -> Synthesis:
+    """`out` led by a sentence stating a share of revenue in the asked year (or no year) (`_stated_share`): of the
+    answer's own claims, else of the document's passages a search for such sentences finds. "largest": the one
+    stating the largest share over the question's threshold ("more than 20% of revenue"); "first": unless such a
+    sentence leads already, the first of the answer's, else the search's best ranked."""
+    from jsonl_engine.answer.citations import make_claim
+
+    own = [n for n, c in enumerate(out.claims) if _stated_share(intent.shares, c.text, year) is not None]
+    if intent.shares == "first" and own:
+        return out if own[0] == 0 else _moved_first(out, own[0], f"{intent.name}: the first claim stating one")
+    threshold = Decimal(m.group(1)) if (m := _THRESHOLD.search(query)) else Decimal(0)
+    found = _share_sentences(store, intent.shares, year, document_ids, statuses)
+    if intent.shares == "largest":
+        found = sorted((c for c in found if c[0] > threshold), key=lambda c: -c[0])  # stable: rank, position
+    if not found:
+        return out
+    share, p, seg = found[0]
+    claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                       section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=seg.start, end=seg.end)
+    why = f"{intent.name}: a sentence stating {share}% of revenue" + \
+        (f", the largest over {threshold}%" if intent.shares == "largest" else "")
+    at = next((n for n, c in enumerate(out.claims) if c.id == claim.id), None)
+    if at is not None:
+        return _moved_first(out, at, why)
+    lead_with(out, [claim], [f"{' '.join(claim.text.split())} [{claim.id}]"], {}, head=None, max_chars=max_chars,
+              max_claims=max_claims)
+    out.first_claim = {"id": claim.id, "why": why}
+    return out
+
+
+def _share_sentences(store: Store, mode: str, year: str, document_ids: Sequence[str], statuses: Sequence[str]
+                     ) -> list[tuple[Decimal, Passage, Segment]]:
+    """The sentences stating a share of revenue (`_stated_share`) in the passages a search for them finds, in
+    retrieval order, then position."""
+    from jsonl_engine.answer.sentences import segment
+    from jsonl_engine.retrieval import retrieve
+
+    search = f"segment represented percent of total consolidated net sales revenues {year}" if mode == "largest" \
+        else f"principal customers percent of net sales revenues {year}"
+    out = []
+    for p in retrieve(store, search, document_ids=list(document_ids), statuses=tuple(statuses),
+                      limit=SHARE_PASSAGES).passages:
+        for seg in segment(p.text):
+            if seg.kind in ("sentence", "bullet") and (share := _stated_share(mode, p.text[seg.start:seg.end],
+                                                                            year)) is not None:
+                out.append((share, p, seg))
+    return out
+
+
+def _moved_first(out: Synthesis, n: int, why: str) -> Synthesis:
+    """`out` with its `n`-th claim (and answer line) first."""
+    lines = out.answer.split("\n")
+    if len(lines) == len(out.claims):
+        lines.insert(0, lines.pop(n))
+        out.answer = "\n".join(lines)
+    out.claims.insert(0, out.claims.pop(n))
+    out.first_claim = {"id": out.claims[0].id, "why": why}
+    return out
