@@ -56,8 +56,9 @@ class Intent:
     items: tuple[str, ...]  # the line items read, in the order an answer states them ("a | b": the first found)
     prior: bool = True  # the year before the asked one is read too (a profile, a change between two years)
     compare: bool = False  # the items are the candidates of a superlative: the extreme one leads (answer/extreme.py)
-    shares: str = ""  # "largest": lead with the sentence stating the largest share of revenue over the question's
-    # threshold; "first": unless a sentence stating a share of revenue leads, the first one (`_share_lead`)
+    shares: str = ""  # answered by a sentence (`_share_lead`): "largest", the one stating the largest share of revenue
+    # over the question's threshold; "first", unless one leads, the first stating a customer's share of revenue;
+    # "acquisition", the first stating an acquisition with its price or stake
     label_word: str = ""  # a word every row's label holds ("cash": "Net cash used in investing activities", not
     # "Other investing activities")
 
@@ -89,6 +90,9 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
     # FY2022?": the sentence stating a category's share of revenue, the largest first
     (re.compile(r"\bmore\s+than\s+\d+(?:\.\d+)?\s?%\s+of\b[^?]*\b(?:revenues?|sales)\b", re.IGNORECASE),
      Intent("the categories' shares of revenue", (), prior=False, shares="largest")),
+    # "What are major acquisitions that Acme has done in FY2023, FY2022 and FY2021?": a sentence stating one
+    (re.compile(r"\bacquisitions?\b[^?]*\b(?:done|made|completed|closed)\b", re.IGNORECASE),
+     Intent("the acquisitions", (), prior=False, shares="acquisition")),
     # "Who are the primary customers of Acme as of FY2022?": the sentence stating their share of revenue
     (re.compile(r"\b(?:primary|main|major|largest)\s+customers?\b", re.IGNORECASE),
      Intent("the customers' share of revenue", (), prior=False, shares="first")),
@@ -123,7 +127,8 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     named, memo = named_statements(query), {}
     found: list[Input] = []
     if intent.shares:
-        return _share_lead(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
+        asked = {str(y) for y in parse_periods(query).years}
+        return _share_lead(store, query, out, intent, asked, document_ids, statuses, max_chars, max_claims)
     if intent.compare:
         return _compared(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
     for n, item in enumerate(intent.items):
@@ -241,20 +246,32 @@ _SHARE_OF_REVENUE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?(?:%|percent)\s
 _CATEGORY = re.compile(r"\b(?:segments?|business(?:es)?|products?|services?|categor(?:y|ies)|divisions?|brands?|"
                        r"franchises?|lines?)\b", re.IGNORECASE)  # what a category's share is written about
 _CUSTOMER = re.compile(r"\b(?:customers?|clients?|government|wholesalers?|distributors?)\b", re.IGNORECASE)
+_ACQUIRED = re.compile(r"\b(?:completed|closed|consummated)\s+(?:the\s+|its\s+|our\s+)?(?:[\w.’'&-]+\s+){0,3}?"
+                       r"acquisitions?\b|\bacquired\s+(?:all|a|an|the\s+remaining|substantially|approximately|\d)",
+                       re.IGNORECASE)  # an acquisition made ("we acquired 85% of ..."), not "acquired intangible assets"
+_MONEY = re.compile(r"\$\s?\d|\b\d[\d,.]*\s+(?:million|billion)\b", re.IGNORECASE)  # a price
+_STAKE = re.compile(r"\d\s?%")  # the stake bought: "85% of the shares"
 _THRESHOLD = re.compile(r"\bmore\s+than\s+(\d+(?:\.\d+)?)\s?%", re.IGNORECASE)
 _YEARS = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d%]|,\d)")  # "2022," too, not "2,022"
+ACQUIRED_AT = 2  # `_stated_share` of an acquisition stated with its price
 MAJOR_CUSTOMER = 10  # the share of revenue from which filings name a customer (10% or more: Regulation S-K)
 SHARE_PASSAGES = 12  # passages searched for sentences stating a share of revenue
 
 
-def _stated_share(mode: str, text: str, year: str) -> Decimal | None:
-    """The largest share of revenue `text` states in the asked year (or naming no year), when it is written about
-    what `mode` looks for: "largest", a category (a segment, a product line named before the share: "our
-    Aeronautics business segment ... represented 39% of ..."), never a customer; "first", a customer, of 10% or
-    more (less, "less than 0.5% of sales to customers", is no customer named)."""
-    years = set(_YEARS.findall(text))
+def _stated_share(mode: str, text: str, years: set[str]) -> Decimal | None:
+    """What `text` states for `mode`, in an asked year (or naming no year): "largest", the largest share of revenue
+    of a category (a segment, a product line named before the share: "our Aeronautics business segment ...
+    represented 39% of ..."), never a customer's; "first", a customer's share of 10% or more (less, "less than 0.5%
+    of sales to customers", is no customer named); "acquisition", an acquisition completed or made with its price
+    (2) or, less telling, only the stake bought (1)."""
+    named = set(_YEARS.findall(text))
+    if named and not named & years:
+        return None
+    if mode == "acquisition":
+        return None if not _ACQUIRED.search(text) else Decimal(2) if _MONEY.search(text) else \
+            Decimal(1) if _STAKE.search(text) else None
     first = _SHARE_OF_REVENUE.search(text)
-    if first is None or (years and year not in years):
+    if first is None:
         return None
     if mode == "largest" and (_CUSTOMER.search(text) or not _CATEGORY.search(text, 0, first.start())):
         return None  # a customer's share ("69% of our net sales from the government"), or none's
@@ -264,28 +281,34 @@ def _stated_share(mode: str, text: str, year: str) -> Decimal | None:
     return share if mode != "first" or share >= MAJOR_CUSTOMER else None
 
 
-def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, year: str, document_ids: Sequence[str],
+def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, years: set[str], document_ids: Sequence[str],
                 statuses: Sequence[str], max_chars: int, max_claims: int) -> Synthesis:
-    """`out` led by a sentence stating a share of revenue in the asked year (or no year) (`_stated_share`): of the
-    answer's own claims, else of the document's passages a search for such sentences finds. "largest": the one
-    stating the largest share over the question's threshold ("more than 20% of revenue"); "first": unless such a
-    sentence leads already, the first of the answer's, else the search's best ranked."""
+    """`out` led by a sentence of the kind its template asks (`_stated_share`) of an asked year (or naming no year):
+    of the answer's own claims, then of the document's passages a search for such sentences finds, in that order.
+    "largest": the one stating the largest share over the question's threshold ("more than 20% of revenue");
+    "first": the first; "acquisition": the first stating a price, else the first stating a stake."""
     from jsonl_engine.answer.citations import make_claim
 
-    own = [n for n, c in enumerate(out.claims) if _stated_share(intent.shares, c.text, year) is not None]
-    if intent.shares == "first" and own:
-        return out if own[0] == 0 else _moved_first(out, own[0], f"{intent.name}: the first claim stating one")
-    threshold = Decimal(m.group(1)) if (m := _THRESHOLD.search(query)) else Decimal(0)
-    found = _share_sentences(store, intent.shares, year, document_ids, statuses)
-    if intent.shares == "largest":
-        found = sorted((c for c in found if c[0] > threshold), key=lambda c: -c[0])  # stable: rank, position
+    mode = intent.shares
+    threshold = Decimal(m.group(1)) if (m := _THRESHOLD.search(query)) and mode == "largest" else Decimal(0)
+    own = [(value, n) for n, c in enumerate(out.claims)
+           if (value := _stated_share(mode, c.text, years)) is not None and value > threshold]
+    best = max((v for v, _ in own), default=None)
+    if own and mode != "largest" and (mode == "first" or best == ACQUIRED_AT):
+        n = next(n for v, n in own if v == best)
+        return out if n == 0 else _moved_first(out, n, f"{intent.name}: the first claim stating one")
+    found = [(v, p, seg) for v, p, seg in _share_sentences(store, mode, years, document_ids, statuses) if v > threshold]
+    if own and (not found or max(v for v, _, _ in found) <= best):
+        n = next(n for v, n in own if v == best)  # the answer's own is as telling as any found
+        return out if n == 0 else _moved_first(out, n, f"{intent.name}: the claim stating the most")
     if not found:
         return out
-    share, p, seg = found[0]
+    share, p, seg = max(found, key=lambda f: f[0])  # the first of the largest (search order)
     claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                        section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=seg.start, end=seg.end)
-    why = f"{intent.name}: a sentence stating {share}% of revenue" + \
-        (f", the largest over {threshold}%" if intent.shares == "largest" else "")
+    why = f"{intent.name}: a sentence stating one" if mode == "acquisition" else \
+        f"{intent.name}: a sentence stating {share}% of revenue" + \
+        (f", the largest over {threshold}%" if mode == "largest" else "")
     at = next((n for n, c in enumerate(out.claims) if c.id == claim.id), None)
     if at is not None:
         return _moved_first(out, at, why)
@@ -295,21 +318,22 @@ def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, year: 
     return out
 
 
-def _share_sentences(store: Store, mode: str, year: str, document_ids: Sequence[str], statuses: Sequence[str]
+def _share_sentences(store: Store, mode: str, years: set[str], document_ids: Sequence[str], statuses: Sequence[str]
                      ) -> list[tuple[Decimal, Passage, Segment]]:
     """The sentences stating a share of revenue (`_stated_share`) in the passages a search for them finds, in
     retrieval order, then position."""
     from jsonl_engine.answer.sentences import segment
     from jsonl_engine.retrieval import retrieve
 
-    search = f"segment represented percent of total consolidated net sales revenues {year}" if mode == "largest" \
-        else f"principal customers percent of net sales revenues {year}"
+    search = {"largest": "segment represented percent of total consolidated net sales revenues",
+              "first": "principal customers percent of net sales revenues",
+              "acquisition": "completed the acquisition of consideration"}[mode] + " " + " ".join(sorted(years))
     out = []
     for p in retrieve(store, search, document_ids=list(document_ids), statuses=tuple(statuses),
                       limit=SHARE_PASSAGES).passages:
         for seg in segment(p.text):
             if seg.kind in ("sentence", "bullet") and (share := _stated_share(mode, p.text[seg.start:seg.end],
-                                                                            year)) is not None:
+                                                                            years)) is not None:
                 out.append((share, p, seg))
     return out
 
