@@ -67,6 +67,12 @@ def test_what_a_sentence_states_for_a_template():
         == Decimal(1)
     assert _stated_share("acquisition", "Amortization of acquired intangible assets of $26 million in 2022.",
                          years) is None
+    # a legal matter's largest amount, in millions: billions scaled, a plain small amount a note's millions
+    assert _stated_share("legal", "The settlement would be approximately $4.3 billion in remediation and $625 "
+                                  "million in attorneys' fees.", years) == Decimal(4300)
+    assert _stated_share("legal", "As part of the settlement the agency agreed to reimburse $307 of those costs.",
+                         years) == Decimal(307)
+    assert _stated_share("legal", "Advertising expenses totaled $5.2 billion in 2022.", years) is None
 
 
 def test_rows_of_the_asked_and_prior_year_lead(dev_kb: Store):
@@ -123,7 +129,7 @@ def filings(tmp_path_factory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["MGMRESORTS_2016_10K", "MGMRESORTS_2021_10K", "LOCKHEEDMARTIN_2017_10K", "LOCKHEEDMARTIN_2016_10K",
-             "KRAFTHEINZ_2022_10K"]
+             "KRAFTHEINZ_2022_10K", "BOEING_2020_10K"]
     store = open_store(tmp_path_factory.mktemp("domain") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -165,3 +171,12 @@ def test_an_acquisitions_price_leads_over_its_stake(filings: Store):
     out = _answer(filings, "KRAFTHEINZ_2022_10K", "What are major acquisitions that Kraft Heinz has done in FY2022?")
     assert "closed the Just Spices Acquisition for cash consideration of approximately $243 million" \
         in out.claims[0].text
+
+
+def test_the_largest_amount_of_a_legal_matter_leads(filings: Store):
+    """Of the sentences about legal matters stating an amount, the largest (a prosecution agreement's $2.51 billion,
+    not a contract settlement's $307 million)."""
+    out = _answer(filings, "BOEING_2020_10K", "Has Boeing reported any materially important ongoing legal battles "
+                  "from FY2020?")
+    assert out.claims[0].text.startswith("The Deferred Prosecution Agreement requires that we make payments totaling "
+                                         "$2.51")

@@ -58,7 +58,8 @@ class Intent:
     compare: bool = False  # the items are the candidates of a superlative: the extreme one leads (answer/extreme.py)
     shares: str = ""  # answered by a sentence (`_share_lead`): "largest", the one stating the largest share of revenue
     # over the question's threshold; "first", unless one leads, the first stating a customer's share of revenue;
-    # "acquisition", the first stating an acquisition with its price or stake
+    # "acquisition", the first stating an acquisition with its price or stake; "legal", the largest amount a
+    # legal matter's sentence states
     label_word: str = ""  # a word every row's label holds ("cash": "Net cash used in investing activities", not
     # "Other investing activities")
 
@@ -93,6 +94,9 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
     # "What are major acquisitions that Acme has done in FY2023, FY2022 and FY2021?": a sentence stating one
     (re.compile(r"\bacquisitions?\b[^?]*\b(?:done|made|completed|closed)\b", re.IGNORECASE),
      Intent("the acquisitions", (), prior=False, shares="acquisition")),
+    # "Has Acme reported any materially important ongoing legal battles from FY2022?": the largest amount stated
+    (re.compile(r"\blegal\s+(?:battles?|proceedings|disputes?|matters)\b", re.IGNORECASE),
+     Intent("the legal matters", (), prior=False, shares="legal")),
     # "Who are the primary customers of Acme as of FY2022?": the sentence stating their share of revenue
     (re.compile(r"\b(?:primary|main|major|largest)\s+customers?\b", re.IGNORECASE),
      Intent("the customers' share of revenue", (), prior=False, shares="first")),
@@ -251,6 +255,10 @@ _ACQUIRED = re.compile(r"\b(?:completed|closed|consummated)\s+(?:the\s+|its\s+|o
                        re.IGNORECASE)  # an acquisition made ("we acquired 85% of ..."), not "acquired intangible assets"
 _MONEY = re.compile(r"\$\s?\d|\b\d[\d,.]*\s+(?:million|billion)\b", re.IGNORECASE)  # a price
 _STAKE = re.compile(r"\d\s?%")  # the stake bought: "85% of the shares"
+_LEGAL = re.compile(r"\b(?:settle\w*|penalt(?:y|ies)|damages|judgments?|verdicts?|fines?|litigation|lawsuits?|"
+                    r"plaintiffs?|prosecution|class\s+actions?)\b", re.IGNORECASE)
+_AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(million|billion))?", re.IGNORECASE)
+DOLLARS = 100_000  # a plain amount this large is in dollars; a smaller one, in a note's millions ("$307")
 _THRESHOLD = re.compile(r"\bmore\s+than\s+(\d+(?:\.\d+)?)\s?%", re.IGNORECASE)
 _YEARS = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d%]|,\d)")  # "2022," too, not "2,022"
 ACQUIRED_AT = 2  # `_stated_share` of an acquisition stated with its price
@@ -263,10 +271,14 @@ def _stated_share(mode: str, text: str, years: set[str]) -> Decimal | None:
     of a category (a segment, a product line named before the share: "our Aeronautics business segment ...
     represented 39% of ..."), never a customer's; "first", a customer's share of 10% or more (less, "less than 0.5%
     of sales to customers", is no customer named); "acquisition", an acquisition completed or made with its price
-    (2) or, less telling, only the stake bought (1)."""
+    (2) or, less telling, only the stake bought (1); "legal", the largest amount (in millions) a sentence about a
+    legal matter states (a settlement, a penalty, damages)."""
     named = set(_YEARS.findall(text))
     if named and not named & years:
         return None
+    if mode == "legal":
+        amounts = [_millions(m) for m in _AMOUNT.finditer(text)] if _LEGAL.search(text) else []
+        return max(amounts) if amounts else None
     if mode == "acquisition":
         return None if not _ACQUIRED.search(text) else Decimal(2) if _MONEY.search(text) else \
             Decimal(1) if _STAKE.search(text) else None
@@ -279,6 +291,14 @@ def _stated_share(mode: str, text: str, years: set[str]) -> Decimal | None:
         return None  # a kind of contract's share, not a customer's
     share = max(Decimal(m.group(1)) for m in _SHARE_OF_REVENUE.finditer(text))
     return share if mode != "first" or share >= MAJOR_CUSTOMER else None
+
+
+def _millions(m: re.Match[str]) -> Decimal:
+    """An amount in millions: "$4.3 billion" 4,300, "$625 million" 625, "$1,500,000" 1.5, "$307" (a note's millions)
+    307."""
+    value = Decimal(m.group(1).replace(",", ""))
+    scale = (m.group(2) or "").lower()
+    return value * 1000 if scale == "billion" else value if scale or value < DOLLARS else value / 1_000_000
 
 
 def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, years: set[str], document_ids: Sequence[str],
@@ -307,6 +327,7 @@ def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, years:
     claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
                        section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=seg.start, end=seg.end)
     why = f"{intent.name}: a sentence stating one" if mode == "acquisition" else \
+        f"{intent.name}: the sentence stating the largest amount ({share:,.1f} million)" if mode == "legal" else \
         f"{intent.name}: a sentence stating {share}% of revenue" + \
         (f", the largest over {threshold}%" if mode == "largest" else "")
     at = next((n for n, c in enumerate(out.claims) if c.id == claim.id), None)
@@ -327,7 +348,8 @@ def _share_sentences(store: Store, mode: str, years: set[str], document_ids: Seq
 
     search = {"largest": "segment represented percent of total consolidated net sales revenues",
               "first": "principal customers percent of net sales revenues",
-              "acquisition": "completed the acquisition of consideration"}[mode] + " " + " ".join(sorted(years))
+              "acquisition": "completed the acquisition of consideration",
+              "legal": "litigation lawsuits settlement agreed to pay penalty"}[mode] + " " + " ".join(sorted(years))
     out = []
     for p in retrieve(store, search, document_ids=list(document_ids), statuses=tuple(statuses),
                       limit=SHARE_PASSAGES).passages:
