@@ -19,7 +19,8 @@ statements print for it, retrieval/query.py LINE_ITEMS: "COGS" -> "Cost of sales
 its headers (answer/tables.py), in the column of the operand's year; in a document with primary financial
 statements (as retrieval judged its pages at ingest), only rows on their pages (the sections of those pages are
 read whatever the search ranked), or a row elsewhere whose figure a statement prints: a line item of a statement
-is the figure itself, a note's table may be a part of it; of those, the rows of the statements the question names
+is the figure itself, a note's table may be a part of it (a percentage operand, "gross margin %", is read in the table
+that prints it: statements print amounts); of those, the rows of the statements the question names
 ("... in the balance sheet and the P&L") when they hold one. A payment the cash flow statement prints in
 parentheses ("Capital spending (5,207)") counts by its size for an operand naming a payment (capex, dividends).
 Never a wrong number: nothing is computed (the gap names the input) when an input is not found, when two rows fit

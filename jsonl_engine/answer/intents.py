@@ -1,23 +1,24 @@
 """Domain questions: the fixed ways analysts ask about one company's filing ("Does Acme have an improving gross
 margin profile as of FY2022?", "Is Acme a capital-intensive business based on FY2022 data?", "Has Acme increased its
-debt on balance sheet between FY2021 and FY2022?") are answered from the statement rows an analyst reads for them.
+debt on balance sheet between FY2021 and FY2022?") lead with what an analyst reads to answer them.
 
-A template is recognised by its wording (how analysts ask, whatever the company), and names the line items an
-analyst states, in the order an answer states them (" | " between items that stand for one another: the first found
-is read). Each item is a table row found as a computation's input is (answer/compute.py `find_input`: in a document
-with financial statements, a statement's line item whose label names the item; a percentage, a margin or a rate, in
-the table that prints it), in the column of the year asked (and of the year before, for a profile or a change, which
-the row's line then shows too, with the change column a table prints; of rows labelled alike that disagree, the
-largest, the consolidated whole over a parent company's or a segment's; after the first row, a row on its page
-first: one statement read). The first item is the one that answers:
-unless it is found, the others (revenue, assets) are not led with. The answer leads with the rows found; an item not surely found is left out (another
-row labelled alike with another figure, no column for the year), and with none found the answer keeps its own order.
-Nothing is computed here: the figures are the rows' own. A template asking which of its items is the largest
-("Among operations, investing, and financing activities, which brought in the most ...") leads with the extreme of
-their rows when all are found in one table, its line saying so (answer/extreme.py).
-
-A question asking whether dividends were paid in a quarter is answered by the quarter's figure: a row of a
-table of the year's quarters, else a sentence stating a per-share dividend of the asked year (`_dividend_lead`).
+A template is recognised by its wording (how analysts ask, whatever the company; `TEMPLATES`) and is answered by:
+- statement rows (`Intent.items`, in the order an answer states them; " | " between items that stand for one
+  another, the first found read): each found as a computation's input is (answer/compute.py `find_input`: in a
+  document with financial statements, a statement's line item whose label names the item; a percentage, a margin,
+  in the table that prints it), in the column of the asked year and, for a profile or a change, of the year before
+  (with the change column a table prints). Of rows labelled alike that disagree, the largest, the consolidated whole
+  over a parent company's or a guarantor's; after the first row, a row on its page first (one statement read). The
+  first item is the one that answers: unless it is found, the others (revenue, assets) do not lead. An item not
+  surely found is left out, and with none found the answer keeps its own order. Nothing is computed here: the
+  figures are the rows' own.
+- the extreme of rows compared (`Intent.compare`: "Among operations, investing, and financing activities, which
+  brought in the most ..."): the candidates' rows of one table, its line saying so (answer/extreme.py).
+- a sentence (`Intent.shares`, `_share_lead`): a category's or a customer's share of revenue, an acquisition with
+  its price, a legal matter's largest amount; the answer's own, else one a search of the document finds.
+A question asking whether dividends were paid in a quarter is answered by the quarter's figure: a row of a table of
+the year's quarters, else a sentence stating a per-share dividend of the asked year (`_dividend_lead`).
+Templates are about a year: a question naming a quarter (but that dividend one) is left to the answer's order.
 """
 
 from __future__ import annotations
@@ -123,18 +124,18 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     `document_ids` is one document; else unchanged (but a dividend question's quarter: `_dividend_lead`)."""
     if _DIVIDEND_QUARTER.search(query):
         return _dividend_lead(query, out)
-    intent = intent_of(query)
-    target = parse_periods(query).target
-    if intent is None or target is None or len(document_ids) != 1:
+    intent, periods = intent_of(query), parse_periods(query)
+    target = periods.target
+    if intent is None or target is None or periods.quarter or len(document_ids) != 1:
         return out
-    years = (str(target), str(target - 1)) if intent.prior else (str(target),)
-    named, memo = named_statements(query), {}
-    found: list[Input] = []
     if intent.shares:
-        asked = {str(y) for y in parse_periods(query).years}
+        asked = {str(y) for y in periods.years}
         return _share_lead(store, query, out, intent, asked, document_ids, statuses, max_chars, max_claims)
     if intent.compare:
         return _compared(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
+    years = (str(target), str(target - 1)) if intent.prior else (str(target),)
+    named, memo = named_statements(query), {}
+    found: list[Input] = []
     for n, item in enumerate(intent.items):
         for alternative in item.split(" | "):
             got = find_input(store, Operand(alternative.strip(), str(target)), document_ids, statuses, named, memo,
