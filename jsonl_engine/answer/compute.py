@@ -453,15 +453,31 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
 
 
 def candidate_rows(store: Store, operand: Operand, document_ids: Sequence[str], statuses: Sequence[str],
-                   memo: dict) -> list[tuple[int, Input]]:
+                   memo: dict, search: str | None = None) -> list[tuple[int, Input]]:
     """Every row naming `operand` with a value in its year's column (and how closely its label names it), in the
-    passages a search for it finds and on the pages of the financial statements, wherever they stand."""
+    passages a search for it (or for `search`, once per memo) finds and on the pages of the financial statements,
+    wherever they stand."""
     from jsonl_engine.retrieval import retrieve
 
-    found = retrieve(store, f"{operand.phrase} {operand.year}", document_ids=list(document_ids),
-                     statuses=tuple(statuses), limit=INPUT_PASSAGES)
-    memo.setdefault("like", found.passages[0] if found.passages else None)
-    return _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
+    query = search or f"{operand.phrase} {operand.year}"
+    if ("search", query) not in memo:
+        memo[("search", query)] = retrieve(store, query, document_ids=list(document_ids), statuses=tuple(statuses),
+                                           limit=INPUT_PASSAGES).passages
+    passages = memo[("search", query)]
+    memo.setdefault("like", passages[0] if passages else None)
+    return _rows_naming(store, operand, _with_statement_pages(store, passages, memo), memo)
+
+
+def seed_document(store: Store, document_id: str, memo: dict) -> None:
+    """`memo` set so that `find_input` reads the operands it is given for `document_id` on its financial statements'
+    pages first, without a search (as it does for a computation's operands after the first)."""
+    from jsonl_engine.retrieval.types import Passage
+
+    if "like" in memo or not store.statement_pages([document_id]).get(document_id):
+        return
+    doc = store.document(document_id)
+    memo["like"] = Passage(section_id="", document_id=document_id, document_title=doc.title, title="", path=[],
+                           page_start=0, page_end=0, score=0.0, text="", snippet="", status=doc.status, page_map=[])
 
 
 def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int, Input]]:

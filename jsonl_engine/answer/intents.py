@@ -39,6 +39,7 @@ from jsonl_engine.answer.compute import (
     input_claims,
     lead_with,
     named_statements,
+    seed_document,
 )
 from jsonl_engine.answer.tables import number, table_line
 from jsonl_engine.identity.route import parse_periods
@@ -135,6 +136,7 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
         return _compared(store, query, out, intent, str(target), document_ids, statuses, max_chars, max_claims)
     years = (str(target), str(target - 1)) if intent.prior else (str(target),)
     named, memo = named_statements(query), {}
+    seed_document(store, document_ids[0], memo)  # a line item is read on the statements, without a search
     found: list[Input] = []
     for n, item in enumerate(intent.items):
         for alternative in item.split(" | "):
@@ -169,7 +171,8 @@ def _compared(store: Store, query: str, out: Synthesis, intent: Intent, year: st
     for item in intent.items:
         pages: dict[int | None, list[tuple[int, Input]]] = {}
         for alternative in item.split(" | "):
-            for fit, i in candidate_rows(store, Operand(alternative.strip(), year), document_ids, statuses, memo):
+            for fit, i in candidate_rows(store, Operand(alternative.strip(), year), document_ids, statuses, memo,
+                                         search=f"net cash {' '.join(intent.items).replace('|', '')} {year}"):
                 if i.row.label is not None and intent.label_word in i.row.label.text.lower():
                     pages.setdefault(i.page, []).append((fit, i))
         per_item.append(pages)
