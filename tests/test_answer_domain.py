@@ -129,7 +129,7 @@ def filings(tmp_path_factory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["MGMRESORTS_2016_10K", "MGMRESORTS_2021_10K", "LOCKHEEDMARTIN_2017_10K", "LOCKHEEDMARTIN_2016_10K",
-             "KRAFTHEINZ_2022_10K", "BOEING_2020_10K"]
+             "KRAFTHEINZ_2022_10K", "BOEING_2020_10K", "VERIZON_2019_10K"]
     store = open_store(tmp_path_factory.mktemp("domain") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -151,6 +151,19 @@ def test_a_quarters_dividend_stated_per_share_leads_over_the_years_total(filings
                   "FY2021?")
     assert "we paid dividends of $0.0025 per share" in out.claims[0].text
     assert out.first_claim["why"].startswith("a sentence stating the dividend per share")
+
+
+def test_a_quarters_dividend_found_by_a_search_leads(filings: Store):
+    """No claim of the answer states a per-share dividend (the cash flow statement's "Dividends paid" leads it): a
+    search of the document finds the sentence stating the quarter's (a percentage inside it, "by 2.1% to ...")."""
+    from jsonl_engine.answer.intents import _PER_SHARE_DIVIDEND
+
+    assert _PER_SHARE_DIVIDEND.search("the Board increased our quarterly dividend payment by 2.1% to $0.6150 from "
+                                      "$0.6025 per share")
+    assert not _PER_SHARE_DIVIDEND.search("Dividends paid were $10.0 billion. Earnings were $4.65 per share.")
+    out = _answer(filings, "VERIZON_2019_10K", "Has Verizon paid dividends to common shareholders in Q3 of FY2019?")
+    assert out.claims[0].text.startswith("During the third quarter of 2019, the Board increased our quarterly "
+                                         "dividend payment by 2.1% to $0.6150")
 
 
 def test_the_largest_categorys_share_of_revenue_leads(filings: Store):

@@ -453,10 +453,11 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
 
 
 def candidate_rows(store: Store, operand: Operand, document_ids: Sequence[str], statuses: Sequence[str],
-                   memo: dict, search: str | None = None) -> list[tuple[int, Input]]:
-    """Every row naming `operand` with a value in its year's column (and how closely its label names it), in the
-    passages a search for it (or for `search`, once per memo) finds and on the pages of the financial statements,
-    wherever they stand."""
+                   memo: dict, search: str | None = None, fit_of: Callable[[str], int | None] | None = None
+                   ) -> list[tuple[int, Input]]:
+    """Every row naming `operand` with a value in its year's column (and how closely its label names it, or
+    `fit_of(label)`), in the passages a search for it (or for `search`, once per memo) finds and on the pages of the
+    financial statements, wherever they stand."""
     from jsonl_engine.retrieval import retrieve
 
     query = search or f"{operand.phrase} {operand.year}"
@@ -465,7 +466,7 @@ def candidate_rows(store: Store, operand: Operand, document_ids: Sequence[str], 
                                            limit=INPUT_PASSAGES).passages
     passages = memo[("search", query)]
     memo.setdefault("like", passages[0] if passages else None)
-    return _rows_naming(store, operand, _with_statement_pages(store, passages, memo), memo)
+    return _rows_naming(store, operand, _with_statement_pages(store, passages, memo), memo, fit_of)
 
 
 def seed_document(store: Store, document_id: str, memo: dict) -> None:
@@ -492,9 +493,10 @@ def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int
             if i.page in statements]
 
 
-def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict) -> list[tuple[int, Input]]:
-    """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`) and whose column of the
-    operand's year holds a value; not a share ("%") when the operand asks for none."""
+def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict,
+                fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
+    """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`, or `fit_of(label)` when
+    given) and whose column of the operand's year holds a value; not a share ("%") when the operand asks for none."""
     from jsonl_engine.answer.pages import row_on_page
 
     best: list[tuple[int, Input]] = []
@@ -505,7 +507,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
             if seg.kind != "row":
                 continue
             label, _cells = cells_of(p.text, seg.start, seg.end)
-            fit = _label_fit(operand, label.text) if label is not None else None
+            fit = None if label is None else fit_of(label.text) if fit_of else _label_fit(operand, label.text)
             if fit is None or (_PER_SHARE.search(label.text) and not _PER_SHARE.search(operand.phrase)):
                 continue  # read on its page (headers above it) only a row that names the operand (not per share)
             key = ("row", p.section_id, seg.start)

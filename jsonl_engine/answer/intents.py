@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from jsonl_engine.answer import extreme
+from jsonl_engine.answer.citations import make_claim
 from jsonl_engine.answer.compute import (
     Input,
     Operand,
@@ -41,6 +42,7 @@ from jsonl_engine.answer.compute import (
     named_statements,
     seed_document,
 )
+from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.tables import number, table_line
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
@@ -124,7 +126,7 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     """`out` led by the rows its template reads (module docstring), when the question is asked in one and
     `document_ids` is one document; else unchanged (but a dividend question's quarter: `_dividend_lead`)."""
     if _DIVIDEND_QUARTER.search(query):
-        return _dividend_lead(query, out)
+        return _dividend_lead(store, query, out, document_ids, statuses, max_chars, max_claims)
     intent, periods = intent_of(query), parse_periods(query)
     target = periods.target
     if intent is None or target is None or periods.quarter or len(document_ids) != 1:
@@ -205,28 +207,79 @@ def _compared(store: Store, query: str, out: Synthesis, intent: Intent, year: st
 
 _DIVIDEND_QUARTER = re.compile(r"\bdividends?\b.*\b(?:q[1-4]|(?:first|second|third|fourth)\s+(?:fiscal\s+)?quarter)\b",
                                re.IGNORECASE)
-_PER_SHARE_DIVIDEND = re.compile(r"\bdividends?\b[^.;]*?\$\s?\d[\d,]*(?:\.\d+)?\s+(?:per|a)\s+(?:common\s+)?share\b|"
-                                 r"\$\s?\d[\d,]*(?:\.\d+)?\s+(?:per|a)\s+(?:common\s+)?share\b[^.;]*?\bdividends?\b",
-                                 re.IGNORECASE)
+_PER_SHARE_DIVIDEND = re.compile(r"\bdividends?\b(?:[^.;]|\.\d)*?\$\s?\d[\d,]*(?:\.\d+)?\s+(?:per|a)\s+(?:common\s+)?"
+                                 r"share\b|\$\s?\d[\d,]*(?:\.\d+)?\s+(?:per|a)\s+(?:common\s+)?share\b(?:[^.;]|\.\d)*?"
+                                 r"\bdividends?\b", re.IGNORECASE)  # within a sentence ("by 2.1% to $0.6150 ...")
 
 
-def _dividend_lead(query: str, out: Synthesis) -> Synthesis:
-    """A question whether dividends were paid in a quarter, answered first by a year's table row that has no
-    quarter's column (the cash flow statement's "Dividends paid"): led instead by a sentence of the answer stating
-    a per-share dividend in a year asked ("In March, June, September and December 2021, we paid dividends of $0.01
-    per share"), which says what was paid each quarter."""
-    if not out.claims:
+def _dividend_lead(store: Store, query: str, out: Synthesis, document_ids: Sequence[str], statuses: Sequence[str],
+                   max_chars: int, max_claims: int) -> Synthesis:
+    """A question whether dividends were paid in a quarter, answered by the quarter's dividend per share: unless a
+    dividend row read in the asked quarter's column, or a sentence stating a per-share dividend, leads already, the
+    row of dividends per share of a table of the year's quarters ("Cash dividends declared per common share, 2nd
+    Quarter"), else a sentence of the answer, else of a search of the document, stating a per-share dividend in a
+    year asked ("In March, June, September and December 2021, we paid dividends of $0.01 per share")."""
+    periods = parse_periods(query)
+    if not out.claims or periods.target is None or len(document_ids) != 1:
         return out
-    first = out.tables.get(out.claims[0].id)
-    if first is None or first.asked:
-        return out  # a sentence, or a row read in the asked quarter's column, leads already
-    years = {str(y) for y in parse_periods(query).years}
+    first = out.claims[0]
+    reading = out.tables.get(first.id)
+    label = reading.row.label.text if reading is not None and reading.row.label is not None else ""
+    if (reading is None and _PER_SHARE_DIVIDEND.search(first.text)) or (reading is not None and reading.asked
+                                                                       and _DIVIDEND.search(label)):
+        return out
+    year, memo = str(periods.target), {}
+    search = f"dividends per share quarter {year}"
+    rows = candidate_rows(store, Operand("dividends per share", year, quarter=periods.quarter), document_ids,
+                          statuses, memo, search=search, fit_of=_dividend_fit)
+    rows = [(fit, i) for fit, i in rows if _per_share_cells(i)]
+    if rows:
+        row = min(rows, key=lambda r: r[0])[1]
+        claims, lines, tables = input_claims([row])
+        lead_with(out, claims, lines, tables, head=None, max_chars=max_chars, max_claims=max_claims)
+        out.first_claim = {"id": claims[0].id, "why": "the dividends per share of the asked quarter, in a table of "
+                           "the year's quarters"}
+        return out
+    years = {str(y) for y in periods.years}
+
+    def stated(text: str) -> bool:
+        return bool(_PER_SHARE_DIVIDEND.search(text)) and any(y in text for y in years)
+
+    why = "a sentence stating the dividend per share paid in the asked year, for a quarter's dividend"
     for i, claim in enumerate(out.claims):
-        if claim.id not in out.tables and _PER_SHARE_DIVIDEND.search(claim.text) \
-                and any(y in claim.text for y in years):
-            return _moved_first(out, i, "a sentence stating the dividend per share paid in the asked year, for a "
-                                "quarter's dividend, over a row of the year's total")
+        if claim.id not in out.tables and stated(claim.text):
+            return _moved_first(out, i, why)
+    for p in memo.get(("search", search)) or []:
+        for seg in segment(p.text):
+            if seg.kind in ("sentence", "bullet") and stated(p.text[seg.start:seg.end]):
+                claim = make_claim(section_id=p.section_id, document_id=p.document_id,
+                                   document_title=p.document_title, section_text=p.text, page_map=p.page_map,
+                                   page_start=p.page_start, start=seg.start, end=seg.end)
+                lead_with(out, [claim], [f"{' '.join(claim.text.split())} [{claim.id}]"], {}, head=None,
+                          max_chars=max_chars, max_claims=max_claims)
+                out.first_claim = {"id": claim.id, "why": why}
+                return out
     return out
+
+
+_DIVIDEND = re.compile(r"\bdividends?\b", re.IGNORECASE)
+_PER_SHARE_LABEL = re.compile(r"\bper\s+(?:common\s+)?share\b", re.IGNORECASE)
+
+
+def _dividend_fit(label: str) -> int | None:
+    """How closely a row's label names dividends per share ("Cash dividends declared per common share", or
+    "Dividends paid" in a table of the year's quarters, whose cells `_per_share_cells` then checks: its words, fewer
+    closer), None for another row (earnings per share, a stock price)."""
+    return len(label.split()) if _DIVIDEND.search(label) else None
+
+
+def _per_share_cells(row: Input) -> bool:
+    """The row's values are amounts per share: its label says so, or every value has cents and is under 100 ("0.91",
+    not the total paid, "(4,630)")."""
+    if row.row.label is not None and _PER_SHARE_LABEL.search(row.row.label.text):
+        return True
+    values = [c.text.replace("$", "").strip() for c in row.row.cells if not c.empty]
+    return bool(values) and all(re.fullmatch(r"\d{1,2}\.\d+", v) for v in values)
 
 
 def _unjudged(out: Synthesis, ask: extreme.Asked) -> None:
@@ -311,8 +364,6 @@ def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, years:
     of the answer's own claims, then of the document's passages a search for such sentences finds, in that order.
     "largest": the one stating the largest share over the question's threshold ("more than 20% of revenue");
     "first": the first; "acquisition": the first stating a price, else the first stating a stake."""
-    from jsonl_engine.answer.citations import make_claim
-
     mode = intent.shares
     threshold = Decimal(m.group(1)) if (m := _THRESHOLD.search(query)) and mode == "largest" else Decimal(0)
     own = [(value, n) for n, c in enumerate(out.claims)
@@ -347,7 +398,6 @@ def _share_sentences(store: Store, mode: str, years: set[str], document_ids: Seq
                      ) -> list[tuple[Decimal, Passage, Segment]]:
     """The sentences stating a share of revenue (`_stated_share`) in the passages a search for them finds, in
     retrieval order, then position."""
-    from jsonl_engine.answer.sentences import segment
     from jsonl_engine.retrieval import retrieve
 
     search = {"largest": "segment represented percent of total consolidated net sales revenues",
