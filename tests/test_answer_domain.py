@@ -96,6 +96,20 @@ def test_rows_of_the_asked_and_prior_year_lead(dev_kb: Store):
     assert out.computed is None  # nothing computed: the figures are the rows'
 
 
+def test_debt_reads_the_long_term_debt_line_not_its_current_portion(dev_kb: Store):
+    """"Long-term debt, less current portion" is the line an analyst reads for the debt on the balance sheet, not
+    "Current portion of long-term debt" (fewer words beside the item's) nor "Repayment of long-term debt"."""
+    from jsonl_engine.answer.intents import _starting
+
+    fit = _starting("long-term debt")
+    assert fit("Long-term debt, less current portion") == 3 and fit("Total long-term debt") == 0
+    assert fit("Current portion of long-term debt") is None and fit("Repayment of long-term debt") is None
+    lines = _lines(dev_kb, "AMCOR_2023_10K", "Has AMCOR increased its debt on balance sheet between FY2022 and "
+                   "FY2023?")
+    assert lines[0].startswith("Long-term debt, less current portion, June 30, 2023: 6,653; 2022: 6,340 ")
+    assert lines[1].startswith("Current portion of long-term debt, June 30, 2023: $ 13; 2022: $ 14 ")
+
+
 def test_the_consolidated_statement_over_a_guarantors(dev_kb: Store):
     """Two balance sheets print "Total current liabilities" (the consolidated one and a guarantor's condensed one):
     the consolidated, larger one leads, and the other rows are read on its page."""

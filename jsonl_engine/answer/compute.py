@@ -402,7 +402,8 @@ def _label_fit(operand: Operand, label: str) -> int | None:
 
 def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
                statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None,
-               whole: bool = False, near: int | None = None) -> Input | str:
+               whole: bool = False, near: int | None = None,
+               fit_of: Callable[[str], int | None] | None = None) -> Input | str:
     """The table cell of `operand`, or why there is none. In a document with financial statements, only their
     rows; of those, the rows of the statement a note after the operand names, else of the statements the question
     names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
@@ -410,17 +411,17 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
     operand names a payment ("capex", "dividends"). Rows labelled alike that disagree give no input, unless `whole`
     (a row to quote, not to compute with): then the largest in magnitude, the consolidated whole over a part (a
     parent company's own statement, a segment's; not for a percentage), and, given the page `near` where other rows
-    were read, a row on it first."""
+    were read, a row on it first. `fit_of(label)` judges a row's label in place of `_label_fit`."""
     from jsonl_engine.retrieval import retrieve
 
     memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows
-    best = _on_statements(store, operand, memo) if len(document_ids or ()) == 1 else []
+    best = _on_statements(store, operand, memo, fit_of) if len(document_ids or ()) == 1 else []
     if not best:  # none of the statements' rows (read for an earlier operand) names it: search
         quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
         found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}",
                          document_ids=list(document_ids or []) or None, statuses=tuple(statuses), limit=INPUT_PASSAGES)
         memo.setdefault("like", found.passages[0] if found.passages else None)
-        best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
+        best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo, fit_of)
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
@@ -481,7 +482,8 @@ def seed_document(store: Store, document_id: str, memo: dict) -> None:
                            page_start=0, page_end=0, score=0.0, text="", snippet="", status=doc.status, page_map=[])
 
 
-def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int, Input]]:
+def _on_statements(store: Store, operand: Operand, memo: dict,
+                   fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
     """The rows of the financial statements' pages naming `operand` (not a quarter's: those are read in quarterly
     tables), once an earlier operand of the computation found the document (`memo["like"]`): what the search would
     be filtered down to, read without searching."""
@@ -489,7 +491,7 @@ def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int
     if like is None or operand.quarter is not None:
         return []
     statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
-    return [(f, i) for f, i in _rows_naming(store, operand, _with_statement_pages(store, [like], memo), memo)
+    return [(f, i) for f, i in _rows_naming(store, operand, _with_statement_pages(store, [like], memo), memo, fit_of)
             if i.page in statements]
 
 

@@ -4,7 +4,7 @@ debt on balance sheet between FY2021 and FY2022?") lead with what an analyst rea
 
 A template is recognised by its wording (how analysts ask, whatever the company; `TEMPLATES`) and is answered by:
 - statement rows (`Intent.items`, in the order an answer states them; " | " between items that stand for one
-  another, the first found read): each found as a computation's input is (answer/compute.py `find_input`: in a
+  another, the first found read; "^item": a label starting with the item's words, `_starting`): each found as a computation's input is (answer/compute.py `find_input`: in a
   document with financial statements, a statement's line item whose label names the item; a percentage, a margin,
   in the table that prints it), in the column of the asked year and, for a profile or a change, of the year before
   (with the change column a table prints). Of rows labelled alike that disagree, the largest, the consolidated whole
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -89,8 +89,9 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
     # "Has Acme increased its debt on balance sheet between FY2021 and FY2022?"
     (re.compile(r"\b(?:increased|decreased|reduced|raised|changed)\s+(?:its\s+)?(?:total\s+)?debt\b|"
                 r"\bdebt\s+on\s+(?:its\s+|the\s+)?balance\s+sheet\b", re.IGNORECASE),
-     Intent("the debt on the balance sheet", ("total debt | long-term debt",
-                                              "current portion of long-term debt | short-term borrowings"))),
+     Intent("the debt on the balance sheet", ("^total debt | ^long-term debt",
+                                              "^current portion of long-term debt | ^short-term borrowings | "
+                                              "^short-term debt"))),
     # "Are there any product categories / service categories that represent more than 20% of Acme's revenue for
     # FY2022?": the sentence stating a category's share of revenue, the largest first
     (re.compile(r"\bmore\s+than\s+\d+(?:\.\d+)?\s?%\s+of\b[^?]*\b(?:revenues?|sales)\b", re.IGNORECASE),
@@ -142,8 +143,10 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     found: list[Input] = []
     for n, item in enumerate(intent.items):
         for alternative in item.split(" | "):
-            got = find_input(store, Operand(alternative.strip(), str(target)), document_ids, statuses, named, memo,
-                             whole=True, near=found[0].page if found else None)
+            phrase = alternative.strip().lstrip("^")
+            got = find_input(store, Operand(phrase, str(target)), document_ids, statuses, named, memo,
+                             whole=True, near=found[0].page if found else None,
+                             fit_of=_starting(phrase) if alternative.strip().startswith("^") else None)
             if isinstance(got, Input):
                 found.append(got)
                 break
@@ -157,6 +160,19 @@ def lead(store: Store, query: str, out: Synthesis, *, document_ids: Sequence[str
     out.first_claim = {"id": claims[0].id, "why": f"{intent.name}: the row {label!r} (for {found[0].operand.phrase}) "
                        f"in the {' and '.join(years)} columns, as an analyst reads the question"}
     return out
+
+
+def _starting(item: str) -> Callable[[str], int | None]:
+    """A label fit for a row whose label starts with `item`'s words ("Long-term debt, net" for "long-term debt",
+    not "Current portion of long-term debt" nor "Repayment of long-term debt"): the words after them, fewer
+    closer."""
+    want = re.findall(r"[a-z]+", item.lower())
+
+    def fit(label: str) -> int | None:
+        words = re.findall(r"[a-z]+", label.lower())
+        words = words[1:] if words[:1] == ["total"] and want[:1] != ["total"] else words
+        return len(words) - len(want) if words[:len(want)] == want else None
+    return fit
 
 
 def _compared(store: Store, query: str, out: Synthesis, intent: Intent, year: str, document_ids: Sequence[str],
