@@ -73,7 +73,7 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
     # "Does Acme have a reasonably healthy liquidity profile based on its quick ratio ...?", "Has Acme's quick ratio
     # improved or declined ...?": every definition divides by current liabilities and counts cash
     (re.compile(r"\bquick\s+ratio\b", re.IGNORECASE),
-     Intent("the quick ratio's inputs", ("total current liabilities", "cash and cash equivalents",
+     Intent("the quick ratio's inputs", ("^total current liabilities", "^cash and cash equivalents",
                                          "accounts receivable"))),
     # "Is Acme a capital-intensive business based on FY2022 data?": capital expenditure against revenue and assets
     (re.compile(r"\bcapital[- ]intensive\b|\bcapital\s+intensity\b", re.IGNORECASE),
@@ -85,7 +85,7 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
      Intent("the operating margin's figures", ("operating margin % | operating income", "revenue"))),
     # "Does Acme have positive working capital based on FY2022 data?"
     (re.compile(r"\bworking\s+capital\b", re.IGNORECASE),
-     Intent("working capital's figures", ("total current assets", "total current liabilities"), prior=False)),
+     Intent("working capital's figures", ("^total current assets", "^total current liabilities"), prior=False)),
     # "Has Acme increased its debt on balance sheet between FY2021 and FY2022?"
     (re.compile(r"\b(?:increased|decreased|reduced|raised|changed)\s+(?:its\s+)?(?:total\s+)?debt\b|"
                 r"\bdebt\s+on\s+(?:its\s+|the\s+)?balance\s+sheet\b", re.IGNORECASE),
