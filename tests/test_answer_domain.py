@@ -70,9 +70,14 @@ def test_what_a_sentence_states_for_a_template():
     # a legal matter's largest amount, in millions: billions scaled, a plain small amount a note's millions
     assert _stated_share("legal", "The settlement would be approximately $4.3 billion in remediation and $625 "
                                   "million in attorneys' fees.", years) == Decimal(4300)
-    assert _stated_share("legal", "As part of the settlement the agency agreed to reimburse $307 of those costs.",
-                         years) == Decimal(307)
+    assert _stated_share("legal", "Under the settlement agreement the agency agreed to reimburse $307 of those "
+                                  "costs.", years) == Decimal(307)
     assert _stated_share("legal", "Advertising expenses totaled $5.2 billion in 2022.", years) is None
+    # a tax position's penalties and a pension's settlement are no legal matter
+    assert _stated_share("legal", "Accrued interest and penalties on uncertain tax positions were $100 million.",
+                         years) is None
+    assert _stated_share("legal", "The annuity purchase triggered a pre-tax settlement charge of $242 million.",
+                         years) is None
 
 
 def test_rows_of_the_asked_and_prior_year_lead(dev_kb: Store):

@@ -328,8 +328,14 @@ _ACQUIRED = re.compile(r"\b(?:completed|closed|consummated)\s+(?:the\s+|its\s+|o
                        re.IGNORECASE)  # an acquisition made ("we acquired 85% of ..."), not "acquired intangible assets"
 _MONEY = re.compile(r"\$\s?\d|\b\d[\d,.]*\s+(?:million|billion)\b", re.IGNORECASE)  # a price
 _STAKE = re.compile(r"\d\s?%")  # the stake bought: "85% of the shares"
-_LEGAL = re.compile(r"\b(?:settle\w*|penalt(?:y|ies)|damages|judgments?|verdicts?|fines?|litigation|lawsuits?|"
-                    r"plaintiffs?|prosecution|class\s+actions?)\b", re.IGNORECASE)
+# a legal matter: a lawsuit, a court, a prosecution ("settlement" alone also names a pension's or a contract's, and
+# "penalties" a tax position's: they count only beside the words of a legal matter)
+_LEGAL = re.compile(r"\b(?:litigation|lawsuits?|plaintiffs?|courts?|jury|verdicts?|judgments?|class\s+actions?|"
+                    r"prosecution|attorneys?(?:['’]|\s+general)|legal\s+(?:proceedings|matters|actions?)|damages|"
+                    r"settlement\s+agreements?|under\s+the\s+settlement)\b", re.IGNORECASE)
+_LEGAL_HEADING = re.compile(r"\blegal\b|\blitigation|\bcontingenc|\bproceedings\b|\blawsuits?\b", re.IGNORECASE)
+_NOT_LEGAL = re.compile(r"\b(?:tax|taxes|pension|annuit\w*|derivatives?|hedg\w*|swaps?|treasury\s+locks?)\b",
+                        re.IGNORECASE)
 _AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(million|billion))?", re.IGNORECASE)
 DOLLARS = 100_000  # a plain amount this large is in dollars; a smaller one, in a note's millions ("$307")
 _THRESHOLD = re.compile(r"\bmore\s+than\s+(\d+(?:\.\d+)?)\s?%", re.IGNORECASE)
@@ -350,7 +356,8 @@ def _stated_share(mode: str, text: str, years: set[str]) -> Decimal | None:
     if named and not named & years:
         return None
     if mode == "legal":
-        amounts = [_millions(m) for m in _AMOUNT.finditer(text)] if _LEGAL.search(text) else []
+        legal = _LEGAL.search(text) and not _NOT_LEGAL.search(text)
+        amounts = [_millions(m) for m in _AMOUNT.finditer(text)] if legal else []
         return max(amounts) if amounts else None
     if mode == "acquisition":
         return None if not _ACQUIRED.search(text) else Decimal(2) if _MONEY.search(text) else \
@@ -382,8 +389,8 @@ def _share_lead(store: Store, query: str, out: Synthesis, intent: Intent, years:
     "first": the first; "acquisition": the first stating a price, else the first stating a stake."""
     mode = intent.shares
     threshold = Decimal(m.group(1)) if (m := _THRESHOLD.search(query)) and mode == "largest" else Decimal(0)
-    own = [(value, n) for n, c in enumerate(out.claims)
-           if (value := _stated_share(mode, c.text, years)) is not None and value > threshold]
+    own = [(value, n) for n, c in enumerate(out.claims) if mode != "legal"  # its headings: the search's passages
+           and (value := _stated_share(mode, c.text, years)) is not None and value > threshold]
     best = max((v for v, _ in own), default=None)
     if own and mode != "largest" and (mode == "first" or best == ACQUIRED_AT):
         n = next(n for v, n in own if v == best)
@@ -423,6 +430,8 @@ def _share_sentences(store: Store, mode: str, years: set[str], document_ids: Seq
     out = []
     for p in retrieve(store, search, document_ids=list(document_ids), statuses=tuple(statuses),
                       limit=SHARE_PASSAGES).passages:
+        if mode == "legal" and not _LEGAL_HEADING.search(" ".join([*p.path, p.title])):
+            continue  # a legal matter is told under a heading saying so ("Legal Proceedings", "Contingencies")
         for seg in segment(p.text):
             if seg.kind in ("sentence", "bullet") and (share := _stated_share(mode, p.text[seg.start:seg.end],
                                                                             years)) is not None:
