@@ -331,8 +331,8 @@ _STAKE = re.compile(r"\d\s?%")  # the stake bought: "85% of the shares"
 # a legal matter: a lawsuit, a court, a prosecution ("settlement" alone also names a pension's or a contract's, and
 # "penalties" a tax position's: they count only beside the words of a legal matter)
 _LEGAL = re.compile(r"\b(?:litigation|lawsuits?|plaintiffs?|courts?|jury|verdicts?|judgments?|class\s+actions?|"
-                    r"prosecution|attorneys?(?:['’]|\s+general)|legal\s+(?:proceedings|matters|actions?)|damages|"
-                    r"settlement\s+agreements?|under\s+the\s+settlement)\b", re.IGNORECASE)
+                    r"prosecution|legal\s+(?:proceedings|matters|actions?)|damages|settlement\s+agreements?|"
+                    r"under\s+the\s+settlement)\b|\battorneys?(?:['’]|\s+general\b)", re.IGNORECASE)
 _LEGAL_HEADING = re.compile(r"\blegal\b|\blitigation|\bcontingenc|\bproceedings\b|\blawsuits?\b", re.IGNORECASE)
 _NOT_LEGAL = re.compile(r"\b(?:tax|taxes|pension|annuit\w*|derivatives?|hedg\w*|swaps?|treasury\s+locks?)\b",
                         re.IGNORECASE)
