@@ -165,6 +165,14 @@ def test_the_cash_flow_totals_of_the_consolidated_table(filings: Store):
     assert sum(line.startswith("Most of") for line in lines) == 1
 
 
+def test_the_effective_tax_rate_not_the_statutory_one(filings: Store):
+    """The reconciliation table prints the statutory rate first and the effective rate last: the effective rate's
+    row leads, read in the two years compared."""
+    lines = _lines(filings, "MGMRESORTS_2016_10K", "How much has the effective tax rate of MGM Resorts changed between "
+                   "FY2015 and FY2016?")
+    assert lines[0].startswith("Effective income tax rate, 2016: 1.8%; 2015: 0.6% ")
+
+
 def test_a_quarters_dividend_stated_per_share_leads_over_the_years_total(filings: Store):
     out = _answer(filings, "MGMRESORTS_2021_10K", "Has MGM Resorts paid dividends to common shareholders in Q3 of "
                   "FY2021?")

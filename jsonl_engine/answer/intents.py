@@ -111,6 +111,10 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
      Intent("the cash flow statement's three totals", ("operating activities | operations", "investing activities",
                                                      "financing activities"), prior=False, compare=True,
             label_word="cash")),
+    # "How much has the effective tax rate of Acme changed between FY2021 and FY2022?": the rate's row (a sentence
+    # stating it leads otherwise, as the answer's order has it)
+    (re.compile(r"\beffective\s+(?:income\s+)?tax\s+rates?\b", re.IGNORECASE),
+     Intent("the effective tax rate", ("^effective tax rate % | ^effective income tax rate %",))),
     # "What is the quantity of restructuring costs directly outlined in Acme's income statements for FY2022?"
     (re.compile(r"\brestructuring\s+(?:costs?|charges?|expenses?)\b", re.IGNORECASE),
      Intent("restructuring costs", ("restructuring",), prior=False)),
