@@ -77,7 +77,8 @@ TEMPLATES: tuple[tuple[re.Pattern[str], Intent], ...] = (
                                          "accounts receivable"))),
     # "Is Acme a capital-intensive business based on FY2022 data?": capital expenditure against revenue and assets
     (re.compile(r"\bcapital[- ]intensive\b|\bcapital\s+intensity\b", re.IGNORECASE),
-     Intent("capital intensity's figures", ("capex", "revenue", "total assets"), prior=False)),
+     Intent("capital intensity's figures", ("capex | property plant and equipment additions", "revenue",
+                                            "^total assets"), prior=False)),
     # "Does Acme have an improving gross margin profile as of FY2022?", "What drove gross margin change ...?"
     (re.compile(r"\bgross\s+margin\s+(?:profile|change)\b", re.IGNORECASE),
      Intent("the gross margin's figures", ("gross margin % | gross profit | cost of sales", "revenue"))),
