@@ -19,7 +19,8 @@ statements print for it, retrieval/query.py LINE_ITEMS: "COGS" -> "Cost of sales
 its headers (answer/tables.py), in the column of the operand's year; in a document with primary financial
 statements (as retrieval judged its pages at ingest), only rows on their pages (the sections of those pages are
 read whatever the search ranked), or a row elsewhere whose figure a statement prints: a line item of a statement
-is the figure itself, a note's table may be a part of it; of those, the rows of the statements the question names
+is the figure itself, a note's table may be a part of it (a percentage operand, "gross margin %", is read in the table
+that prints it: statements print amounts); of those, the rows of the statements the question names
 ("... in the balance sheet and the P&L") when they hold one. A payment the cash flow statement prints in
 parentheses ("Capital spending (5,207)") counts by its size for an operand naming a payment (capex, dividends).
 Never a wrong number: nothing is computed (the gap names the input) when an input is not found, when two rows fit
@@ -400,29 +401,34 @@ def _label_fit(operand: Operand, label: str) -> int | None:
 
 
 def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | None,
-               statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None) -> Input | str:
+               statuses: Sequence[str], named: frozenset[str] = frozenset(), memo: dict | None = None,
+               whole: bool = False, near: int | None = None,
+               fit_of: Callable[[str], int | None] | None = None) -> Input | str:
     """The table cell of `operand`, or why there is none. In a document with financial statements, only their
     rows; of those, the rows of the statement a note after the operand names, else of the statements the question
     names (`named`), when they hold one: "accounts payable" is a balance on the balance sheet, a change on the
     cash flow statement. A payment the cash flow statement prints in parentheses counts by its size when the
-    operand names a payment ("capex", "dividends")."""
+    operand names a payment ("capex", "dividends"). Rows labelled alike that disagree give no input, unless `whole`
+    (a row to quote, not to compute with): then the largest in magnitude, the consolidated whole over a part (a
+    parent company's own statement, a segment's; not for a percentage), and, given the page `near` where other rows
+    were read, a row on it first. `fit_of(label)` judges a row's label in place of `_label_fit`."""
     from jsonl_engine.retrieval import retrieve
 
     memo = {} if memo is None else memo  # what one computation's operands read alike: pages' sections, rows
-    best = _on_statements(store, operand, memo) if len(document_ids or ()) == 1 else []
+    best = _on_statements(store, operand, memo, fit_of) if len(document_ids or ()) == 1 else []
     if not best:  # none of the statements' rows (read for an earlier operand) names it: search
         quarterly = " quarterly quarter" if operand.quarter else ""  # a quarter's figure: the quarterly table
         found = retrieve(store, f"{operand.phrase} {operand.year}{quarterly}",
                          document_ids=list(document_ids or []) or None, statuses=tuple(statuses), limit=INPUT_PASSAGES)
         memo.setdefault("like", found.passages[0] if found.passages else None)
-        best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo)
+        best = _rows_naming(store, operand, _with_statement_pages(store, found.passages, memo), memo, fit_of)
     statements: dict[int, str] = {}
     if best:
         doc = best[0][1].passage.document_id
         statements = store.statement_pages([doc]).get(doc) or {}
-        if statements and operand.quarter is None:
+        if statements and operand.quarter is None and not _PERCENT.search(operand.phrase):
             # a document with financial statements: their line items are the figures themselves (a quarter's
-            # figure in an annual report is its quarterly table's)
+            # figure in an annual report is its quarterly table's; a percentage, its discussion's table)
             # (or a row elsewhere whose figure a statement prints: a total the statement prints without a label)
             on_statements = [(f, i) for f, i in best if i.page in statements]
             best = on_statements or _printed_on(store, doc, statements, best)
@@ -433,18 +439,51 @@ def find_input(store: Store, operand: Operand, document_ids: Sequence[str] | Non
             best = on_wanted or best
     if not best:
         return f"{operand.phrase} ({operand.year}): no table row with that year's column"
+    whole = whole and not _PERCENT.search(operand.phrase)  # shares of a part may be larger than the whole's
+    if whole and near is not None:
+        best = [(f, i) for f, i in best if i.page == near] or best  # the statement the other rows were read on
     top = min(f for f, _ in best)
     closest = [i for f, i in best if f == top]
-    if len({number(i.text) for i in closest}) > 1:
+    if len({number(i.text) for i in closest}) > 1 and not whole:
         return f"{operand.phrase} ({operand.year}): rows disagree"
-    found = closest[0]
+    found = max(closest, key=lambda i: abs(number(i.text) or 0)) if whole else closest[0]
     if (number(found.text) or 0) < 0 and statements.get(found.page) == "cash_flow" \
             and _OUTFLOW.search(found.row.label.text if found.row.label else "") and _OUTFLOW_ASKED.search(operand.phrase):
         found.outflow = True
     return found
 
 
-def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int, Input]]:
+def candidate_rows(store: Store, operand: Operand, document_ids: Sequence[str], statuses: Sequence[str],
+                   memo: dict, search: str | None = None, fit_of: Callable[[str], int | None] | None = None
+                   ) -> list[tuple[int, Input]]:
+    """Every row naming `operand` with a value in its year's column (and how closely its label names it, or
+    `fit_of(label)`), in the passages a search for it (or for `search`, once per memo) finds and on the pages of the
+    financial statements, wherever they stand."""
+    from jsonl_engine.retrieval import retrieve
+
+    query = search or f"{operand.phrase} {operand.year}"
+    if ("search", query) not in memo:
+        memo[("search", query)] = retrieve(store, query, document_ids=list(document_ids), statuses=tuple(statuses),
+                                           limit=INPUT_PASSAGES).passages
+    passages = memo[("search", query)]
+    memo.setdefault("like", passages[0] if passages else None)
+    return _rows_naming(store, operand, _with_statement_pages(store, passages, memo), memo, fit_of)
+
+
+def seed_document(store: Store, document_id: str, memo: dict) -> None:
+    """`memo` set so that `find_input` reads the operands it is given for `document_id` on its financial statements'
+    pages first, without a search (as it does for a computation's operands after the first)."""
+    from jsonl_engine.retrieval.types import Passage
+
+    if "like" in memo or not store.statement_pages([document_id]).get(document_id):
+        return
+    doc = store.document(document_id)
+    memo["like"] = Passage(section_id="", document_id=document_id, document_title=doc.title, title="", path=[],
+                           page_start=0, page_end=0, score=0.0, text="", snippet="", status=doc.status, page_map=[])
+
+
+def _on_statements(store: Store, operand: Operand, memo: dict,
+                   fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
     """The rows of the financial statements' pages naming `operand` (not a quarter's: those are read in quarterly
     tables), once an earlier operand of the computation found the document (`memo["like"]`): what the search would
     be filtered down to, read without searching."""
@@ -452,13 +491,14 @@ def _on_statements(store: Store, operand: Operand, memo: dict) -> list[tuple[int
     if like is None or operand.quarter is not None:
         return []
     statements = store.statement_pages([like.document_id]).get(like.document_id) or {}
-    return [(f, i) for f, i in _rows_naming(store, operand, _with_statement_pages(store, [like], memo), memo)
+    return [(f, i) for f, i in _rows_naming(store, operand, _with_statement_pages(store, [like], memo), memo, fit_of)
             if i.page in statements]
 
 
-def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict) -> list[tuple[int, Input]]:
-    """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`) and whose column of the
-    operand's year holds a value; not a share ("%") when the operand asks for none."""
+def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], memo: dict,
+                fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
+    """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`, or `fit_of(label)` when
+    given) and whose column of the operand's year holds a value; not a share ("%") when the operand asks for none."""
     from jsonl_engine.answer.pages import row_on_page
 
     best: list[tuple[int, Input]] = []
@@ -469,7 +509,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
             if seg.kind != "row":
                 continue
             label, _cells = cells_of(p.text, seg.start, seg.end)
-            fit = _label_fit(operand, label.text) if label is not None else None
+            fit = None if label is None else fit_of(label.text) if fit_of else _label_fit(operand, label.text)
             if fit is None or (_PER_SHARE.search(label.text) and not _PER_SHARE.search(operand.phrase)):
                 continue  # read on its page (headers above it) only a row that names the operand (not per share)
             key = ("row", p.section_id, seg.start)
@@ -477,9 +517,9 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 on_page = row_on_page(store, p, seg.start, seg.end, read_row)
                 memo[key] = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
             page, row = memo[key]
-            if not _PERCENT.search(operand.phrase) and (any("%" in c.text for c in row.cells)
-                                                        or _scale(row.unit.text if row.unit else "") in ("percent", "%")):
-                continue  # a share of something, not the amount the operand names
+            share = any("%" in c.text for c in row.cells) or _scale(row.unit.text if row.unit else "") in ("percent", "%")
+            if share != bool(_PERCENT.search(operand.phrase)):
+                continue  # a share of something, not the amount the operand names (or an amount for a share asked)
             cells = [i for i, c in enumerate(row.cells)
                      if not c.empty and any(year_of(h.text) == operand.year for h in c.column)
                      and next((n for h in c.column if (n := quarter_of(h.text))), None) == operand.quarter]
@@ -651,40 +691,61 @@ def shown(query: str, c: Computation) -> str:
 def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int, max_claims: int) -> Synthesis:
     """`out` with the computed line first, its inputs (table rows) as the next claims, then the claims of `out`
     that still fit; a computation with missing inputs adds a gap naming them and changes nothing else."""
-    from jsonl_engine.answer.citations import make_claim
-    from jsonl_engine.answer.order import asked_cells
-    from jsonl_engine.answer.synthesize import Reading
-    from jsonl_engine.answer.tables import table_line
-
     if c.value is None:
         out.gaps.extend(f"computed: {m}" for m in c.missing)
         out.computed = {"line": "", "value": None, "inputs": [], "missing": list(c.missing)}
         return out
-    claims, lines, tables = [], [], {}
-    years: dict[tuple[str, int], set[str]] = {}
-    for i in c.inputs:
-        years.setdefault((i.passage.section_id, i.start), set()).add(i.operand.year)
-    for i in c.inputs:
-        p = i.passage
-        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
-                           section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=i.start,
-                           end=i.end)
-        if any(x.id == claim.id for x in claims):
-            continue
-        asked = asked_cells(i.row, tuple(sorted(years[(p.section_id, i.start)], reverse=True)),
-                            quarter=i.operand.quarter is not None, which=i.operand.quarter)
-        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
-        tables[claim.id] = reading
-        claims.append(claim)
-        lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")
+    claims, lines, tables = input_claims(c.inputs)
     value = shown(query, c)
     shown_number = Decimal(value.rstrip("%").replace(",", ""))
     exact = c.value * 100 if value.endswith("%") else c.value
     result = value if shown_number == exact else \
         f"{exact:,.6g}% ≈ {value}" if value.endswith("%") else f"{c.value:,.6g} ≈ {value}"
     head = f"Computed ({c.name}): {c.arithmetic} = {result} " + "".join(f"[{x.id}]" for x in claims)
+    lead_with(out, claims, lines, tables, head=head, max_chars=max_chars, max_claims=max_claims)
+    out.computed = {"line": head, "value": float(c.value * 100 if value.endswith("%") else c.value),
+                    "inputs": [x.id for x in claims], "missing": []}
+    out.first_claim = {"id": claims[0].id, "why": "the first input of the computed answer"}
+    return out
+
+
+def input_claims(inputs: Sequence[Input], years: dict[int, tuple[str, ...]] | None = None, change: bool = False
+                 ) -> tuple[list, list[str], dict]:
+    """The claims of `inputs` (table rows, one claim per row), their answer lines read in the columns of their
+    operands' years (or `years[i]` for the i-th input; with `change`, and the change column a table prints) and
+    their table readings by claim id."""
+    from jsonl_engine.answer.citations import make_claim
+    from jsonl_engine.answer.order import asked_cells
+    from jsonl_engine.answer.synthesize import Reading
+    from jsonl_engine.answer.tables import table_line
+
+    claims, lines, tables = [], [], {}
+    asked_years: dict[tuple[str, int], set[str]] = {}
+    for n, i in enumerate(inputs):
+        got = asked_years.setdefault((i.passage.section_id, i.start), set())
+        got.update((years or {}).get(n) or (i.operand.year,))
+    for i in inputs:
+        p = i.passage
+        claim = make_claim(section_id=p.section_id, document_id=p.document_id, document_title=p.document_title,
+                           section_text=p.text, page_map=p.page_map, page_start=p.page_start, start=i.start,
+                           end=i.end)
+        if any(x.id == claim.id for x in claims):
+            continue
+        asked = asked_cells(i.row, tuple(sorted(asked_years[(p.section_id, i.start)], reverse=True)),
+                            quarter=i.operand.quarter is not None, which=i.operand.quarter, change=change)
+        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
+        tables[claim.id] = reading
+        claims.append(claim)
+        lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")
+    return claims, lines, tables
+
+
+def lead_with(out: Synthesis, claims: list, lines: list[str], tables: dict, *, head: str | None, max_chars: int,
+              max_claims: int) -> None:
+    """`out` answered by `claims` first (their `lines`, after a `head` line when given), then the claims of `out`
+    that still fit (`max_claims`, `max_chars`; the others counted in `more`)."""
     old_lines = out.answer.split("\n") if out.answer else []
-    keep, length = [], len(head) + sum(len(x) + 1 for x in lines)
+    keep, length = [], (len(head) if head else 0) + sum(len(x) + 1 for x in lines)
     taken = {x.id for x in claims}
     for claim, line in zip(out.claims, old_lines, strict=False):
         if claim.id in taken:
@@ -695,10 +756,6 @@ def with_computed(out: Synthesis, c: Computation, query: str, *, max_chars: int,
             continue
         keep.append((claim, line))
         length += len(line) + 1
-    out.answer = "\n".join([head, *lines, *(line for _, line in keep)])
+    out.answer = "\n".join([*([head] if head else []), *lines, *(line for _, line in keep)])
     out.claims = claims + [claim for claim, _ in keep]
     out.tables = {**{k: v for k, v in out.tables.items() if any(cl.id == k for cl, _ in keep)}, **tables}
-    out.computed = {"line": head, "value": float(c.value * 100 if value.endswith("%") else c.value),
-                    "inputs": [x.id for x in claims], "missing": []}
-    out.first_claim = {"id": claims[0].id, "why": "the first input of the computed answer"}
-    return out
