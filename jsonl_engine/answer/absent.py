@@ -38,8 +38,8 @@ def _spelled(phrase: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 
 def _surface(query: str, tokens: Sequence[str]) -> str | None:
-    """The words as the question writes them, joined by spaces or the marks inside names ("J&J", "O'Neil",
-    "Coca-Cola"); None when the question writes them apart ("(USA) Market": two names)."""
+    """The words as the question writes them, joined by spaces or the marks inside names ("S&S", "O'Neil",
+    "Zen-Co"); None when the question writes them apart ("(USA) Market": two names)."""
     m = re.search(r"\b" + r"[\s&.'’-]+".join(re.escape(t) for t in tokens) + r"(?:&\w+)?\b", query, re.IGNORECASE)
     return m.group(0) if m else None
 
@@ -60,7 +60,7 @@ def _glossed(store: Store, query: str, docs: Sequence[str]) -> set[str]:
 
 def _names(query: str) -> list[tuple[str, ...]]:
     """The names of each sentence of the query; a sentence's first word is a name only when it is written in
-    capitals or mixes in digits ("AMEX", "3M"), not merely capitalised ("Fixed asset turnover ...")."""
+    capitals or mixes in digits ("NOEX", "Z9"), not merely capitalised ("Fixed asset turnover ...")."""
     out: list[tuple[str, ...]] = []
     for sentence in re.split(r"(?<=[.?!;:])\s+", query):
         first = re.match(r"\W*([^\W_]+)", sentence)

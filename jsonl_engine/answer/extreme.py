@@ -8,7 +8,7 @@ row's verbatim parts, the question's own superlative word first: "Highest of 4 (
 2,xxx (Millions)" — it cites that row like any table claim, and `first_claim.why` says how many rows it beat.
 The leading claim may be a line item naming the measure asked ("Notional value settled" for "the highest notional
 value"): then a later member row whose table's lead-in names the measure (`Asked.measure`) leads the comparison.
-A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Buy").
+A superlative is written in lower case inside a question: a capitalised one there is a name ("Best Meadow").
 A question naming its candidates ("Among operations, investing, and financing activities, which ...") compares only
 the rows naming them (a word starting like each candidate's first word), across the sections of the leading row's
 page, and only when every candidate has its row.
@@ -51,7 +51,7 @@ class Asked:
 def asked(query: str) -> Asked | None:
     """The superlative a "which ... highest ..." question asks for, if any."""
     m = next((m for m in _ASK.finditer(query) if m.group(1).islower() or not query[:m.start()].strip()), None)
-    if m is None or not _WHICH.search(query):  # a capitalised word inside a sentence is a name ("Best Buy")
+    if m is None or not _WHICH.search(query):  # a capitalised word inside a sentence is a name ("Best Meadow")
         return None
     measure = _MEASURE.match(query, m.end())
     return Asked(m.group(1).lower(), m.group(1).lower() in _LOW, measure.group(1).strip() if measure else "",

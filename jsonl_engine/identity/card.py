@@ -68,7 +68,7 @@ def _lines(pages: list[str]) -> list[str]:
 
 def _casing(name: str, text: str) -> str:
     """An all-capitals name as the document writes it elsewhere in mixed case, else capitalised word by word; in a
-    mixed-case name, a legal form in capitals as usually written ("Foot Locker INC" -> "Foot Locker Inc")."""
+    mixed-case name, a legal form in capitals as usually written ("Good Harbor INC" -> "Good Harbor Inc")."""
     if _small_caps(name):  # "United StateS Office Of FleeT ManageMent": capitals of a small-caps font
         name = name.upper()
     if not name.isupper():
@@ -105,7 +105,7 @@ def _small_caps(name: str) -> bool:
 def _clean_name(name: str) -> str:
     name = re.sub(r"\s*[(\[].*$|(?i:\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries)$", "", name)
     name = re.sub(r"^[^\w&]+|^(?:o|x)\s+(?=[A-Z])", "", name).strip(" ,;:-–—_")
-    return re.sub(r"\s+(?=[.,])", "", " ".join(name.split()))  # "NIKE, Inc ." -> "NIKE, Inc."
+    return re.sub(r"\s+(?=[.,])", "", " ".join(name.split()))  # "ZENTRO, Inc ." -> "ZENTRO, Inc."
 
 
 def _registrant(lines: list[str]) -> str | None:
@@ -116,7 +116,7 @@ def _registrant(lines: list[str]) -> str | None:
         before = _clean_name(line[: m.start()])
         if len(before) >= 2 and not _NOT_NAME.match(before):
             return before
-        fragments = []  # a name set in small capitals comes out in pieces: "MGM R" / "ESORTS I" / "NTERNATIONAL"
+        fragments = []  # a name set in small capitals comes out in pieces: "NHR R" / "ESORTS I" / "NTERNATIONAL"
         for prev in reversed(lines[max(0, i - 4): i]):
             if len(prev) > 24 or prev.upper() != prev or _NOT_NAME.search(prev):
                 break
@@ -157,7 +157,7 @@ def _headline_name(lines: list[str]) -> str | None:
 
 
 def _frequent_name(text: str) -> str | None:
-    """The legal name the first pages write most often ("The Coca-Cola Company"), when the cover has it as a logo."""
+    """The legal name the first pages write most often ("The Zentro Beverage Company"), when the cover has it as a logo."""
     counts: dict[str, int] = {}
     for m in _INLINE_LEGAL.finditer(text):
         name = " ".join(m.group(1).replace(",", ", ").split()).replace(" ,", ",")
@@ -438,7 +438,7 @@ def _transcript_card(call: transcript.Transcript, lines: list[str], text: str, s
 
 
 def title_of(card: Card, fallback: str = "") -> str:
-    """"3M Company, 10-K, fiscal year 2018 (period ended 2018-12-31)": the entity (else `fallback`), the kind and
+    """"Z9 Company, 10-K, fiscal year 2018 (period ended 2018-12-31)": the entity (else `fallback`), the kind and
     the period; just `fallback` for a document of no known kind."""
     name = card.entities[0] if card.entities else fallback
     if not card.kind:

@@ -1,11 +1,11 @@
 """Routing: which documents a query is about, read from the document cards before any passage is scored.
 
-A query names an entity ("3M", "American Express", "Best Buy"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
+A query names an entity ("Z9", "Northern Express", "Good Harbor"), periods ("FY2018", "fiscal 2018", "Q2 of FY2023",
 "2022", "as of December 31, 2021", "first quarter", "most recent") and kinds ("10-K", "8-K", "earnings release",
 "earnings call", "conference call", "call transcript": a transcript is routed by company and quarter like a 10-Q).
 Entities are matched against the cards' entity names word by word, each word weighted by how few entities of the
-library carry it (log(1 + E / entities holding it)), so "American" alone does not pick American Water Works for an
-"American Express" question. Among the documents of the named entity, the period decides: the filing for the named
+library carry it (log(1 + E / entities holding it)), so "Northern" alone does not pick Northern Water Works for a
+"Northern Express" question. Among the documents of the named entity, the period decides: the filing for the named
 fiscal year first (the latest year named: a comparison "FY2023 vs FY2022" is answered by the FY2023 filing), the
 next year's annual filing (which reports it as a comparative) after it; a named quarter picks the quarterly filing
 of that quarter (fiscal years that end in January, May or June are labelled by the card's own fiscal year, and one
@@ -159,14 +159,14 @@ class Route:
 def _query_words(query: str) -> set[str]:
     words = text_words(query)
     out = set(words)
-    out.update(a + b for a, b in zip(words, words[1:], strict=False))  # "wal mart" ~ "walmart"
-    out.update(w[:-1] for w in words if w.endswith("s") and len(w) > 3)  # "Boeing's" -> "boeing s" handled
+    out.update(a + b for a, b in zip(words, words[1:], strict=False))  # "blue stone" ~ "bluestone"
+    out.update(w[:-1] for w in words if w.endswith("s") and len(w) > 3)  # "Zentro's" -> "zentro s" handled
     return out
 
 
 @functools.lru_cache(maxsize=65536)
 def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
-    """"jpm" ~ jpmorgan chase, "amex" ~ american express: the token is prefixes of the name's words, in order."""
+    """"zenco" ~ zentro company, "noex" ~ northern express: the token is prefixes of the name's words, in order."""
     if len(token) < 3 or not words or token in words:
         return False
     compact = "".join(words)
@@ -185,24 +185,24 @@ def _abbreviates(token: str, words: tuple[str, ...]) -> bool:
     return split(token, 0)
 
 
-# "JnJ", "J&J", "P&G": capitals joined by "&" or "n" (for "and"), the way a name with an "&" is shortened
+# "SnS", "S&S", "B&C": capitals joined by "&" or "n" (for "and"), the way a name with an "&" is shortened
 _JOINED_INITIALS = re.compile(r"(?<![\w&])[A-Z](?:[&n][A-Z])+(?![\w&])|(?<![\w&])[A-Z]N[A-Z](?![\w&])")
 
 
 def _joined_initials(query: str) -> set[str]:
-    """The query's joined initialisms, lowercased with the joiner as "n" ("JnJ", "J&J", "JNJ" -> "jnj")."""
+    """The query's joined initialisms, lowercased with the joiner as "n" ("SnS", "S&S", "SNS" -> "sns")."""
     text = unicodedata.normalize("NFKC", query)
     return {m.group(0).lower().replace("&", "n") for m in _JOINED_INITIALS.finditer(text)}
 
 
 def _initialises(token: str, words: tuple[str, ...]) -> bool:
-    """"jnj" ~ Johnson & Johnson, "png" ~ Procter & Gamble: the initials of a name with an "&" (normalised to
+    """"sns" ~ Smith & Sons, "bnc" ~ Baker & Cole: the initials of a name with an "&" (normalised to
     "and"), that word as "n"."""
     return "and" in words[1:-1] and token == "".join("n" if w == "and" else w[0] for w in words)
 
 
 def _capitalised(query: str) -> set[str]:
-    """Words the query writes with a capital (names: "MGM", "Verizon"), lowercased."""
+    """Words the query writes with a capital (names: "NHR", "Zentro"), lowercased."""
     text = unicodedata.normalize("NFKC", query).replace("\u2019", "'")
     return {w.lower() for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
 
@@ -278,7 +278,7 @@ def entity_scores(query: str, cards: Mapping[str, Card]) -> dict[str, tuple[floa
     """document id -> (how much of its best entity name the query carries, that name) for matches >= MIN_ENTITY.
 
     A name also matches on its first word alone when the query capitalises it and no other entity has it
-    ("MGM" for MGM Resorts International), on an abbreviation made of its words' prefixes ("JPM"), and on the
+    ("NHR" for NHR Resorts International), on an abbreviation made of its words' prefixes ("NOEX"), and on the
     joined initials of a name with an "&" ("JnJ")."""
     docs_of = _holders(cards)
     words, holders, idf = _name_index(frozenset(docs_of))

@@ -1,5 +1,5 @@
-"""Which documents a query is about, before any passage is scored: the names it carries ("3M", "AMCOR",
-"Best Buy") found on a document's first pages (cover, release heading), and the years it names.
+"""Which documents a query is about, before any passage is scored: the names it carries ("Z9", "ZENTRO",
+"Good Harbor") found on a document's first pages (cover, release heading), and the years it names.
 
 Names are weighted by a smoothed document-level IDF, log(1 + N / df), which stays positive when one issuer
 files most of a small KB (FTS5's BM25 clamps such a term's IDF to zero). Queries without capitalised names

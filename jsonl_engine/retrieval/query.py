@@ -196,8 +196,8 @@ def parse(query: str) -> Query:
 
 
 def names(query: str) -> list[tuple[str, ...]]:
-    """Runs of words written with a capital (or mixing letters and digits, "3M"): the issuer, product or
-    segment names a question carries ("American Express", "AMCOR"), whatever the size of the KB.
+    """Runs of words written with a capital (or mixing letters and digits, "Z9"): the issuer, product or
+    segment names a question carries ("Northern Express", "ZENTRO"), whatever the size of the KB.
     Stopwords, years and fiscal forms end a run and are never part of one."""
     out: list[tuple[str, ...]] = []
     run: list[str] = []
