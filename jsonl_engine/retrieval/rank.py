@@ -12,10 +12,12 @@ from jsonl_engine.retrieval.weights import (
     DOC_TOP_PAGES,
     MIN_PREAMBLE,
     SCORE_DIGITS,
+    SPREAD_SECTION,
     W_COVER,
     W_DOC,
     W_PAGE,
     W_PAGES,
+    W_SAME_PAGE,
     W_SECTION,
     W_TITLE,
 )
@@ -96,7 +98,26 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
                      default=0.0)
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
-    return sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    return spread(sorted(cands.values(), key=lambda c: (-c.score, c.id)))
+
+
+def spread(ranked: list[Candidate]) -> list[Candidate]:
+    """`ranked` (best first), each section whose own words match weakly (below SPREAD_SECTION of the best section
+    match) and whose pages all lie under better sections lowered by W_SAME_PAGE, then ranked again. A page's
+    sections share its page score and its statement lift: a statement page split into a section per group of rows
+    ("ASSETS", "Cash flows from investing activities") would fill the first places with sections that rank only by
+    their page, which a reader finds on the page already shown (kb.synthesize reads a statement page whole), and
+    keep out the other pages restating the figures (the selected financial data, the MD&A summary, the segment
+    note). A section matching well on its own (a table's rows under their own heading) keeps its place. A section
+    covers its pages only when it spans at most two of them: a chapter spanning many is no page's content."""
+    covered: set[PageKey] = set()
+    for c in ranked:
+        pages = [(c.document_id, n) for n in range(c.page_start, c.page_end + 1)]
+        if c.section < SPREAD_SECTION and covered.issuperset(pages):
+            c.score = round(c.score - W_SAME_PAGE, SCORE_DIGITS)
+        elif len(pages) <= 2:
+            covered.update(pages)
+    return sorted(ranked, key=lambda c: (-c.score, c.id))
 
 
 @dataclass(slots=True)
