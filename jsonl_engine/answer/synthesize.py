@@ -1,8 +1,7 @@
 """kb.synthesize: an extractive answer, no LLM. Every sentence is verbatim source text with its citation.
 
 From the passages retrieval finds (`depth` of them shown, and POOL x `depth` whose units are candidates too: the deeper
-ones, of the same documents, and then the other sections of the shown ones' pages (`_page_mates`) come after the shown
-ones and lose order.W_DEEP; how rare a term is and the floor are
+ones, of the same documents, come after the shown ones and lose order.W_DEEP; how rare a term is and the floor are
 measured on the shown ones; each shown passage followed by the other sections of the page of the statement the question
 names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
 (sentence, table row, bullet; not a line of column titles) is scored by
@@ -1040,14 +1039,11 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
 
     found = retrieve(store, query, document_ids=document_ids, statuses=tuple(statuses), limit=pool_depth(depth))
     passages, warnings = _one_period(query, found.passages[:depth], found.period_documents, found.routed)
-    shown = passages
     pages = statement_pages(store, sorted({p.document_id for p in passages}))
     passages = _whole_statement(store, query, passages, pages)
     # deeper passages of the same documents give candidates too, after the shown ones (whose ranks stay)
     have, docs = {p.section_id for p in passages}, {p.document_id for p in passages}
     deep = [p for p in found.passages[depth:] if p.section_id not in have and p.document_id in docs]
-    have |= {p.section_id for p in deep}
-    deep += _page_mates(store, shown, have)
     passages = passages + deep
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
@@ -1107,19 +1103,6 @@ def _whole_statement(store: Store, query: str, passages: list[Passage],
             continue
         expanded += 1
         out.extend(_page_sections(store, p, reach[0][1], have))
-    return out
-
-
-def _page_mates(store: Store, shown: list[Passage], have: set[str]) -> list[Passage]:
-    """The other sections of the pages the shown passages lie on (those spanning at most two pages), not in `have`
-    (added to it), after everything else: retrieval ranks a page's sections that match weakly on their own below
-    other pages (retrieval/rank.py `spread`), yet the figure asked may sit in one of them (a table's rows split
-    from the heading that matched)."""
-    out: list[Passage] = []
-    for p in shown:
-        if p.page_end - p.page_start <= 1:
-            for n in range(p.page_start, p.page_end + 1):
-                out.extend(_page_sections(store, p, n, have))
     return out
 
 
