@@ -12,12 +12,10 @@ from jsonl_engine.retrieval.weights import (
     DOC_TOP_PAGES,
     MIN_PREAMBLE,
     SCORE_DIGITS,
-    SPREAD_SECTION,
     W_COVER,
     W_DOC,
     W_PAGE,
     W_PAGES,
-    W_SAME_PAGE,
     W_SECTION,
     W_TITLE,
 )
@@ -38,7 +36,6 @@ class Candidate:
     page: float = 0.0
     doc: float = 0.0
     score: float = 0.0
-    best: int = 0  # the page giving its page score (the first of equals)
 
 
 def candidate(ref: SectionRef) -> Candidate | None:
@@ -95,29 +92,11 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
         if section_id in cands:
             cands[section_id].section = s / best_s
     for c in cands.values():
-        scores = [(page_score.get((c.document_id, n), 0.0), n) for n in range(c.page_start, c.page_end + 1)]
-        c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, c.page_start))
+        c.page = max((page_score.get((c.document_id, n), 0.0) for n in range(c.page_start, c.page_end + 1)),
+                     default=0.0)
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
-    return spread(sorted(cands.values(), key=lambda c: (-c.score, c.id)))
-
-
-def spread(ranked: list[Candidate]) -> list[Candidate]:
-    """`ranked` (best first), each section whose own words match weakly (below SPREAD_SECTION of the best section
-    match) and whose page score comes from a page a better section lies on lowered by W_SAME_PAGE, then ranked
-    again. A page's sections share its page score and its statement lift: a statement page split into a section per
-    group of rows ("ASSETS", "Cash flows from investing activities") would fill the first places with sections that
-    rank only by their page, which a reader finds on the page already shown (kb.synthesize reads a statement page
-    whole), and keep out the other pages restating the figures (the selected financial data, the MD&A summary, the
-    segment note). A section matching well on its own (a table's rows under their own heading) keeps its place. A
-    section covers its pages only when it spans at most two of them: a chapter spanning many is no page's content."""
-    covered: set[PageKey] = set()
-    for c in ranked:
-        if c.section < SPREAD_SECTION and (c.document_id, c.best) in covered:
-            c.score = round(c.score - W_SAME_PAGE, SCORE_DIGITS)
-        elif c.page_end - c.page_start <= 1:
-            covered.update((c.document_id, n) for n in range(c.page_start, c.page_end + 1))
-    return sorted(ranked, key=lambda c: (-c.score, c.id))
+    return sorted(cands.values(), key=lambda c: (-c.score, c.id))
 
 
 @dataclass(slots=True)

@@ -99,18 +99,6 @@ W_DOC = 0.7
 W_STATEMENT = 0.75
 # Added to a page's scaled score when it is a financial statement the question needs (cues.py). Trades: the
 # table holding a metric over prose discussing it. Chosen: 0.5 -> 0.75 in 4fafd67; not measured.
-W_SAME_PAGE = 0.2
-# Taken off a section matching weakly on its own (SPREAD_SECTION) whose pages all lie under better-ranked sections
-# (each spanning at most two pages: rank.spread). Trades: other pages reaching the first places (a selected-data
-# table, the segment note, the MD&A summary) against a page's further sections, which share its page score. Chosen:
-# applied to every covered section, 0.1 to 0.5 gave alike the evidence page among the first 5 passages (scoped: dev
-# 58 -> 60-61 of 65, figures3 49 -> 52 of 60, figures 74 of 78); 0.2 the middle.
-SPREAD_SECTION = 0.5
-# rank.spread lowers only sections whose own match (scaled by the best section's) is below this. Trades: a page's
-# sections riding on its page score (a statement's groups of rows) against its sections matching on their own (the
-# rows under their own heading: a segment's table on the page of another). Chosen: every covered section (no
-# bound) cost kb.synthesize the answer on page-mates (figures: cited 75 -> 72 of 78, figure first 76 -> 73); 0.5:
-# 75 -> 74 (a row of another statement cited instead), 76 -> 76; 0.7: 73, 76; dev cited 58 -> 59 at 0.5 and 0.7.
 W_COVER = 0.5
 # Document prior without names: the first pages matched by the query's own words. Trades: what a document is
 # (its cover) against where the matching text is (W_PAGES). Chosen: not measured (f2244bd).
