@@ -274,6 +274,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.kb is None:
         args.kb = ROOT / "bench" / "out" / (f"{args.questions.stem}-kb" if args.questions else "dev-kb")
+    args.kb = args.kb.resolve()  # the baseline's daemon runs in --baseline-root: a relative --kb would name another KB
     questions = load_questions(args.questions or args.dev / "questions.jsonl")
 
     from tests.support.client import engine

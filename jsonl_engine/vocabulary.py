@@ -29,11 +29,19 @@ _CURRENT = ("total current assets", "total current liabilities") + _BALANCE
 _QUARTERLY = ("quarterly financial data", "quarterly data")
 # Who a company's main customers are, a filing says as the share of its revenues they make ("two wholesalers ...
 # represented approximately 13.5% and 10.7% of the total consolidated revenues", "40% of our revenues were earned
-# pursuant to government contracts"), rarely with the word "customers".
+# pursuant to government contracts"), rarely with the word "customers" unless as its "principal customers".
 _CONCENTRATION = ("of our revenues", "of total revenues", "of consolidated revenues", "of total consolidated revenues",
                   "total consolidated revenues", "of net sales", "of consolidated net sales", "of our net sales",
                   "of total net sales",
-                  "largest customer", "largest customers", "single customer", "wholesalers", "distributors")
+                  "largest customer", "largest customers", "single customer", "principal customers", "wholesalers",
+                  "distributors")
+# Which product or service lines make a large share of revenue a filing says in its segment tables and revenue
+# notes (each segment's net revenue with its "% of total net revenue", revenues disaggregated by product line or
+# "by revenue category") and in its business description ("... generated net sales of $2.1 billion, which
+# represented 39% of our total consolidated net sales").
+_CATEGORIES = ("segments", "of total net revenue", "of total revenue", "of total revenues", "of net sales",
+               "of total net sales", "total consolidated net sales",
+               "disaggregation of revenue", "revenue by", "revenue category", "product line", "product lines")
 _PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
 
 EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -107,6 +115,7 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("geography",): ("geographic", "geographic areas", "regions", "international"),
     ("regions",): ("region", "geographic", "segments"),
     ("segment",): ("segments", "reportable segments", "segment results"),
+    ("categories",): _CATEGORIES, ("category",): _CATEGORIES,
     ("customers",): ("customers", "largest customer", "major customers"),
     ("primary", "customers"): _CONCENTRATION, ("main", "customers"): _CONCENTRATION,
     ("major", "customers"): _CONCENTRATION, ("key", "customers"): _CONCENTRATION,

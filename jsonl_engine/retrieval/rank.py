@@ -12,10 +12,12 @@ from jsonl_engine.retrieval.weights import (
     DOC_TOP_PAGES,
     MIN_PREAMBLE,
     SCORE_DIGITS,
+    SPREAD_SECTION,
     W_COVER,
     W_DOC,
     W_PAGE,
     W_PAGES,
+    W_SAME_PAGE,
     W_SECTION,
     W_TITLE,
 )
@@ -36,6 +38,7 @@ class Candidate:
     page: float = 0.0
     doc: float = 0.0
     score: float = 0.0
+    best: int = 0  # the page giving its page score (the first of equals)
 
 
 def candidate(ref: SectionRef) -> Candidate | None:
@@ -86,17 +89,39 @@ def page_scores(pages: list[tuple[str, int, float]], boost: dict[PageKey, float]
 
 
 def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_score: dict[PageKey, float],
-         prior: dict[str, float] | None) -> list[Candidate]:
+         prior: dict[str, float] | None, lifted: frozenset[PageKey] = frozenset()) -> list[Candidate]:
+    """The candidates scored and ranked, the sections of each `lifted` statement page but the best spread out."""
     best_s = max((s for _, s in sections), default=0.0) or 1.0
     for section_id, s in sections:
         if section_id in cands:
             cands[section_id].section = s / best_s
     for c in cands.values():
-        c.page = max((page_score.get((c.document_id, n), 0.0) for n in range(c.page_start, c.page_end + 1)),
-                     default=0.0)
+        scores = [(page_score.get((c.document_id, n), 0.0), n) for n in range(c.page_start, c.page_end + 1)]
+        c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, c.page_start))
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
-    return sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    return spread(sorted(cands.values(), key=lambda c: (-c.score, c.id)), lifted)
+
+
+def spread(ranked: list[Candidate], lifted: frozenset[PageKey]) -> list[Candidate]:
+    """`ranked` (best first), each section whose page score comes from a `lifted` page (a statement page the
+    question's cues lift, score.py) that a better section already lies on, and whose own words match weakly (below
+    SPREAD_SECTION of the best section match), lowered by W_SAME_PAGE, then ranked again.
+
+    A statement page split into a section per group of rows ("ASSETS", "Cash flows from investing activities", the
+    statement's title) gives every one of them its lift, so one page would fill the first places with sections that
+    rank only by it, and keep out the other pages restating its figures that an analyst reads (the selected financial
+    data, the MD&A summary of results, the segment note); its sections are near at hand (kb.synthesize reads a
+    statement page whole). A section matching well on its own keeps its place. A section covers its pages only when
+    it spans at most two of them: a chapter spanning many is no page's content."""
+    covered: set[PageKey] = set()
+    for c in ranked:
+        page = (c.document_id, c.best)
+        if page in lifted and page in covered and c.section < SPREAD_SECTION:
+            c.score = round(c.score - W_SAME_PAGE, SCORE_DIGITS)
+        elif c.page_end - c.page_start <= 1:
+            covered.update((c.document_id, n) for n in range(c.page_start, c.page_end + 1))
+    return sorted(ranked, key=lambda c: (-c.score, c.id))
 
 
 @dataclass(slots=True)

@@ -99,6 +99,19 @@ W_DOC = 0.7
 W_STATEMENT = 0.75
 # Added to a page's scaled score when it is a financial statement the question needs (cues.py). Trades: the
 # table holding a metric over prose discussing it. Chosen: 0.5 -> 0.75 in 4fafd67; not measured.
+W_SAME_PAGE = 0.2
+# Taken off a section of a statement page the question's cues lift (W_STATEMENT) when a better section lies on that
+# page already and its own match is weak (SPREAD_SECTION; rank.spread). Trades: the other pages restating the
+# statement's figures (selected financial data, the MD&A summary, the segment note) reaching the first places,
+# against the statement's further sections, which kb.synthesize reads with the page anyway. Chosen: the evidence page
+# among the first 5 passages, scoped (bench/out KBs, in-process), over the vocabulary alone: figures3 51 -> 53 of 60,
+# figures5 34 -> 36 of 48, dev 58 and figures 74 unchanged, no question's evidence page ranked lower, kb.synthesize's
+# figures and citations unchanged; 0.1 and 0.2 alike when the spread applied to every page.
+SPREAD_SECTION = 0.5
+# rank.spread lowers only sections whose own match (scaled by the best section's) is below this. Trades: a page's
+# sections riding on its page score (the statement's title, a group of rows) against sections matching on their own.
+# Chosen: 0.5 (the statement sections so lowered score 0.0-0.45); with the spread on every page (not only lifted
+# ones) no bound cost kb.synthesize the answer on page-mates (figures: cited 75 -> 72 of 78), 0.4 and 0.5 gave alike.
 W_COVER = 0.5
 # Document prior without names: the first pages matched by the query's own words. Trades: what a document is
 # (its cover) against where the matching text is (W_PAGES). Chosen: not measured (f2244bd).

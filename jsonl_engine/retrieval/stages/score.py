@@ -1,6 +1,7 @@
 """Stage 4, score: statement cues lift the pages a metric question needs (cues.py); the candidate sections (the
 sections hit, and those lying on the best pages) or pages are fused from their section, page and document scores
-(rank.py) and ranked, ties broken by id."""
+(rank.py) and ranked, ties broken by id; a lifted page's weakly matching sections after its best one step aside
+(rank.spread)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,11 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
     sections = [(h.section.section_id, h.score) for h in found.sections]
     if ask.unit == "page":
         return Scored(pages=rank.fuse_pages(candidates, sections, page_score, found.prior))
-    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior))
+    # a question naming the statement to read ("... based on the cash flow statement") is answered there: its
+    # sections keep their places
+    named, _ = cues.named_statement(ask.query.tokens)
+    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior,
+                                     frozenset() if named else frozenset(boost)))
 
 
 def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
