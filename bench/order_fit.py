@@ -10,7 +10,7 @@ lead: the question keeps its recorded outcome whatever the weights). Re-scoring 
 exact (the same sum, rounding and rank rules), so a fit takes seconds:
 
 - a greedy coordinate search (0.05 steps, 0.01 for W_EXTRA; `--pairs`: two weights at once) maximising first-claim
-  hits, a step taken only when it gains `--min-gain` questions or more;
+  hits, a step taken only when it gains `--min-gain` questions or more (`--pairs` takes minutes a fit);
 - leave-one-set-out: fitted on every set but one, counted on the one left out, beside the current weights;
 - each weight one step down and up: the change of each set's count (a weight no step moves is free; one any step
   loses on is where it was set by hand).
