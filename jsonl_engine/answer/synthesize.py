@@ -207,9 +207,18 @@ def figures_of(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# other ways a question asks for an amount: "How large was the backlog", "how big", "how high", "the size of",
+# "what portion of"
+_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b",
+                           re.IGNORECASE)
+
+
 def asks_for_amount(query: str) -> bool:
+    """The question asks for an amount: a word naming one ("revenue", "how much", "ratio"), "$" or "%", or a way
+    of asking for a size ("How large was the backlog ...?", `_AMOUNT_ASKED`)."""
     low = query.lower()
-    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low))
+    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low)) \
+        or bool(_AMOUNT_ASKED.search(low))
 
 
 def _min_window(positions: list[list[int]]) -> int:
