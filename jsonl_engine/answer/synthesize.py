@@ -673,7 +673,7 @@ def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[
     """The question's longest runs of item words (`_item_runs`) that are not the document's name (its `titles`
     keys): "How much net income attributable to Acme did the company earn ..." asks for " net incom attributabl ",
     not " earn "."""
-    runs = _item_runs(rest, {k for t in tk for k in t.keys})
+    runs = _item_runs(rest, {k for t in tk for k in t.keys}, titles)
     runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
     longest = max((len(r.split()) for r in runs), default=0)
     return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
