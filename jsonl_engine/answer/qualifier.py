@@ -28,14 +28,16 @@ import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from jsonl_engine.answer import order
 from jsonl_engine.answer.sentences import Segment, segment
 from jsonl_engine.answer.tables import TableRow
-from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS
+from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, tokenize
 from jsonl_engine.text import STOPWORDS, normalise
 from jsonl_engine.text import words as text_words
 
+T = TypeVar("T")
 W_QUALIFIED = 0.30  # a unit naming the qualifier the question puts on its item, in its text or its context
 NEAR_WORDS = 6  # a sentence names the qualified item when the item's words are this close to the qualifier
 MAX_WORDS = 5  # words of a qualifier: a longer capitalised run is a title, not a name
@@ -79,6 +81,7 @@ class Qualifier:
     text: str  # as the question writes it ("Asset & Wealth Management")
     words: tuple[str, ...]  # its normalised words ("asset", "and", "wealth", "management")
     pattern: re.Pattern[str]  # finds it in a text, any case (`named_in` checks it is printed capitalised)
+    cased: bool = True  # a name, printed capitalised; False: a word the question writes in lower case ("grocery")
 
 
 def _pattern(words: Sequence[str]) -> re.Pattern[str]:
@@ -194,7 +197,43 @@ def asked(query: str, titles: Collection[str] = ()) -> tuple[Qualifier, ...]:
                 or all(w in vocabulary or w in _GENERIC or w in STOPWORDS for w in named):
             continue  # an item or a statement: "Net Income", "Balance Sheet", "EBITDA"
         out.append(Qualifier(" ".join(r[first:len(groups)]), tuple(words), _pattern(words)))
+    out.extend(q for q in _modifiers(query, title_words) if not any(set(q.words) <= set(o.words) for o in out))
     return tuple(dict.fromkeys(out))
+
+
+# words before an item that say which measure of it, not which part: "average revenue", "monthly sales"
+_MEASURE_WORDS = frozenset({"average", "annual", "annualized", "monthly", "quarterly", "weekly", "daily", "yearly",
+                            "reported", "cumulative", "estimated", "expected", "projected", "combined", "overall",
+                            "aggregate", "underlying", "core", "current", "prior", "previous", "last", "next", "full",
+                            "entire", "whole", "year", "fiscal", "calendar", "worst", "best", "most", "least",
+                            "drove", "drive", "drives", "grew", "grow", "grows", "rose", "fell", "made", "make",
+                            "paid", "earn", "took", "spent", "spend", "record", "report", "post", "achieve"})
+_VERB_FORM = re.compile(r"(?:ing|ed|est)$")  # "improving", "unadjusted", "highest": how it went, not which part
+
+
+def _modifiers(query: str, title_words: Collection[str]) -> list[Qualifier]:
+    """The word the question writes in lower case before the line item it asks for, past the item's own words
+    ("grocery net sales", "online revenue", "international revenues"): the part of the item asked (matched in any
+    case: "Grocery $ 63,407")."""
+    tokens = tokenize(query)
+    vocabulary = _vocabulary()
+    out = []
+    for trigger in LINE_ITEMS:
+        n = len(trigger)
+        for i in range(len(tokens) - n + 1):
+            if tuple(tokens[i:i + n]) != trigger:
+                continue
+            j = i - 1
+            while j >= 0 and tokens[j] in vocabulary and tokens[j] not in STOPWORDS:
+                j -= 1  # "grocery net sales": past "net"
+            word = tokens[j] if j >= 0 else ""
+            if len(word) >= 4 and word.isalpha() and word not in STOPWORDS and word not in vocabulary \
+                    and word not in _GENERIC and word not in KIND_NOUNS and word not in _MEASURE_WORDS \
+                    and not _VERB_FORM.search(word) \
+                    and word not in title_words and not _PERIOD_WORD.match(word) \
+                    and re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", query):  # written in lower case
+                out.append(Qualifier(word, (word,), _pattern((word,)), cased=False))
+    return out
 
 
 # what excludes the name before it: "Non-U.S.", "outside the United States", "excluding Widgets"
@@ -205,7 +244,7 @@ def _found(qualifiers: Sequence[Qualifier], text: str) -> list[re.Match[str]]:
     """Where `text` names one of the qualifiers: printed capitalised (a name, "Widgets", not the word "widgets"),
     not excluded ("Non-U.S.", "outside the United States")."""
     return [m for q in qualifiers for m in q.pattern.finditer(text)
-            if (m.group(0)[:1].isupper() or m.group(0)[:1].isdigit())
+            if (not q.cased or m.group(0)[:1].isupper() or m.group(0)[:1].isdigit())
             and not _NEGATED.search(text, max(0, m.start() - 24), m.start())]
 
 
@@ -227,18 +266,15 @@ def near(qualifiers: Sequence[Qualifier], text: str, runs: Sequence[str], keys: 
 
 
 def strip(qualifiers: Sequence[Qualifier], label: str) -> str:
-    """`label` without a qualifier it opens with, and the word saying what it is ("Widgets segment operating
-    profit" -> "operating profit"): what is left names the item."""
-    for q in qualifiers:
-        m = q.pattern.match(label.lstrip())
-        if m is not None:
-            rest = label.lstrip()[m.end():]
-            rest = re.sub(r"^['’]?s?\s+", " ", rest)
-            words = rest.split()
-            while words and words[0].lower().strip(",:;") in KIND_NOUNS and len(words) > 1:
-                words = words[1:]
-            return " ".join(words)
-    return label
+    """`label` without the qualifiers it opens with, and the word saying what one is ("Widgets segment operating
+    profit" -> "operating profit", "Domestic online revenue" -> "revenue"): what is left names the item."""
+    rest = label.strip()
+    while (m := next((m for q in qualifiers if (m := q.pattern.match(rest)) is not None), None)) is not None:
+        words = re.sub(r"^['’]?s?\s+", " ", rest[m.end():]).split()
+        while len(words) > 1 and words[0].lower().strip(",:;") in KIND_NOUNS:
+            words = words[1:]
+        rest = " ".join(words)
+    return rest
 
 
 def item_tokens(tokens: Sequence[str], qualifiers: Sequence[Qualifier]) -> list[str]:
@@ -283,23 +319,52 @@ def context(text: str, title: str, seg: Segment, row: TableRow | None,
     return "\n".join(parts)
 
 
-def weigh(judged: order.Judged, own: bool, under: bool) -> order.Judged:
-    """`judged` with `W_QUALIFIED` added when the unit names the asked qualifier in its text (`own`) or in its
-    context (`under`), the reason said."""
-    if not own and not under:
+@dataclass(frozen=True, slots=True)
+class Naming:
+    """Which asked qualifiers a unit names (their indexes), in its own text or its context, and whether its own
+    text (a row's label, a sentence) names one."""
+    named: frozenset[int] = frozenset()
+    own: bool = False
+
+
+def weigh(judged: order.Judged, naming: Naming, asked: int) -> order.Judged:
+    """`judged` with `W_QUALIFIED` added in the share of the `asked` qualifiers the unit names (of those some unit
+    names: "Domestic online revenue" names both of "the Domestic segment's online revenue", "Domestic revenue" one),
+    the reason said."""
+    if not naming.named:
         return judged
-    why = "it names the qualifier the question asks for" if own else "it is under a title naming the asked qualifier"
-    return dataclasses.replace(judged, directness=round(judged.directness + W_QUALIFIED, 9),
-                               reasons=(*judged.reasons, why))
+    why = "it names the qualifier the question asks for" if naming.own else \
+        "it is under a title naming the asked qualifier"
+    return dataclasses.replace(judged, directness=round(judged.directness + W_QUALIFIED * len(naming.named)
+                                                        / max(1, asked), 9), reasons=(*judged.reasons, why))
 
 
 def names(qualifiers: Sequence[Qualifier], text: str, title: str, seg: Segment, row: TableRow | None,
-          segments: Sequence[Segment] | None = None, path: Sequence[str] = ()) -> tuple[bool, bool]:
-    """(the unit names a qualifier in its own text: a row's label, a sentence; it is read under one: `context`)."""
-    if not qualifiers:
-        return False, False
-    own = named_in(qualifiers, row.label.text if row is not None and row.label is not None else text[seg.start:seg.end])
-    return own, named_in(qualifiers, context(text, title, seg, row, segments, path))
+          segments: Sequence[Segment] | None = None, path: Sequence[str] = ()) -> Naming:
+    """The qualifiers a unit names: in its own text (a row's label, a sentence) or its `context`."""
+    own_text = row.label.text if row is not None and row.label is not None else text[seg.start:seg.end]
+    around = context(text, title, seg, row, segments, path)
+    own = frozenset(i for i, q in enumerate(qualifiers) if named_in([q], own_text))
+    return Naming(own | {i for i, q in enumerate(qualifiers) if named_in([q], around)}, bool(own))
+
+
+def lead(items: list[T], naming: Callable[[T], Naming], judged: Callable[[T], order.Judged],
+         group: Callable[[T], object]) -> list[T]:
+    """`items` (most direct first) with the most direct unit naming the most asked qualifiers first, when the first
+    names fewer: the Widgets segment's row over the consolidated one, whatever else the consolidated row has; not a
+    unit from below the depth shown, of another `group` (the documents of the asked period first), or stating the
+    asked period less (a row without its column over one with it)."""
+    if not items:
+        return items
+    top = max(len(naming(u).named) for u in items)
+    first = items[0]
+    if not top or len(naming(first).named) == top:
+        return items
+    pick = next((u for u in items if len(naming(u).named) == top and not judged(u).deep
+                 and judged(u).period >= judged(first).period and group(u) == group(first)), None)
+    if pick is None:
+        return items
+    return [pick, *(u for u in items if u is not pick)]
 
 
 def kind_words(query: str, qualifiers: Sequence[Qualifier]) -> frozenset[str]:

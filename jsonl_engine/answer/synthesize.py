@@ -707,8 +707,7 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
         if doc not in titled:
             titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
         if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]) \
-                or (quals and names_item(grouped_label(u.passage.text, u.seg, qualifier.strip(quals, label.text)), tk,
-                                         runs) & (content - titled[doc])):
+                or (quals and _qualified_row(u, label.text, None, quals, tk, runs, content - titled[doc])):
             out.add(id(u))
     return frozenset(out)
 
@@ -770,7 +769,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
                            named_by_row, of_item)
     naming = _naming(chosen, readings, quals)
-    qualified: dict[int, tuple[bool, bool]] = {}
+    qualified: dict[int, qualifier.Naming] = {}
     judging: dict[int, Callable[..., order.Judged]] = {}
     for u in chosen:
         doc = u.passage.document_id
@@ -820,11 +819,14 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             deep=u.passage.section_id in deep)
         if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
             qualified[id(u)] = naming[id(u)]
+    asked_named = len({i for n in qualified.values() for i in n.named})
     for u in chosen:  # a part asked (a segment's, a region's) leads, and the whole is not asked
         judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0)),
-                                        *qualified.get(id(u), (False, False)))
+                                        qualified.get(id(u), qualifier.Naming()), asked_named)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
+    items = qualifier.lead(items, lambda u: qualified.get(id(u), qualifier.Naming()), lambda u: judged[id(u)],
+                           lambda u: u.passage.document_id in first)
     return items, judged
 
 
@@ -842,9 +844,9 @@ def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]
 
 
 def _naming(chosen: list[_Unit], readings: dict[int, Reading],
-            quals: Sequence[qualifier.Qualifier]) -> dict[int, tuple[bool, bool]]:
-    """id() of each chosen unit -> (it names an asked qualifier in its own text, it is read under one): empty when
-    the question asks none."""
+            quals: Sequence[qualifier.Qualifier]) -> dict[int, qualifier.Naming]:
+    """id() of each chosen unit -> the asked qualifiers it names, in its own text or its context: empty when the
+    question asks none."""
     if not quals:
         return {}
     segments: dict[int, list[Segment]] = {}
@@ -854,42 +856,50 @@ def _naming(chosen: list[_Unit], readings: dict[int, Reading],
             for u in chosen}
 
 
-def _qualified_item(u: _Unit, naming: tuple[bool, bool] | None, reading: Reading | None,
+def _qualified_item(u: _Unit, naming: qualifier.Naming | None, reading: Reading | None,
                     quals: Sequence[qualifier.Qualifier], tk: Sequence[_Term], item_runs: Sequence[str],
                     asked: Collection[int]) -> bool:
     """A row's label or a sentence opening with the asked qualifier names the item that follows it: "Widgets
     operating profit 445.5", "Widgets" under "Operating profit:", "Widgets operating profit decreased ... to $4"."""
-    if naming is None or not naming[0]:
+    if naming is None or not naming.own:
         return False
     if reading is not None and reading.row.label is not None:
-        bare = qualifier.strip(quals, reading.row.label.text)
-        return bool(names_item(grouped_label(u.passage.text, u.seg, bare), tk, item_runs) & set(asked))
+        return _qualified_row(u, reading.row.label.text, reading.row, quals, tk, item_runs, asked)
     body = u.passage.text[u.seg.start:u.seg.end]
     return u.seg.kind == "sentence" and _has_figure(body) \
         and bool(names_item(keys(qualifier.strip(quals, body))[:SUBJECT_KEYS], tk, item_runs, printed=False)
                  & set(asked))
 
 
-def _qualified(u: _Unit, naming: tuple[bool, bool], item: bool, reading: Reading | None,
+def _qualified_row(u: _Unit, label: str, row: TableRow | None, quals: Sequence[qualifier.Qualifier],
+                   tk: Sequence[_Term], item_runs: Sequence[str], asked: Collection[int]) -> bool:
+    """A row labelled by the asked qualifier names the item: its label's other words, with the line titling its
+    rows, do ("Widgets operating profit", "Widgets" under "Operating profit:"), or, labelled by the qualifier
+    alone, the titles it is under do ("Widgets $376,593" under "Backlog", "Grocery $ 63,407" under "Acme net
+    sales by merchandise category")."""
+    if not qualifier.named_in(quals, label):
+        return False
+    bare = qualifier.strip(quals, label)
+    if names_item(grouped_label(u.passage.text, u.seg, bare), tk, item_runs) & set(asked):
+        return True
+    if keys(bare):
+        return False
+    around = _joined(keys(qualifier.context(u.passage.text, u.passage.title, u.seg, row, None, u.passage.path)))
+    return any(run in around for run in item_runs)
+
+
+def _qualified(u: _Unit, naming: qualifier.Naming, item: bool, reading: Reading | None,
                quals: Sequence[qualifier.Qualifier], item_runs: Sequence[str]) -> bool:
     """`u` names the qualified item: it names the qualifier (`naming`) and the item: its label or subject does
     (`item`), a sentence has the item's words next to the qualifier ("Widgets operating profit decreased ...", "net
     sales in Freedonia"), or a row labelled by the qualifier alone is under a title naming the item ("Widgets
     $376,593" under "Backlog")."""
-    own, under = naming
-    if not (own or under):
+    if not naming.named:
         return False
     if item:
         return True
     body = u.passage.text[u.seg.start:u.seg.end]
-    if reading is None:
-        return own and qualifier.near(quals, body, item_runs, keys)
-    label = reading.row.label.text if reading.row.label is not None else ""
-    if not own or keys(qualifier.strip(quals, label)):
-        return False
-    around = _joined(keys(qualifier.context(u.passage.text, u.passage.title, u.seg, reading.row, None,
-                                            u.passage.path)))
-    return any(run in around for run in item_runs)
+    return reading is None and naming.own and qualifier.near(quals, body, item_runs, keys)
 
 
 def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
