@@ -349,18 +349,19 @@ def names(qualifiers: Sequence[Qualifier], text: str, title: str, seg: Segment, 
 
 
 def lead(items: list[T], naming: Callable[[T], Naming], judged: Callable[[T], order.Judged],
-         group: Callable[[T], object]) -> list[T]:
+         group: Callable[[T], object], fits: Callable[[T], bool] = lambda _u: True) -> list[T]:
     """`items` (most direct first) with the most direct unit naming the most asked qualifiers first, when the first
     names fewer: the Widgets segment's row over the consolidated one, whatever else the consolidated row has; not a
-    unit from below the depth shown, of another `group` (the documents of the asked period first), or stating the
-    asked period less (a row without its column over one with it)."""
+    unit from below the depth shown, of another `group` (the documents of the asked period first), stating the
+    asked period less (a row without its column over one with it), or not `fits` (holding no figure when one is
+    asked)."""
     if not items:
         return items
     top = max(len(naming(u).named) for u in items)
     first = items[0]
     if not top or len(naming(first).named) == top:
         return items
-    pick = next((u for u in items if len(naming(u).named) == top and not judged(u).deep
+    pick = next((u for u in items if len(naming(u).named) == top and not judged(u).deep and fits(u)
                  and judged(u).period >= judged(first).period and group(u) == group(first)), None)
     if pick is None:
         return items

@@ -14,7 +14,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.20 rank       1 / (1 + retrieval rank of its passage)
 Each passage contributes its best few units above a relative threshold (and every table row whose label names the
 asked item: `_item_rows`); the answer lists them most direct first
-(answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
+(answer/order.py: the unit that answers the question leads, the reasons in `first_claim`; answer/qualifier.py: of a
+question naming a segment, a region or a product, the unit naming it and the item leads), at most `max_claims`
 of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
 at a word and marked "…", never dropped). A table row is read with the headers above it on its page
 (answer/tables.py) and its line names the asked period's column and the unit: "Label, 2022: (1,749) (Millions)".
@@ -826,7 +827,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
     items = qualifier.lead(items, lambda u: qualified.get(id(u), qualifier.Naming()), lambda u: judged[id(u)],
-                           lambda u: u.passage.document_id in first)
+                           lambda u: u.passage.document_id in first,
+                           lambda u: not ask.figure or _has_figure(u.passage.text[u.seg.start:u.seg.end]))
     return items, judged
 
 
