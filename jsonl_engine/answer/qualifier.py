@@ -39,7 +39,7 @@ from jsonl_engine.text import words as text_words
 
 T = TypeVar("T")
 W_QUALIFIED = 0.30  # a unit naming the qualifier the question puts on its item, in its text or its context
-NEAR_WORDS = 6  # a sentence names the qualified item when the item's words are this close to the qualifier
+NEAR_WORDS = 12  # a sentence names the qualified item when the item's words are this close to the qualifier
 MAX_WORDS = 5  # words of a qualifier: a longer capitalised run is a title, not a name
 TITLE_CASE = 0.8  # share of a question's content words written capitalised above which capitals name nothing
 # a word (its possessive kept: it ends a name), an abbreviation with its dots ("U.S."), "&", a punctuation mark
