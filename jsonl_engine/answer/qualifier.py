@@ -76,6 +76,14 @@ def _vocabulary() -> frozenset[str]:
     return frozenset(out)
 
 
+@functools.cache
+def _item_words() -> frozenset[str]:
+    """The words of the line items themselves: the search vocabulary's terms and the labels statements print for
+    an item (not the looser phrases searched for a term: "organic" is a measure of sales, not the item)."""
+    return frozenset({w for t in EXPANSIONS for w in t} | {w for t, phrases in LINE_ITEMS.items()
+                                                           for w in (*t, *(x for p in phrases for x in p.split()))})
+
+
 @dataclass(frozen=True, slots=True)
 class Qualifier:
     text: str  # as the question writes it ("Asset & Wealth Management")
@@ -216,7 +224,7 @@ def _modifiers(query: str, title_words: Collection[str]) -> list[Qualifier]:
     ("grocery net sales", "online revenue", "international revenues"): the part of the item asked (matched in any
     case: "Grocery $ 63,407")."""
     tokens = tokenize(query)
-    vocabulary = _vocabulary()
+    vocabulary = _item_words()
     out = []
     for trigger in LINE_ITEMS:
         n = len(trigger)
