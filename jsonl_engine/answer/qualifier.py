@@ -303,6 +303,18 @@ def item_tokens(tokens: Sequence[str], qualifiers: Sequence[Qualifier]) -> list[
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _names_text(qualifiers: tuple[Qualifier, ...], text: str) -> bool:
+    """A passage's text names a qualifier somewhere (else no title in it does), kept as `_segments` is."""
+    return named_in(qualifiers, text)
+
+
+@functools.lru_cache(maxsize=64)
+def _segments(text: str) -> list[Segment]:
+    """`segment(text)`, kept for the passages of the last questions (a passage's units are read one by one)."""
+    return segment(text)
+
+
 def _title_line(text: str) -> bool:
     """A heading that titles what follows (no figures, a few words): "WIDGETS SEGMENT", "Backlog"."""
     return not re.search(r"\d", text) and 0 < len(text.split()) <= 12
@@ -314,10 +326,11 @@ def context(text: str, title: str, seg: Segment, row: TableRow | None,
     above it in its passage, and for a row the line titling its rows, its table's header lines and lead-in, and
     its columns' titles."""
     parts = [*path, title]
-    segs = segments if segments is not None else segment(text)
-    above = [s for s in segs if s.kind == "heading" and s.end <= seg.start and _title_line(text[s.start:s.end])]
-    if above:
-        parts.append(text[above[-1].start:above[-1].end])
+    if segments != ():  # () when the passage's text names no qualifier: no title above the unit does
+        segs = segments if segments is not None else _segments(text)
+        above = [s for s in segs if s.kind == "heading" and s.end <= seg.start and _title_line(text[s.start:s.end])]
+        if above:
+            parts.append(text[above[-1].start:above[-1].end])
     for span in (seg.group, seg.header, seg.lead):
         if span is not None:
             parts.append(text[span[0]:span[1]])
@@ -351,7 +364,7 @@ def names(qualifiers: Sequence[Qualifier], text: str, title: str, seg: Segment, 
           segments: Sequence[Segment] | None = None, path: Sequence[str] = ()) -> Naming:
     """The qualifiers a unit names: in its own text (a row's label, a sentence) or its `context`."""
     own_text = row.label.text if row is not None and row.label is not None else text[seg.start:seg.end]
-    around = context(text, title, seg, row, segments, path)
+    around = context(text, title, seg, row, segments if _names_text(tuple(qualifiers), text) else (), path)
     own = frozenset(i for i, q in enumerate(qualifiers) if named_in([q], own_text))
     return Naming(own | {i for i, q in enumerate(qualifiers) if named_in([q], around)}, bool(own))
 

@@ -851,10 +851,8 @@ def _naming(chosen: list[_Unit], readings: dict[int, Reading],
     question asks none."""
     if not quals:
         return {}
-    segments: dict[int, list[Segment]] = {}
     return {id(u): qualifier.names(quals, u.passage.text, u.passage.title, u.seg,
-                                   readings[id(u)].row if id(u) in readings else None,
-                                   segments.setdefault(id(u.passage), segment(u.passage.text)), u.passage.path)
+                                   readings[id(u)].row if id(u) in readings else None, path=u.passage.path)
             for u in chosen}
 
 
