@@ -32,6 +32,11 @@ def test_the_qualifier_is_a_name_the_question_capitalises_that_is_not_the_issuer
     assert _texts("What Was The Operating Income Of The Company In 2022?") == []
     # a name of initials alone is read with the issuer's name printed before it
     assert _texts("How much did Acme U.S. generate in net sales in Q1 of FY2024?") == ["Acme U.S."]
+    # a capital inside a word names ("iPhone"); two abbreviations joined by "and" are two names; an accounting
+    # standard is none
+    assert _texts("What were the sales of the iPhone product line in 2022?") == ["iPhone"]
+    assert _texts("What was Acme's revenue in the EMEA and APAC regions in 2021?") == ["EMEA", "APAC"]
+    assert _texts("What was Acme's U.S. GAAP net income in 2022?") == []
 
 
 def test_a_lower_case_word_before_the_asked_item_is_a_qualifier_but_not_how_it_went():

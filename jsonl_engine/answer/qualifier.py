@@ -49,6 +49,8 @@ _JOINERS = frozenset({"&", "and", "of", "the", "for", "to"})  # inside a name: "
 KIND_NOUNS = frozenset({"segment", "segments", "business", "businesses", "division", "divisions", "unit", "units",
                         "region", "regions", "brand", "brands", "subsidiary", "operations", "market", "markets",
                         "reportable", "group"})
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+_STANDARDS = frozenset({"gaap", "ifrs"})  # "U.S. GAAP", "non-GAAP": how a figure is measured, not a part
 _PERIOD_WORD = re.compile(r"^(?:q[1-4]|[1-4]q|h[12]|fy\d*|cy\d*|fiscal|year|years|quarter|quarters|half|month|months|"
                           r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
                           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|ytd|ttm|ltm)$")
@@ -113,7 +115,8 @@ def _tokens(query: str) -> list[str]:
 
 
 def _capitalised(tok: str) -> bool:
-    return tok[:1].isupper() or (tok[:1].isdigit() and any(c.isupper() for c in tok))
+    """Written as a name: capitalised, or with a capital inside ("iPhone", "3M")."""
+    return tok[:1].isupper() or (tok[:1].isalnum() and any(c.isupper() for c in tok[1:]))
 
 
 def _name_word(tok: str) -> str:
@@ -155,6 +158,8 @@ def _runs(tokens: Sequence[str]) -> list[list[str]]:
         word = _name_word(tok)
         is_name = _capitalised(tok) and i > 0 and not _PERIOD_WORD.match(word) and not re.fullmatch(r"\d+", word)
         joins = bool(run) and tok.lower() in _JOINERS and i + 1 < len(tokens) and _capitalised(tokens[i + 1])
+        if joins and tok.lower() in ("and", "&") and _ACRONYM.fullmatch(run[-1]) and _ACRONYM.fullmatch(tokens[i + 1]):
+            joins = False  # "EMEA and APAC": two names
         if is_name or joins:
             run.append(tok)
             if re.search(r"['’]s?$", tok):
@@ -182,13 +187,13 @@ def asked(query: str, titles: Collection[str] = ()) -> tuple[Qualifier, ...]:
 
     def edge(ws: Sequence[str]) -> bool:  # a token that is no part of the name at either end of a run
         return all(w in _JOINERS or w in STOPWORDS or w in KIND_NOUNS or w in title_words or _PERIOD_WORD.match(w)
-                   for w in ws)
+                   for w in ws) and ws != ["a"]  # "Class A": a letter naming one of a kind
 
     out: list[Qualifier] = []
     for r in _runs(tokens):
         groups = [text_words(_name_word(tok)) or [tok.lower()] for tok in r]
-        if not groups or groups[0][0] in _DOCUMENT_PART:
-            continue
+        if not groups or groups[0][0] in _DOCUMENT_PART or any(w in _STANDARDS for g in groups for w in g):
+            continue  # "Item 7", "U.S. GAAP": a part of a document, an accounting standard
         if _issuer([w for g in groups for w in g if w not in _JOINERS], title_words, names):
             continue  # the issuer: "Acme's", "Acme Corp", "Amex"
         first = 0
