@@ -2,22 +2,30 @@
 customer it names ("the operating profit of the Widgets segment", "net sales in Freedonia", "Gizmo Pro revenue"),
 and which candidate units name it.
 
-A qualifier is a phrase the question writes capitalised, the way names are printed, that is not the name of the
-documents' issuer (the words of their titles), not a period ("Q2", "June", "Fiscal 2023"), not a statement or an
-accounting item ("Balance Sheet", "Net Income", "EBITDA": the search vocabulary), not a reference to a part of a
-document ("Note 5", "Item 7") and not the question's first word. A question written in title case names nothing
-by its capitals: it has none.
+A qualifier is a phrase the question writes as a name (capitalised, or with a capital inside: "iPhone") that is not
+the name of the documents' issuer (the words of their titles, or a shortening of them: "Amex"), not a period ("Q2",
+"June", "Fiscal 2023"), not a statement, an accounting item or standard ("Balance Sheet", "Net Income", "EBITDA",
+"U.S. GAAP": the search vocabulary), not a part of a document ("Note 5", "Item 7") and not the question's first
+word; a question written in title case names nothing by its capitals. It is also the word a question writes in
+lower case right before the line item it asks for, past the item's own words ("grocery net sales", "online
+revenue"), unless it says how the item went or which measure of it ("improving", "highest", "average").
 
 A filing prints a segment's figure in one of three ways, and a unit names the qualifier when one of them holds it,
-printed with a capital (a name, not the common word: "Domestic segment", not "domestic taxes"):
+printed with a capital when the question writes it so (a name, not the common word: "Domestic segment", not
+"domestic taxes"), and not excluded ("Non-U.S.", "outside the United States"):
   - in its own text: a sentence ("Widgets operating profit decreased 5 percent to $446 million"), or a row's label
     (a segment table: "Widgets 445.5 470.6" under "Operating profit:");
-  - in its context: the line titling its rows, its table's headers and lead-in, the nearest title above it in its
-    passage (a heading without figures: "WIDGETS SEGMENT"), or its passage's title.
-A consolidated figure ("Operating profit $ 3,433.8") names none of them. Ordering (`weigh`) gives a unit naming
-the qualifier `W_QUALIFIED`, so it leads over the consolidated one; the whole ("the largest of rows labelled
-alike", answer/order.py) is then not what is asked, and a qualified row's label is read without the qualifier
-("Widgets operating profit" names the item "operating profit": `strip`).
+  - in its context: the line titling its rows, its table's headers, lead-in and column titles, the nearest title
+    above it in its passage (a heading without figures: "WIDGETS SEGMENT"), its passage's title and headings.
+It names the qualified item when it also names the item: its label or subject does once the qualifier is read off
+it (`strip`: "Widgets operating profit" names "operating profit"), a sentence has the item's words within
+NEAR_WORDS of the qualifier, or a row labelled by the qualifier alone is under a title naming the item ("Widgets
+$376,593" under "Backlog"). A consolidated figure ("Operating profit $ 3,433.8") names no qualifier. Such a unit
+gains W_QUALIFIED in the share of the asked qualifiers it names (`weigh`), the whole ("the largest of rows labelled
+alike", answer/order.py) is then not what is asked, and the most direct unit naming the most qualifiers leads
+(`lead`) over one naming fewer, unless it is from below the depth shown, states the asked period less, or holds no
+figure where one is asked. The question's item is read without the qualifier (`item_tokens`, `kind_words`: "How
+much operating profit did Acme's Widgets segment earn" asks for "operating profit").
 """
 
 from __future__ import annotations
@@ -90,7 +98,7 @@ def _item_words() -> frozenset[str]:
 class Qualifier:
     text: str  # as the question writes it ("Asset & Wealth Management")
     words: tuple[str, ...]  # its normalised words ("asset", "and", "wealth", "management")
-    pattern: re.Pattern[str]  # finds it in a text, any case (`named_in` checks it is printed capitalised)
+    pattern: re.Pattern[str]  # finds it in a text, any case (`named_in` checks it is printed capitalised if `cased`)
     cased: bool = True  # a name, printed capitalised; False: a word the question writes in lower case ("grocery")
 
 
