@@ -69,12 +69,12 @@ def test_how_large_asks_for_an_amount():
 
 @pytest.fixture(scope="module")
 def filings(tmp_path_factory):
-    """A KB of three annual reports of the FinanceBench filings (shared/financebench-more): name -> document id."""
+    """A KB of three annual reports and a quarterly one of the FinanceBench filings (shared/financebench-more): name -> document id."""
     from jsonl_engine.ingest.sync import ingest_paths
 
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
-    names = ["GENERALMILLS_2023_annualreport", "BOEING_2019_10K", "WALMART_2022_10K"]
+    names = ["GENERALMILLS_2023_annualreport", "BOEING_2019_10K", "WALMART_2022_10K", "WALMART_2024Q1_10Q"]
     store = open_store(tmp_path_factory.mktemp("qualifier") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -113,4 +113,14 @@ def test_a_row_labelled_by_the_segment_under_a_title_naming_the_item(filings: St
 def test_a_regions_row_leads_over_the_statements_total(filings: Store):
     text, why = _first(filings, "WALMART_2022_10K", "What were Walmart's net sales in China in fiscal 2022?")
     assert "13,852" in text, text
+    assert "qualifier" in why
+
+
+def test_a_product_lines_row_under_a_table_naming_the_segment_and_the_item(filings: Store):
+    """"Grocery $ 63,407" under "Walmart U.S. net sales by merchandise category" names both qualifiers (the
+    segment and the lower-case product line) and the item; the statement's "Net sales" names none, and a sentence on
+    the segment's eCommerce sales one."""
+    text, why = _first(filings, "WALMART_2024Q1_10Q",
+                       "How much did Walmart U.S. generate in grocery net sales in Q1 of FY2024?")
+    assert "63,407" in text, text
     assert "qualifier" in why
