@@ -14,7 +14,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.20 rank       1 / (1 + retrieval rank of its passage)
 Each passage contributes its best few units above a relative threshold (and every table row whose label names the
 asked item: `_item_rows`); the answer lists them most direct first
-(answer/order.py: the unit that answers the question leads, the reasons in `first_claim`), at most `max_claims`
+(answer/order.py: the unit that answers the question leads, the reasons in `first_claim`; answer/qualifier.py: of a
+question naming a segment, a region or a product, the unit naming it and the item leads), at most `max_claims`
 of them (`more` counts the others) and, while other sections have some, at most PER_SECTION_SHOWN of one section, and `max_chars` drops trailing units (a first unit that does not fit is cut
 at a word and marked "…", never dropped). A table row is read with the headers above it on its page
 (answer/tables.py) and its line names the asked period's column and the unit: "Label, 2022: (1,749) (Millions)".
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from jsonl_engine.answer import extreme, order
+from jsonl_engine.answer import extreme, order, qualifier
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
@@ -207,9 +208,18 @@ def figures_of(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# other ways a question asks for an amount: "How large was the backlog", "how big", "how high", "the size of",
+# "what portion of"
+_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b",
+                           re.IGNORECASE)
+
+
 def asks_for_amount(query: str) -> bool:
+    """The question asks for an amount: a word naming one ("revenue", "how much", "ratio"), "$" or "%", or a way
+    of asking for a size ("How large was the backlog ...?", `_AMOUNT_ASKED`)."""
     low = query.lower()
-    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low))
+    return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low)) \
+        or bool(_AMOUNT_ASKED.search(low))
 
 
 def _min_window(positions: list[list[int]]) -> int:
@@ -559,13 +569,20 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
                     forward=order.asks_forward(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
-    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, rest))
+    # the segment, region or product the question names (answer/qualifier.py): the item is read without it
+    quals = qualifier.asked(query, {p.document_title for p in passages})
+    item_rest = qualifier.item_tokens(rest, quals) if quals else rest
+    if not _item_runs(item_rest, {k for t in tk for k in t.keys}):
+        item_rest = rest
+    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, item_rest, quals))
     readings = _read_tables(chosen, ask, read_table)
-    framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS)
+    kind_words = qualifier.kind_words(query, quals)
+    framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS or t.name in kind_words)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(rest, {k for t in tk for k in t.keys},
+                           _item_runs(item_rest, {k for t in tk for k in t.keys},
                                       {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
-                           frozenset(deep))
+                           frozenset(deep), quals,
+                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}))
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -664,15 +681,17 @@ def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[
     """The question's longest runs of item words (`_item_runs`) that are not the document's name (its `titles`
     keys): "How much net income attributable to Acme did the company earn ..." asks for " net incom attributabl ",
     not " earn "."""
-    runs = _item_runs(rest, {k for t in tk for k in t.keys})
+    runs = _item_runs(rest, {k for t in tk for k in t.keys}, titles)
     runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
     longest = max((len(r.split()) for r in runs), default=0)
     return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
 
 
-def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> frozenset[int]:
+def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
+               quals: Sequence[qualifier.Qualifier] = ()) -> frozenset[int]:
     """The table rows (id() of the unit) whose label names the line item the question asks for (`names_item`:
-    "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name): a statement
+    "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name; a label
+    opening with the asked qualifier read without it, "Widgets" under "Operating profit:"): a statement
     prints many rows sharing the question's words, and the one asked may come after three of them."""
     runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))})
     if not runs:
@@ -688,7 +707,8 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str]) -> 
         doc = u.passage.document_id
         if doc not in titled:
             titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
-        if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]):
+        if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]) \
+                or (quals and _qualified_row(u, label.text, None, quals, tk, runs, content - titled[doc])):
             out.add(id(u))
     return frozenset(out)
 
@@ -722,9 +742,13 @@ def _choose(units: list[_Unit], first: frozenset[str] = frozenset(), deep: froze
 def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: dict[int, Reading],
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
-           deep: frozenset[str] = frozenset()) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
+           item_runs: Sequence[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
-    `framing` terms (the statement to read, the period's words) are not the item a row's label should name."""
+    `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
+    `quals` (the qualifier the question puts on its item, `item_runs` the item's words), a unit naming the
+    qualified item gains (answer/qualifier.py; `_qualified`), a label or sentence opening with the qualifier names
+    the item that follows it, and the whole is not asked."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
@@ -745,6 +769,9 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                & (content - named_by_title[u.passage.document_id] - framing)}
     whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
                            named_by_row, of_item)
+    naming = _naming(chosen, readings, quals)
+    qualified: dict[int, qualifier.Naming] = {}
+    judging: dict[int, Callable[..., order.Judged]] = {}
     for u in chosen:
         doc = u.passage.document_id
         body = u.passage.text[u.seg.start:u.seg.end]
@@ -779,18 +806,29 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
             item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
+        item = item or _qualified_item(u, naming.get(id(u)), reading, quals, tk, item_runs,
+                                       content - named_by_title[doc] - framing)
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
-        judged[id(u)] = order.judge(ask, body, score=u.score, has_figure=_has_figure(body),
-                                    table=reading.row if reading else None, label_share=label_share,
-                                    labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
-                                    words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
-                                    label_extra=label_extra, names_item=item,
-                                    whole=whole.get(id(u), 0), label_from_lead=bool(by_period),
-                                    statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
-                                    deep=u.passage.section_id in deep)
+        judging[id(u)] = functools.partial(
+            order.judge, ask, body, score=u.score, has_figure=_has_figure(body),
+            table=reading.row if reading else None, label_share=label_share,
+            labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
+            words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
+            label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
+            statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
+            deep=u.passage.section_id in deep)
+        if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
+            qualified[id(u)] = naming[id(u)]
+    asked_named = len({i for n in qualified.values() for i in n.named})
+    for u in chosen:  # a part asked (a segment's, a region's) leads, and the whole is not asked
+        judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0)),
+                                        qualified.get(id(u), qualifier.Naming()), asked_named)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
+    items = qualifier.lead(items, lambda u: qualified.get(id(u), qualifier.Naming()), lambda u: judged[id(u)],
+                           lambda u: u.passage.document_id in first,
+                           lambda u: not ask.figure or _has_figure(u.passage.text[u.seg.start:u.seg.end]))
     return items, judged
 
 
@@ -805,6 +843,63 @@ def _label_share(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str]
     direct = {i for i, t in enumerate(tk) if all(k in own for k in t.keys)} | named
     through = (_covered(tk, label_keys) | set(context)) - direct  # a phrase the term stands for, or its context: half
     return bool(named), (len(direct & set(asked)) + 0.5 * len(through & set(asked))) / max(1, len(asked))
+
+
+def _naming(chosen: list[_Unit], readings: dict[int, Reading],
+            quals: Sequence[qualifier.Qualifier]) -> dict[int, qualifier.Naming]:
+    """id() of each chosen unit -> the asked qualifiers it names, in its own text or its context: empty when the
+    question asks none."""
+    if not quals:
+        return {}
+    return {id(u): qualifier.names(quals, u.passage.text, u.passage.title, u.seg,
+                                   readings[id(u)].row if id(u) in readings else None, path=u.passage.path)
+            for u in chosen}
+
+
+def _qualified_item(u: _Unit, naming: qualifier.Naming | None, reading: Reading | None,
+                    quals: Sequence[qualifier.Qualifier], tk: Sequence[_Term], item_runs: Sequence[str],
+                    asked: Collection[int]) -> bool:
+    """A row's label or a sentence opening with the asked qualifier names the item that follows it: "Widgets
+    operating profit 445.5", "Widgets" under "Operating profit:", "Widgets operating profit decreased ... to $4"."""
+    if naming is None or not naming.own:
+        return False
+    if reading is not None and reading.row.label is not None:
+        return _qualified_row(u, reading.row.label.text, reading.row, quals, tk, item_runs, asked)
+    body = u.passage.text[u.seg.start:u.seg.end]
+    return u.seg.kind == "sentence" and _has_figure(body) \
+        and bool(names_item(keys(qualifier.strip(quals, body))[:SUBJECT_KEYS], tk, item_runs, printed=False)
+                 & set(asked))
+
+
+def _qualified_row(u: _Unit, label: str, row: TableRow | None, quals: Sequence[qualifier.Qualifier],
+                   tk: Sequence[_Term], item_runs: Sequence[str], asked: Collection[int]) -> bool:
+    """A row labelled by the asked qualifier names the item: its label's other words, with the line titling its
+    rows, do ("Widgets operating profit", "Widgets" under "Operating profit:"), or, labelled by the qualifier
+    alone, the titles it is under do ("Widgets $376,593" under "Backlog", "Grocery $ 63,407" under "Acme net
+    sales by merchandise category")."""
+    if not qualifier.named_in(quals, label):
+        return False
+    bare = qualifier.strip(quals, label)
+    if names_item(grouped_label(u.passage.text, u.seg, bare), tk, item_runs) & set(asked):
+        return True
+    if keys(bare):
+        return False
+    around = _joined(keys(qualifier.context(u.passage.text, u.passage.title, u.seg, row, None, u.passage.path)))
+    return any(run in around for run in item_runs)
+
+
+def _qualified(u: _Unit, naming: qualifier.Naming, item: bool, reading: Reading | None,
+               quals: Sequence[qualifier.Qualifier], item_runs: Sequence[str]) -> bool:
+    """`u` names the qualified item: it names the qualifier (`naming`) and the item: its label or subject does
+    (`item`), a sentence has the item's words next to the qualifier ("Widgets operating profit decreased ...", "net
+    sales in Freedonia"), or a row labelled by the qualifier alone is under a title naming the item ("Widgets
+    $376,593" under "Backlog")."""
+    if not naming.named:
+        return False
+    if item:
+        return True
+    body = u.passage.text[u.seg.start:u.seg.end]
+    return reading is None and naming.own and qualifier.near(quals, body, item_runs, keys)
 
 
 def _under_table(u: _Unit, memo: dict[int, list[Segment]]) -> bool:
