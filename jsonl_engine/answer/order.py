@@ -361,7 +361,8 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
 def _judge_period(ask: Ask, body: str, value: float, why: list[str]) -> tuple[float, int]:
     """`value` of a sentence holding a figure with its period's term added (it names the asked period, or only
     other years), `why` extended; whether it states the asked period (1) or not (0)."""
-    if any(y in body for y in ask.years) and _span_named(ask, body) and not _later_year(ask, body):
+    if any(y in body for y in ask.years) and _span_named(ask, body) and not _later_year(ask, body) \
+            and not (ask.figure and not ask.forward and _PLANNED.search(body)):
         why.append("names the asked period")
         return value + W_PERIOD_SENTENCE, 1
     if _other_period(ask, body):
@@ -427,7 +428,7 @@ def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, w
     if words > LONG_WORDS:
         value -= W_LONG
         why.append(f"long ({words} words)")
-    if ask.figure and not ask.forward and _PLANNED.search(body):
+    if (ask.figure or ask.change) and not ask.forward and _PLANNED.search(body):
         value -= W_PLANNED
         why.append("states a plan or an expectation, not what was")
     return value
