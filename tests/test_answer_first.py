@@ -623,6 +623,11 @@ def test_a_sentence_naming_only_another_period_does_not_lead():
                               ("For the year ended February 2, 2019, sales were $4.2 billion.", False),
                               ("We sold 2,017 units for $3.1 million.", False)]:
         assert order._other_period(year, sentence) is another, sentence
+    third = order.Ask(figure=True, years=("2018",), quarter=True, which=3)
+    judged = order.judge(third, "Net sales in the second quarter of 2018 were $5.1 billion.", **kw)
+    assert judged.period == 0 and "names only another period than the asked one" in judged.reasons
+    assert order.judge(third, "Net sales in the third quarter of 2018 were $5.1 billion, up from the second quarter.",
+                       **kw).period == 1
 
 
 def test_a_plan_does_not_lead_a_question_asking_how_something_changed(tmp_path: Path, dev_pdfs: Path):

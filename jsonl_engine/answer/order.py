@@ -11,12 +11,14 @@ an answer direct, judged from how the text is written, never from what it is abo
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
         changed also takes the change column the table prints and the periods it compares ("2022 2021 Change")
   +0.15 a sentence that names the asked period and holds a figure (and its span, "quarterly", when a quarter
-        is asked; not when it names a later year too, unless it gives each year's figure, "respectively")
+        is asked; not when it names a later year too, unless it gives each year's figure, "respectively"; nor
+        when it states a plan and the question asks what was)
   -0.15 a sentence holding a figure that names years, none of them asked ("In fiscal 2017, net sales were ...",
         "FY17", "the year ended December 31, 2017" for 2018; the year of the asked period's end in the document,
         or a date in January or February, "the year ended February 2, 2019", for fiscal 2018, is asked): its
         figure is another period's ("2018 compared with 2017" names the asked year, and is not; nor is a sentence
-        naming one year after a comparison's word, "up 4% from fiscal 2017": its own period goes unsaid)
+        naming one year after a comparison's word, "up 4% from fiscal 2017": its own period goes unsaid); so is a
+        sentence naming quarters, none the asked one ("the second quarter of 2018" for the third)
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         a term only the heading of the row's section names, "International" of "Net sales" under "Acme
@@ -48,7 +50,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
-        $2.5 billion ...", "we expect to close ..."), when the question asks for a figure and not what is planned
+        $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
+        changed, and not what is planned
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -194,6 +197,17 @@ def years_named(body: str) -> set[str]:
 
 # a comparison's base: "up 4% from $5.0 billion in fiscal 2017", "compared with 2017" (the sentence's own period unsaid)
 _COMPARED = re.compile(r"\b(?:from|compared|versus|vs\.?|over|than|prior|previous)\b", re.IGNORECASE)
+
+
+_QUARTER_NAMED = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b|\bQ([1-4])\b",
+                            re.IGNORECASE)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def _other_quarter(ask: Ask, body: str) -> bool:
+    """A sentence naming quarters, none of them the asked one ("the second quarter of 2018" for the third)."""
+    named = {_ORDINAL[m.group(1).lower()] if m.group(1) else int(m.group(2)) for m in _QUARTER_NAMED.finditer(body)}
+    return ask.which is not None and bool(named) and ask.which not in named
 
 
 def _other_period(ask: Ask, body: str) -> bool:
@@ -362,10 +376,10 @@ def _judge_period(ask: Ask, body: str, value: float, why: list[str]) -> tuple[fl
     """`value` of a sentence holding a figure with its period's term added (it names the asked period, or only
     other years), `why` extended; whether it states the asked period (1) or not (0)."""
     if any(y in body for y in ask.years) and _span_named(ask, body) and not _later_year(ask, body) \
-            and not (ask.figure and not ask.forward and _PLANNED.search(body)):
+            and not _other_quarter(ask, body) and not (ask.figure and not ask.forward and _PLANNED.search(body)):
         why.append("names the asked period")
         return value + W_PERIOD_SENTENCE, 1
-    if _other_period(ask, body):
+    if _other_period(ask, body) or _other_quarter(ask, body):
         why.append("names only another period than the asked one")
         return value - W_OTHER_PERIOD, 0
     return value, 0
