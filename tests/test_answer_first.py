@@ -588,3 +588,59 @@ def test_a_plan_is_not_what_was_spent(novel: Store):
     assert first.startswith("During fiscal 2022, we repurchased and retired 32.2 million shares at a cost of $3.5 ")
     assert asks_forward("What production rate changes is Acme forecasting for FY2023?")
     assert not asks_forward("How much did Acme spend on share repurchases in fiscal 2022?")
+
+
+def test_a_sentence_naming_only_another_period_does_not_lead():
+    """"International comparable sales for the fourth quarter of fiscal 2017 was 0.9%." (a real filing's sentence)
+    states fiscal 2017's figure: for fiscal 2018 asked it loses W_OTHER_PERIOD, with the reason said. A comparison
+    naming the asked year, a lone year after a comparison's word (the sentence's own period unsaid), and a year
+    closing in January or February (a retailer's fiscal year) are no other period; fiscal short forms are read."""
+    from jsonl_engine.answer import order
+    from jsonl_engine.answer.sentences import segment
+    from jsonl_engine.ingest import parse_file
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    text = next(p for p in parse_file(str(MORE / "BESTBUY_2018_10K.pdf")).pages
+                if "International comparable sales for the fourth quarter of fiscal 2017" in p)
+    body = next(text[s.start:s.end] for s in segment(text)
+                if text[s.start:s.end].startswith("International comparable sales for the fourth quarter"))
+    kw = dict(score=0.5, has_figure=True, table=None, label_share=0.0, labelled_hit=False)
+    asked = order.Ask(figure=True, years=("2018",), quarter=True, which=4)
+    other = order.judge(asked, body, **kw)
+    assert "names only another period than the asked one" in other.reasons and other.period == 0
+    unsaid = order.judge(asked, body.replace("of fiscal 2017", "of the year"), **kw)
+    assert round(unsaid.directness - other.directness, 9) == order.W_OTHER_PERIOD
+    assert "names the asked period" in order.judge(order.Ask(figure=True, years=("2017",), quarter=True, which=4),
+                                                   body, **kw).reasons
+    year = order.Ask(figure=True, years=("2018",), ends=("2018-12-31",))
+    for sentence, another in [("In fiscal 2017, net sales were $5.0 billion.", True),
+                              ("FY17 revenue was $3.1 billion.", True),
+                              ("For the year ended December 31, 2017, revenue was $4.2 billion.", True),
+                              ("In fiscal 2017, sales were $5.0 billion, up from $4.8 billion in fiscal 2016.", True),
+                              ("Net sales rose 4% in 2018 compared with 2017 to $5.2 billion.", False),
+                              ("Net sales were $5.2 billion, up 4% from $5.0 billion in fiscal 2017.", False),
+                              ("For the year ended February 2, 2019, sales were $4.2 billion.", False),
+                              ("We sold 2,017 units for $3.1 million.", False)]:
+        assert order._other_period(year, sentence) is another, sentence
+    third = order.Ask(figure=True, years=("2018",), quarter=True, which=3)
+    judged = order.judge(third, "Net sales in the second quarter of 2018 were $5.1 billion.", **kw)
+    assert judged.period == 0 and "names only another period than the asked one" in judged.reasons
+    assert order.judge(third, "Net sales in the third quarter of 2018 were $5.1 billion, up from the second quarter.",
+                       **kw).period == 1
+
+
+def test_a_plan_does_not_lead_a_question_asking_how_something_changed(tmp_path: Path, dev_pdfs: Path):
+    """"Was there any change in the number of ... stores between Q2 of FY2024 and FY2023?" asks what was, not what
+    is planned: "We currently expect to close a total of 20 to 30 ... stores ... in fiscal 2024." does not lead (a
+    plan earns no credit for naming the asked period either)."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    store = open_store(tmp_path / "kb")
+    (outcome,) = ingest_paths(store, [str(dev_pdfs / "BESTBUY_2024Q2_10Q.pdf")])
+    out = synthesize(store, "Was there any change in the number of Best Buy stores between Q2 of FY2024 and FY2023?",
+                     document_ids=[outcome.document_id])
+    lines_ok(store, out)
+    assert not out.claims[0].text.startswith("We currently expect to close")
+    assert out.claims[0].text.startswith("Best Buy 908 ")  # the store count's row: stores at each date
+    store.close()

@@ -11,7 +11,14 @@ an answer direct, judged from how the text is written, never from what it is abo
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
         changed also takes the change column the table prints and the periods it compares ("2022 2021 Change")
   +0.15 a sentence that names the asked period and holds a figure (and its span, "quarterly", when a quarter
-        is asked; not when it names a later year too, unless it gives each year's figure, "respectively")
+        is asked; not when it names a later year too, unless it gives each year's figure, "respectively"; nor
+        when it states a plan and the question asks what was)
+  -0.15 a sentence holding a figure that names years, none of them asked ("In fiscal 2017, net sales were ...",
+        "FY17", "the year ended December 31, 2017" for 2018; the year of the asked period's end in the document,
+        or a date in January or February, "the year ended February 2, 2019", for fiscal 2018, is asked): its
+        figure is another period's ("2018 compared with 2017" names the asked year, and is not; nor is a sentence
+        naming one year after a comparison's word, "up 4% from fiscal 2017": its own period goes unsaid); so is a
+        sentence naming quarters, none the asked one ("the second quarter of 2018" for the third)
   +0.40 x the share of the question's content terms found in a row's label (the row is about the asked item;
         a term found through a phrase it stands for, "capex" as "purchases of property ...", counts half;
         a term only the heading of the row's section names, "International" of "Net sales" under "Acme
@@ -43,7 +50,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
-        $2.5 billion ...", "we expect to close ..."), when the question asks for a figure and not what is planned
+        $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
+        changed, and not what is planned
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -71,6 +79,7 @@ T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
+W_OTHER_PERIOD = 0.15  # a sentence holding a figure naming only other years than the asked ones
 W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
@@ -136,6 +145,8 @@ _SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fi
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_IN_TEXT = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,%])")
+_YEAR_NAMED = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|%|,\d)")  # "In fiscal 2017, net sales ..." (not "2,017")
+_FISCAL_IN_TEXT = re.compile(r"\bFY\s?'?(\d\d)\b|\bfiscal\s+(?:year\s+)?'(\d\d)\b", re.IGNORECASE)  # "FY17", "fiscal '17"
 _HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
 _QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
@@ -173,6 +184,43 @@ def _later_year(ask: Ask, body: str) -> bool:
     paid $723 million, $732 million and $742 million, respectively")."""
     latest = max(int(y) for y in ask.years)
     return not _RESPECTIVELY.search(body) and any(int(m.group(0)) > latest for m in _YEAR_IN_TEXT.finditer(body))
+
+
+def years_named(body: str) -> set[str]:
+    """The years a sentence names: "2017", "December 31, 2017", and fiscal short forms ("FY17", "fiscal '17"); a
+    date in January or February also names the year before (a retailer's fiscal 2018 ends "February 2, 2019")."""
+    out = {m.group(0) for m in _YEAR_NAMED.finditer(body)}
+    out |= {str(when.year - 1) for m in DATE.finditer(body)
+            if (when := parse_date(m.group(0))) is not None and when.month <= 2}
+    return out | {"20" + (m.group(1) or m.group(2)) for m in _FISCAL_IN_TEXT.finditer(body)}
+
+
+# a comparison's base: "up 4% from $5.0 billion in fiscal 2017", "compared with 2017" (the sentence's own period unsaid)
+_COMPARED = re.compile(r"\b(?:from|compared|versus|vs\.?|over|than|prior|previous)\b", re.IGNORECASE)
+
+
+_QUARTER_NAMED = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b|\bQ([1-4])\b",
+                            re.IGNORECASE)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def _other_quarter(ask: Ask, body: str) -> bool:
+    """A sentence naming quarters, none of them the asked one ("the second quarter of 2018" for the third)."""
+    named = {_ORDINAL[m.group(1).lower()] if m.group(1) else int(m.group(2)) for m in _QUARTER_NAMED.finditer(body)}
+    return ask.which is not None and bool(named) and ask.which not in named
+
+
+def _other_period(ask: Ask, body: str) -> bool:
+    """A sentence naming years, none of them asked: a year the question names (or a date's), or the year the asked
+    period ends in the documents read ("fiscal 2018" ending "February 2, 2019"); not one naming a single year after
+    a comparison's word ("net sales rose 4% from fiscal 2017"): its own period, unsaid, may be the asked one."""
+    named = years_named(body)
+    asked = {*ask.years, *ask.dated, *(e[:4] for e in ask.ends)}
+    if not named or named & asked:
+        return False
+    first = min((m.start() for m in _YEAR_NAMED.finditer(body)), default=len(body))
+    first = min([first] + [m.start() for m in _FISCAL_IN_TEXT.finditer(body)])
+    return len(named) > 1 or not _COMPARED.search(body, 0, first)
 
 
 def _span_named(ask: Ask, body: str) -> bool:
@@ -302,11 +350,8 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         if whole and names_item:
             value += W_WHOLE
             why.append(f"the largest of {whole} rows labelled alike")
-    elif ask.years and has_figure and any(y in body for y in ask.years) and _span_named(ask, body) \
-            and not _later_year(ask, body):
-        value += W_PERIOD_SENTENCE
-        why.append("names the asked period")
-        period = 1
+    elif ask.years and has_figure:
+        value, period = _judge_period(ask, body, value, why)
     if table is None:
         value = _judge_sentence(ask, value, why, figure_near, words, body)
     if statement is not None and statement in ask.statements:
@@ -325,6 +370,19 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value -= W_DEEP
         why.append("from a passage below the depth shown")
     return Judged(round(value, 9), tuple(why), cells, names_item, period, deep)
+
+
+def _judge_period(ask: Ask, body: str, value: float, why: list[str]) -> tuple[float, int]:
+    """`value` of a sentence holding a figure with its period's term added (it names the asked period, or only
+    other years), `why` extended; whether it states the asked period (1) or not (0)."""
+    if any(y in body for y in ask.years) and _span_named(ask, body) and not _later_year(ask, body) \
+            and not _other_quarter(ask, body) and not (ask.figure and not ask.forward and _PLANNED.search(body)):
+        why.append("names the asked period")
+        return value + W_PERIOD_SENTENCE, 1
+    if _other_period(ask, body) or _other_quarter(ask, body):
+        why.append("names only another period than the asked one")
+        return value - W_OTHER_PERIOD, 0
+    return value, 0
 
 
 def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str]) -> float:
@@ -384,7 +442,7 @@ def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, w
     if words > LONG_WORDS:
         value -= W_LONG
         why.append(f"long ({words} words)")
-    if ask.figure and not ask.forward and _PLANNED.search(body):
+    if (ask.figure or ask.change) and not ask.forward and _PLANNED.search(body):
         value -= W_PLANNED
         why.append("states a plan or an expectation, not what was")
     return value
