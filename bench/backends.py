@@ -356,7 +356,7 @@ def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dic
             differ = sorted({q for s, p in pairs for q in s["digests"] if s["digests"][q] != p["digests"].get(q)})
             print(f"postgresql/sqlite per round ({code}): " + "  ".join(
                 f"{k} " + ",".join(f"{p[k] / s[k]:.2f}" for s, p in pairs) for k in keys[:4])
-                + f"; answers identical across backends: {not differ}" + (f" (differ: {differ[:5]})" if differ else ""))
+                + f"; answers identical across backends (only if both KBs hold one ingest's rows): {not differ}" + (f" (differ: {differ[:5]})" if differ else ""))
     if baseline:
         for backend in names:
             pairs = list(zip(results[f"{backend} base"], results[f"{backend} this"], strict=True))
