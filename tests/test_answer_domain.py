@@ -148,7 +148,7 @@ def filings(tmp_path_factory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["MGMRESORTS_2016_10K", "MGMRESORTS_2021_10K", "LOCKHEEDMARTIN_2017_10K", "LOCKHEEDMARTIN_2016_10K",
-             "KRAFTHEINZ_2022_10K", "BOEING_2020_10K", "VERIZON_2019_10K"]
+             "KRAFTHEINZ_2022_10K", "BOEING_2020_10K", "VERIZON_2019_10K", "NIKE_2016_10K"]
     store = open_store(tmp_path_factory.mktemp("domain") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -220,3 +220,11 @@ def test_the_largest_amount_of_a_legal_matter_leads(filings: Store):
                   "from FY2020?")
     assert out.claims[0].text.startswith("The Deferred Prosecution Agreement requires that we make payments totaling "
                                          "$2.51")
+
+
+def test_a_margin_asked_is_read_in_a_percentage_cell_not_beside_a_change(filings: Store):
+    """A percentage asked ("gross margin %") is the year's cell printed as a percentage: not an amount row whose
+    "%" is the change column beside it ("Gross profit $ 14,971 $ 14,067 6%"), which would disagree with it."""
+    lines = _lines(filings, "NIKE_2016_10K", "Does Nike have an improving gross margin profile as of FY2016? If gross "
+                   "margin is not a useful metric for a company like this, then state that and explain why.")
+    assert lines[0].startswith("Gross margin %, Fiscal 2016: 46.2%; Fiscal 2015: 46.0%")

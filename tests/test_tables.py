@@ -529,3 +529,27 @@ def test_a_title_after_each_period_is_a_column_of_its_own(dev_pdfs):
         ("16,931", "Six months ended June 30 2022"), ("60", "Six months ended June 30 Change")]
     unit = "2022 $ million 2023 $ million currency ∆%\nNet sales 14,544 14,694 1 7\n"
     assert [c.column_text for c in row_at(unit, "Net sales").cells] == [""] * 4
+
+
+@needs_more
+def test_a_footnote_mark_on_a_column_header_is_no_figure():
+    """A column header carrying a footnote mark ("2018 (1)", "2020(1)") still names its period: each cell of the
+    rows below keeps its year, and the unit line ends before the years ("In millions, except per share amounts")."""
+    row = quarterly_row("CVSHEALTH_2019_10K", "In millions, except per share amounts 2019 2018 (1)",
+                        "Operating income 11,987")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("2019", "11,987"), ("2018", "4,021"), ("2017", "9,538"), ("2016", "10,386"), ("2015", "9,496")]
+    assert row.unit is not None and row.unit.text == "In millions, except per share amounts"
+    assert asked_cells(row, ("2018",)) == (1,)
+    row = quarterly_row("BESTBUY_2020_10K", "Fiscal Year 2020(1) 2019 2018(2)", "Operating income 2,009")
+    assert [c.column_text for c in row.cells] == ["Fiscal Year 2020", "2019", "2018", "2017", "2016"]
+
+
+@needs_more
+def test_quarters_named_apart_from_the_year_printed_over_the_full_years_column():
+    """"1st 2nd 3rd 4th 2018" under "Quarter 12-Month": the quarters' columns, then the year's own; a row's footnote
+    mark ("Comparable sales % change (1)") is no cell."""
+    row = quarterly_row("BESTBUY_2018_10K", "Quarterly Financial Information", "Comparable sales % change (1)")
+    assert [(c.column_text, c.text) for c in row.cells] == [
+        ("1st 2018", "1.6%"), ("2nd 2018", "5.4%"), ("3rd 2018", "4.4%"), ("4th 2018", "9.0%"), ("2018", "5.6%")]
+    assert asked_cells(row, ("2018",), quarter=True, which=4) == (3,) and asked_cells(row, ("2018",)) == (4,)

@@ -523,6 +523,10 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
             cells = [i for i, c in enumerate(row.cells)
                      if not c.empty and any(year_of(h.text) == operand.year for h in c.column)
                      and next((n for h in c.column if (n := quarter_of(h.text))), None) == operand.quarter]
+            if len(cells) == 1 and share and "%" not in row.cells[cells[0]].text \
+                    and _scale(row.unit.text if row.unit else "") not in ("percent", "%") \
+                    and not any(_PERCENT.search(h.text) for h in row.cells[cells[0]].column):
+                continue  # the year's figure is an amount, the "%" another column's (a change beside it)
             if len(cells) == 1:
                 best.append((fit, Input(operand, p, seg.start, seg.end, page, row, cells[0])))
     return best

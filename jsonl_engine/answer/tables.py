@@ -52,7 +52,7 @@ PERIOD = re.compile(
 _GROUP = re.compile(r"\b(?:(?:three|six|nine|twelve|\d{1,2})\s+months|(?:fiscal\s+)?years?|quarters?|"
                     r"(?:\d{1,2}|thirteen|twelve|fifty-two|fifty-three|52|53)\s+weeks)\s+ended\b", re.IGNORECASE)
 UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()]{0,60}\)"
-                  r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n]{0,50})?"
+                  r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n\d]{0,50}(?<!\s))?"
                   r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
 _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$")  # "13," is a date's day
 _DASH = re.compile(r"^(?:[-–—]+|NM|nm|[Nn]/[MmAa])$")  # an empty cell: a dash, or a change "not meaningful"
@@ -69,6 +69,7 @@ _FRAGMENTS = re.compile(rf"(?:{_FRAGMENT.pattern})(?:\s+(?:{_FRAGMENT.pattern}))
 _DAY = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?(?=,|\s+{_MONTH}\b)",
                   re.IGNORECASE)
 _MARK = re.compile(r"\(\d{1,2}\)|\([a-z]\)")  # a footnote mark printed apart: "(1)", "(a)"
+_QUARTER_ORDINAL = re.compile(r"\b(?:[1-4](?:st|nd|rd|th)|Q[1-4])\b", re.IGNORECASE)  # "3rd", "Q3"
 _OPEN_END = re.compile(r"(?i)other|total|net|non|and|or|of|for|the|in|at|to|by|&|u\.s\.|non-u\.s\.|-")  # not a title's end
 MAX_TITLE_WORDS = 8  # words in a line of column titles over the groups or periods
 MAX_LINES_UP = 60  # lines walked up from a row looking for its headers
@@ -194,6 +195,8 @@ def _is_column_line(line: str, periods: list[Part]) -> bool:
     rest = PERIOD.sub(" ", line)
     rest = UNIT.sub(" ", rest)
     rest = _DAY.sub(" ", rest)  # day numbers of dates written apart
+    rest = _MARK.sub(" ", rest)  # a column's footnote mark ("December 31, 2021(1)", "2022 (a)")
+    rest = _QUARTER_ORDINAL.sub(" ", rest)  # quarters named apart from their year ("1st 2nd 3rd 4th 2018")
     return not _NON_PERIOD_NUMBER.search(rest)
 
 
@@ -228,7 +231,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
         # footnote mark, no negative figure (told apart by the column count, when no line between the column line
         # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018")
-        columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days)
+        columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days) \
+            or _quarter_columns(text, column_line, between, headers, len(cells) - 1, None)
         if columns is not None:
             cells = cells[1:]
     if column_line is not None:
@@ -350,7 +354,7 @@ QUARTER_PART = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)(?:\s+(
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _QUARTER_WORDS = re.compile(r"(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|fiscal|quarter|full|year|total)\s*)+",
                             re.IGNORECASE)  # a header line of only a quarter's words: "First", "Quarter Full Year"
-_YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year)\b", re.IGNORECASE)
+_YEAR_TOTAL = re.compile(r"\b(?:year|total|full\s+year|(?:12|twelve)[-\s]months?)\b", re.IGNORECASE)
 
 
 def quarter_of(part_text: str) -> int | None:
@@ -393,16 +397,21 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
         width = n // q
         return [(named[i // width], *columns[i]) for i in range(n)]
     if len(distinct) == 1:
-        first = next(y for y in years if year_of(y.text) == distinct[0])
+        # the column line's own year, if it prints one, over a date in the lines above it
+        first = next((y for y in years if column_line[0] <= y.start < column_line[1]),
+                     next(y for y in years if year_of(y.text) == distinct[0]))
         out: list[tuple[Part, ...]] = [(named[i], first) for i in range(min(q, n))]
         if q + 1 == n:  # "... Fourth Year": the year's own column last (on the last quarter's line or a next one:
             # "Fourth" / "Quarter Full Year")
             total = next(((p, m) for p in lines if p.end > named[-1].start
                           and (m := _YEAR_TOTAL.search(p.text, max(0, named[-1].end - p.start))) is not None), None)
-            if total is None:
+            if total is not None:
+                line, m = total
+                out.append((Part(m.group(0), line.start + m.start(), line.start + m.end()), years[-1]))
+            elif years[-1].start > named[-1].end and text.find("\n", named[-1].end, years[-1].start) < 0:
+                out.append((years[-1],))  # "1st 2nd 3rd 4th 2018": the year printed after its quarters heads its own
+            else:
                 return None
-            line, m = total
-            out.append((Part(m.group(0), line.start + m.start(), line.start + m.end()), years[-1]))
         return out if len(out) == n else None
     if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
         width = q // len(distinct)
@@ -477,7 +486,8 @@ def _split_titles(title: Part, k: int) -> list[Part] | None:
 def _only_periods(line: str) -> bool:
     """A column line naming periods (their groups, a unit) and nothing else: no title of a column of its own
     ("FISCAL 2023 FISCAL 2022 % CHANGE" has one), so a cell more than its periods is none of its columns."""
-    rest = UNIT.sub(" ", _GROUP.sub(" ", PERIOD.sub(" ", line)))
+    rest = _MARK.sub(" ", UNIT.sub(" ", _GROUP.sub(" ", PERIOD.sub(" ", line))))
+    rest = QUARTER_PART.sub(" ", rest)
     return not re.search(r"[A-Za-z%]", rest)
 
 
