@@ -57,6 +57,11 @@ def test_a_lifted_pages_weakly_matching_sections_step_aside_for_other_pages():
     assert [c.id for c in rank.spread(_ranked(), frozenset())] == [c.id for c in _ranked()]
 
 
+def _among_the_first(kb: Store, document: str, query: str, page: int) -> None:
+    found = passages(kb, document, query)
+    assert any(p.page_start <= page <= p.page_end for p in found), [(p.page_start, p.title) for p in found]
+
+
 @needs_more
 def test_a_statement_page_does_not_fill_the_first_passages(kb: Store):
     # the question's words lift the income statement (p. 58) and the note restating it (p. 72), split into sections
@@ -64,8 +69,7 @@ def test_a_statement_page_does_not_fill_the_first_passages(kb: Store):
     # first five passages were on p. 58; the selected financial data the question names (p. 23) was not among them
     query = ("What was Lockheed Martin's FY2018 operating margin (operating profit / net sales)? Answer in percent, "
              "rounded to one decimal place, from the selected financial data.")
-    found = passages(kb, SELECTED, query)
-    assert any(p.page_start <= 23 <= p.page_end for p in found), [(p.page_start, p.title) for p in found]
+    _among_the_first(kb, SELECTED, query, 23)
 
 
 def test_categories_add_the_phrases_of_revenue_shares_and_customers_the_principal_ones():
@@ -81,8 +85,7 @@ def test_product_categories_are_read_in_the_table_of_shares_of_revenue(kb: Store
     # "% of Total Net Revenue" (p. 4) was not among the first five passages, below the divisions' MD&A pages
     query = ("Are there any product categories / service categories that represent more than 20% of PepsiCo's revenue "
              "for FY2017?")
-    found = passages(kb, SEGMENTS, query)
-    assert any(p.page_start <= 4 <= p.page_end for p in found), [(p.page_start, p.title) for p in found]
+    _among_the_first(kb, SEGMENTS, query, 4)
 
 
 @needs_more

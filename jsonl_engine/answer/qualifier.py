@@ -3,7 +3,7 @@ customer it names ("the operating profit of the Widgets segment", "net sales in 
 and which candidate units name it.
 
 A qualifier is a phrase the question writes as a name (capitalised, or with a capital inside: "iPhone") that is not
-the name of the documents' issuer (the words of their titles, or a shortening of them: "Amex"), not a period ("Q2",
+the name of the documents' issuer (the words of their titles, or a shortening of them: "Noex"), not a period ("Q2",
 "June", "Fiscal 2023"), not a statement, an accounting item or standard ("Balance Sheet", "Net Income", "EBITDA",
 "U.S. GAAP": the search vocabulary), not a part of a document ("Note 5", "Item 7") and not the question's first
 word; a question written in title case names nothing by its capitals. It is also the word a question writes in
@@ -123,7 +123,7 @@ def _tokens(query: str) -> list[str]:
 
 
 def _capitalised(tok: str) -> bool:
-    """Written as a name: capitalised, or with a capital inside ("iPhone", "3M")."""
+    """Written as a name: capitalised, or with a capital inside ("iWidget", "Z9")."""
     return tok[:1].isupper() or (tok[:1].isalnum() and any(c.isupper() for c in tok[1:]))
 
 
@@ -133,8 +133,8 @@ def _name_word(tok: str) -> str:
 
 
 def _abbreviates(token: str, words: Sequence[str]) -> bool:
-    """`token` is the issuer's name shortened: prefixes of its words in order ("Amex" for American Express), or
-    its initials, an "and" as "n" ("JnJ" for Johnson and Johnson)."""
+    """`token` is the issuer's name shortened: prefixes of its words in order ("Noex" for Northern Express), or
+    its initials, an "and" as "n" ("SnS" for Smith and Sons)."""
     words = ["n" if w == "and" else w for w in words]
     if len(token) < 3 or len(words) < 2:
         return False
@@ -150,7 +150,7 @@ def _abbreviates(token: str, words: Sequence[str]) -> bool:
 
 def _issuer(named: Sequence[str], title_words: Collection[str], names: Sequence[Sequence[str]]) -> bool:
     """The words name the documents' issuer: all are words of their titles, or they are a title's words run
-    together ("Wal Mart" for "Walmart") or shortened ("Amex")."""
+    together ("Blue Stone" for "Bluestone") or shortened ("Noex")."""
     if all(w in title_words for w in named):
         return True
     joined = "".join(named)
@@ -203,7 +203,7 @@ def asked(query: str, titles: Collection[str] = ()) -> tuple[Qualifier, ...]:
         if not groups or groups[0][0] in _DOCUMENT_PART or any(w in _STANDARDS for g in groups for w in g):
             continue  # "Item 7", "U.S. GAAP": a part of a document, an accounting standard
         if _issuer([w for g in groups for w in g if w not in _JOINERS], title_words, names):
-            continue  # the issuer: "Acme's", "Acme Corp", "Amex"
+            continue  # the issuer: "Acme's", "Acme Corp", "Noex"
         first = 0
         while first < len(groups) and edge(groups[first]):
             first += 1  # "Acme Widgets": the Widgets
