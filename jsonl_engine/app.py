@@ -229,6 +229,7 @@ class App:
         if self._pool is not None:
             pool, self._pool = self._pool, None
             _stop(pool, wait=True)
+            _release_semaphores()
 
     def close_store(self) -> None:
         if self._store is not None:
@@ -246,6 +247,18 @@ def _new_pool(workers: int, memory_cap: int) -> ProcessPoolExecutor:
 
 def _broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", False))  # set by the pool's manager thread once a worker has died
+
+
+def _release_semaphores() -> None:
+    """Unlink the pool's named semaphores and unregister them from multiprocessing's resource tracker now, as
+    interpreter exit would (`multiprocessing.util._exit_function` runs the same finalizers). The daemon leaves by
+    `os._exit`; when the pool's manager thread had not let go of its queues within POOL_JOIN_S (a loaded machine),
+    their semaphores were still registered and the tracker printed "5 leaked semaphore objects" on the user's
+    terminal. Only at close: the workers are dead, and a thread still holding a queue keeps working on the
+    unlinked semaphore."""
+    from multiprocessing import util
+
+    util._run_finalizers(0)  # noqa: SLF001 - the finalizers of exit priority >= 0: SemLock unlinks, queue closes
 
 
 def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:
