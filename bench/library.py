@@ -169,10 +169,10 @@ def main() -> None:
                          "quality columns then count a copy's page as a miss")
     ap.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
                     help="postgresql: a throwaway server (tests/support/pg.py), a fresh database per naming")
-    ap.add_argument("--sqlite", choices=("auto", "sqlite3"), default="auto",
+    ap.add_argument("--sqlite", choices=("auto", "stdlib"), default="auto",
                     help="the SQLite library of the daemons: APSW when installed (auto), or the stdlib's sqlite3")
     args = ap.parse_args()
-    env = {"JSONL_ENGINE_SQLITE": "sqlite3"} if args.sqlite == "sqlite3" else None
+    env = {"JSONL_ENGINE_SQLITE": "stdlib"} if args.sqlite == "stdlib" else None
 
     dev = find_dev(args.dev)
     more = Path(args.more) if args.more else dev.parent / "financebench-more"

@@ -287,8 +287,8 @@ class KBSettings(Section):
     url: Secret | None = field(_optional(_secret))  # may hold a password: never shown (Secret), redacted in errors
     # A streaming replica of `url` (postgresql://): reads go there, writes to `url` (store/postgres/replica.py)
     read_url: Secret | None = field(_optional(_secret))
-    # the SQLite library: APSW when installed, or the stdlib's
-    sqlite: str = field(_one_of("auto", "apsw", "sqlite3"), "auto")
+    # the SQLite library: APSW when installed ("auto"), or the standard library's ("stdlib"): store/sqlite/driver.py
+    sqlite: str = field(_one_of("auto", "apsw", "stdlib"), "auto")
 
 
 class OcrSettings(Section):

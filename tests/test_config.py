@@ -58,10 +58,10 @@ def test_daemon_refuses_to_start_on_a_bad_config(tmp_path: Path) -> None:
 def test_log_level_and_sqlite_library_are_settings(tmp_path: Path) -> None:
     """JSONL_ENGINE_LOG_LEVEL and JSONL_ENGINE_SQLITE reach the code through Settings (file < env < flag)."""
     config = tmp_path / "engine.toml"
-    config.write_text('log_level = "error"\n[kb]\nsqlite = "sqlite3"\n')
+    config.write_text('log_level = "error"\n[kb]\nsqlite = "stdlib"\n')
     assert load_settings(env={}).log_level == "WARNING" and load_settings(env={}).kb.sqlite == "auto"
     settings = load_settings(config, env={})
-    assert (settings.log_level, settings.kb.sqlite) == ("error", "sqlite3")
+    assert (settings.log_level, settings.kb.sqlite) == ("error", "stdlib")
     settings = load_settings(config, env={"JSONL_ENGINE_LOG_LEVEL": "info", "JSONL_ENGINE_SQLITE": "auto"})
     assert (settings.log_level, settings.kb.sqlite) == ("info", "auto")
     assert load_settings(config, log_level="debug", env={"JSONL_ENGINE_LOG_LEVEL": "info"}).log_level == "debug"

@@ -14,7 +14,7 @@ from jsonl_engine.store import SectionWeights, open_store
 from jsonl_engine.store.sqlite import bm25, driver, search
 from jsonl_engine.store.sqlite.store import COST_RATIO, MAX_SHARE
 
-needs_apsw = pytest.mark.skipif(not driver.APSW, reason="the store does not use APSW (not installed: pip install -e '.[fast]', or JSONL_ENGINE_SQLITE=sqlite3)")
+needs_apsw = pytest.mark.skipif(not driver.APSW, reason="the store does not use APSW (not installed: pip install -e '.[fast]', or JSONL_ENGINE_SQLITE=stdlib)")
 
 QUESTIONS = (
     "What is the FY2022 capital expenditure amount (in USD millions) for 3M?",

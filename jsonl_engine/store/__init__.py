@@ -25,7 +25,7 @@ __all__ = ["CARD_FIELDS", "COVER_PAGES", "STATUSES", "Card", "CardMap", "Documen
 def open_store(kb: Path | str, *, sqlite: str = "auto", read_url: str | None = None) -> Store:
     """The KB at `kb` (a directory, or a postgresql:// URL), created (and migrated) when needed. The one place
     a backend is chosen (each imported only then); `sqlite`: the SQLite library, "auto" (APSW when installed) or
-    "sqlite3" (`driver.choose`); `read_url`: a streaming replica of a PostgreSQL KB, read instead of `kb`."""
+    "stdlib" (`driver.choose`); `read_url`: a streaming replica of a PostgreSQL KB, read instead of `kb`."""
     if is_url(kb):  # without psycopg this import raises KBUnavailable naming the extra to install
         from jsonl_engine.store.postgres import PostgresStore
 

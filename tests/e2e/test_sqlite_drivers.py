@@ -10,7 +10,7 @@ from tests.support.daemon import Daemon
 
 apsw = pytest.importorskip("apsw", reason="APSW is not installed (pip install -e '.[fast]')")
 
-STDLIB = {"JSONL_ENGINE_SQLITE": "sqlite3"}
+STDLIB = {"JSONL_ENGINE_SQLITE": "stdlib"}
 DOCS = ("AMCOR_2023Q2_10Q", "BESTBUY_2024Q2_10Q", "AMCOR_2022_8K_dated-2022-07-01")
 
 

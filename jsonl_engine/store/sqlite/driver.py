@@ -10,7 +10,7 @@ a cursor (`fetchone`, `fetchall`, iteration; rows read by position or by column 
 returned as they are (rows are `sqlite3.Row`). Errors: `Error` (every error of the library), `IntegrityError`,
 `primary_code(exc)`, `error_name(exc)`.
 
-The `[kb] sqlite` setting (JSONL_ENGINE_SQLITE) = "sqlite3" picks `sqlite3` even when APSW is installed (to
+The `[kb] sqlite` setting (JSONL_ENGINE_SQLITE) = "stdlib" picks `sqlite3` even when APSW is installed (to
 compare the two): the app calls `choose` before the process's first connection.
 """
 
@@ -50,10 +50,10 @@ _connected = False
 
 
 def choose(library: str) -> None:
-    """"auto" (APSW when installed, else `sqlite3`) or "sqlite3"; before the process's first connection (two
+    """"auto" (APSW when installed, else `sqlite3`) or "stdlib" (`sqlite3`); before the process's first connection (two
     libraries must not open one file in one process)."""
     global APSW, NAME, Error, IntegrityError
-    use_apsw = apsw is not None and library != "sqlite3"
+    use_apsw = apsw is not None and library != "stdlib"
     if use_apsw == APSW:
         return
     if _connected:
