@@ -314,3 +314,92 @@ def test_figures5_domain_questions_reuse_the_dev_templates():
 def test_figures5_evidence_pages_and_printed_figures():
     printed_or_worked_out(questions5())
     assert_no_filing_shared(questions5(), questions2() + questions4(), dev=False)  # none of the held-out judges'
+
+
+# bench/data/figures7.jsonl: a DEVELOPMENT set of figure questions on documents that are NOT filings (issue 24: the
+# first claim answers on documents of any kind): library-kinds' clinical-trial protocols, aviation accident reports
+# and federal agency reports, asked as a reader of each kind asks, one figure printed on the evidence page.
+FIGURES7 = ROOT / "bench" / "data" / "figures7.jsonl"
+KINDS_LIBRARY = next((p for p in (ROOT.parent / "shared" / "library-kinds", Path("/work/shared/library-kinds"))
+                      if (p / "pdfs").is_dir()), None)
+FIGURES7_KEYS = ["financebench_id", "company", "doc_name", "question_type", "question_reasoning",
+                 "domain_question_num", "question", "answer", "justification", "dataset_subset_label", "evidence"]
+EVIDENCE_KEYS = ["evidence_text", "doc_name", "evidence_page_num", "evidence_text_full_page"]
+
+
+def questions7() -> list[dict]:
+    return _jsonl(FIGURES7)
+
+
+def _squashed(text: str) -> str:
+    """Lowercase, runs of whitespace as one space: a name printed across a line break reads as one."""
+    return " ".join(text.lower().split())
+
+
+def _kind_groups() -> dict[str, str]:
+    """doc_name -> the kind group library-kinds' labels give it (protocol, accident, agency)."""
+    rows = _jsonl(KINDS_LIBRARY / "labels.jsonl")
+    return {Path(r["file"]).stem: r["kind_group"] for r in rows}
+
+
+def test_figures7_fields_and_ids():
+    qs = questions7()
+    assert qs and all(list(q) == FIGURES7_KEYS for q in qs)
+    assert all(list(e) == EVIDENCE_KEYS for q in qs for e in q["evidence"])
+    assert [q["financebench_id"] for q in qs] == [f"ours7_fig_{n:03d}" for n in range(1, len(qs) + 1)]
+    assert all(q["dataset_subset_label"] == "OURS-KINDS" and q["question_type"] == "novel-generated"
+               and q["question_reasoning"] is None and q["domain_question_num"] is None for q in qs)
+    assert all(q["question"].endswith("?") and q["answer"] and q["justification"] for q in qs)
+    assert all(q["company"] is None or q["company"].strip() for q in qs)
+    assert all(e["doc_name"] == q["doc_name"] and isinstance(e["evidence_page_num"], int) for q in qs
+               for e in q["evidence"])
+    assert len({q["question"] for q in qs}) == len(qs)
+
+
+@pytest.mark.skipif(KINDS_LIBRARY is None, reason="the other kinds' documents (../shared/library-kinds) are not available")
+def test_figures7_mix_over_the_kinds():
+    qs, groups = questions7(), _kind_groups()
+    manifest = {Path(r["file"]).stem for r in _jsonl(KINDS_LIBRARY / "manifest.jsonl")}
+    # every document is one of library-kinds' (by its file stem), listed in its manifest and labels
+    assert all(q["doc_name"] in manifest and (KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf").is_file() for q in qs)
+    per_kind = Counter(groups[q["doc_name"]] for q in qs)
+    assert set(per_kind) == {"protocol", "accident", "agency"} and len(set(per_kind.values())) == 1
+    assert len(qs) == 15 and per_kind["accident"] == 5
+    per_document = Counter(q["doc_name"] for q in qs)
+    assert max(per_document.values()) <= 2 and len(per_document) >= len(qs) - 3
+    # mostly past the first page (a title page, or the header box of a short report)
+    assert sum(e["evidence_page_num"] == 0 for q in qs for e in q["evidence"]) <= 3
+
+
+@pytest.mark.skipif(KINDS_LIBRARY is None, reason="the other kinds' documents (../shared/library-kinds) are not available")
+def test_figures7_evidence_pages_and_printed_figures():
+    synthesize = bench_synthesize()
+    issuers = {Path(r["file"]).stem: r["issuer"] for r in _jsonl(KINDS_LIBRARY / "labels.jsonl")}
+    for q in questions7():
+        path = KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf"
+        doc = pdfium.PdfDocument(str(path))
+        try:
+            pages = [doc[n].get_textpage().get_text_range() for n in range(len(doc))]
+        finally:
+            doc.close()
+        for e in q["evidence"]:
+            # the zero-indexed page's pypdfium2 text, and whole lines of it
+            text = pages[e["evidence_page_num"]]
+            assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
+            lines = set(text.replace("\r\n", "\n").split("\n"))
+            assert all(line in lines for line in e["evidence_text"].split("\n")), q["financebench_id"]
+        # every number of the answer (years aside) is printed on the evidence page: what the bench grades
+        asked = {n for n in synthesize.numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+        assert asked and synthesize.gold_figures(q) == asked, (q["financebench_id"], q["answer"])
+        # the company is named as the document prints it; None only where the document names no one
+        whole = _squashed(" ".join(pages))
+        if q["company"] is None:
+            assert issuers[q["doc_name"]] is None, q["financebench_id"]
+        else:
+            assert _squashed(q["company"]) in whole, (q["financebench_id"], q["company"])
+        # worded as a reader asks, not copied: no run of six words of the question is on the page
+        words = re.findall(r"[a-z0-9]+", q["question"].lower())
+        page_words = " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(
+            pages[e["evidence_page_num"]] for e in q["evidence"]).lower())) + " "
+        runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
+        assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
