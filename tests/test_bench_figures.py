@@ -364,7 +364,7 @@ def test_figures7_mix_over_the_kinds():
     assert all(q["doc_name"] in manifest and (KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf").is_file() for q in qs)
     per_kind = Counter(groups[q["doc_name"]] for q in qs)
     assert set(per_kind) == {"protocol", "accident", "agency"} and len(set(per_kind.values())) == 1
-    assert len(qs) == 15 and per_kind["accident"] == 5
+    assert len(qs) == 30 and per_kind["accident"] == 10
     per_document = Counter(q["doc_name"] for q in qs)
     assert max(per_document.values()) <= 2 and len(per_document) >= len(qs) - 3
     # mostly past the first page (a title page, or the header box of a short report)
