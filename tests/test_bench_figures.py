@@ -320,7 +320,7 @@ def test_figures5_evidence_pages_and_printed_figures():
 # novel-generated one-figure questions (10-Qs, earnings releases, 8-Ks, 10-K notes) and FinanceBench's domain templates
 # with figure answers, on filings the development sets already use and pages that no set asks about.
 FIGURES6 = ROOT / "bench" / "data" / "figures6.jsonl"
-FIGURES6_MIX = {"novel-generated": 14, "domain-relevant": 6}
+FIGURES6_MIX = {"novel-generated": 28, "domain-relevant": 12}
 
 
 def questions6() -> list[dict]:
