@@ -403,3 +403,74 @@ def test_figures7_evidence_pages_and_printed_figures():
             pages[e["evidence_page_num"]] for e in q["evidence"]).lower())) + " "
         runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
         assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
+# bench/data/figures6.jsonl: a second DEVELOPMENT set, fresh for rules that figures5.jsonl has been tuned on: varied
+# novel-generated one-figure questions (10-Qs, earnings releases, 8-Ks, 10-K notes) and FinanceBench's domain templates
+# with figure answers, on filings the development sets already use and pages that no set asks about.
+FIGURES6 = ROOT / "bench" / "data" / "figures6.jsonl"
+FIGURES6_MIX = {"novel-generated": 28, "domain-relevant": 12}
+
+
+def questions6() -> list[dict]:
+    return _jsonl(FIGURES6)
+
+
+def _development_filings() -> set[str]:
+    """The filings the development sets use: figures.jsonl's, figures3.jsonl's, figures5.jsonl's and the dev split's."""
+    names = {q["doc_name"] for q in questions() + questions3() + questions5()}
+    if DEV_QUESTIONS is not None:
+        names |= {q["doc_name"] for q in _jsonl(DEV_QUESTIONS)}
+    return names
+
+
+def test_figures6_fields_ids_and_mix():
+    qs = questions6()
+    _ours_fields_and_ids(qs, "ours6")
+    assert Counter(q["question_type"] for q in qs) == Counter(FIGURES6_MIX)
+    assert not any(q["domain_question_num"] or q["question_reasoning"] for q in qs
+                   if q["question_type"] == "novel-generated")
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    # development filings only, never a held-out judge's; at most 2 questions each, spread over companies and forms
+    per_filing = Counter(q["doc_name"] for q in qs)
+    assert set(per_filing) <= _development_filings()
+    assert not set(per_filing) & ({q["doc_name"] for q in questions2()} | {q["doc_name"] for q in questions4()})
+    assert max(per_filing.values()) <= 2 and len(per_filing) >= len(qs) * 2 // 3
+    assert len({q["company"] for q in qs}) >= min(18, len(qs) * 2 // 3)
+    novel = [q for q in qs if q["question_type"] == "novel-generated"]
+    forms = Counter(form(q["doc_name"]) for q in novel)
+    assert forms["10-Q"] >= 4 and forms["earnings"] >= 4 and forms["8-K"] >= 2 and forms["10-K"] <= len(novel) // 2
+    # a quarter or a half year asked in the analyst's words ("Q2 2023", "the first half of 2023")
+    periods = re.compile(r"\b(first|second|third|fourth) (fiscal )?(quarter|half)\b|\bQ[1-4]\b|\bweeks\b", re.IGNORECASE)
+    assert sum(bool(periods.search(q["question"])) for q in novel) >= len(novel) // 2
+    # no page any other set (or the dev split) asks about
+    others = questions() + questions2() + questions3() + questions4() + questions5()
+    if DEV_QUESTIONS is not None:
+        others += _jsonl(DEV_QUESTIONS)
+    asked = {(e["doc_name"], e["evidence_page_num"]) for q in others for e in q["evidence"]}
+    assert not {(e["doc_name"], e["evidence_page_num"]) for q in qs for e in q["evidence"]} & asked
+
+
+@pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
+def test_figures6_domain_questions_reuse_the_dev_templates():
+    dev = [q for q in _jsonl(DEV_QUESTIONS) if q["question_type"] == "domain-relevant"]
+    templates: dict[str, list[list[str]]] = {}
+    for q in dev:
+        templates.setdefault(q["domain_question_num"], []).append(_template_words(q["question"]))
+    labels = {q["domain_question_num"]: q["question_reasoning"] for q in dev}
+    ours = [q for q in questions6() if q["question_type"] == "domain-relevant"]
+    for q in ours:
+        assert _template_words(q["question"]) in templates[q["domain_question_num"]], q["financebench_id"]
+        assert q["question_reasoning"] == labels[q["domain_question_num"]], q["financebench_id"]
+    # one question per template: the templates whose answer holds a figure
+    assert len({q["domain_question_num"] for q in ours}) == len(ours)
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures6_evidence_pages_and_printed_figures():
+    numbers = bench_synthesize().numbers
+    for q, printed in printed_or_worked_out(questions6()):
+        if q["question_type"] == "novel-generated":
+            # a one-figure question: every number of its answer (years aside) is printed on its evidence page
+            asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+            assert asked <= printed, (q["financebench_id"], asked - printed)
+    assert_no_filing_shared(questions6(), questions2() + questions4(), dev=False)  # none of the held-out judges'
