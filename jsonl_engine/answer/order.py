@@ -299,11 +299,12 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     quarter's column of the asked year."""
     if not years and not ends and not dated:
         return ()
-    exact = any(_dated(c.column_text, ends) for c in table.cells if c.column)
+    day = _group_day(table) if ends else None
+    exact = any(_dated(_column_date(c.column_text, day), ends) for c in table.cells if c.column)
     wanted = tuple(years) + (() if exact else tuple(dated))
     cells = tuple(i for i, c in enumerate(table.cells)
                   if not c.empty and c.column and (any(_names_period(p.text, wanted, ends) for p in c.column)
-                                                   or _dated(c.column_text, ends))
+                                                   or _dated(_column_date(c.column_text, day), ends))
                   and _span_fits(table, i, quarter, half, annual))
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
     if of_quarter:
@@ -316,6 +317,25 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     compared = {j for n, i in enumerate(changes) if any((changes[n - 1] if n else -1) < k < i for k in cells)
                 for j in range((changes[n - 1] if n else -1) + 1, i + 1) if not table.cells[j].empty}
     return tuple(sorted(set(cells) | compared))
+
+
+# a header line of one group ending in a month and day, its years on the column line below ("Three Months Ended
+# April 30," over "2023 2022"): each year's column ends on that day
+_GROUP_DAY = re.compile(r"\bended\s+((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}),?\s*$",
+                        re.IGNORECASE)
+
+
+def _group_day(table: TableRow) -> str | None:
+    """The month and day a lone group line over the column line ends its period on ("Three Months Ended April 30,"
+    -> "April 30"), when exactly one header line says so and names no year."""
+    found = [m.group(1) for h in table.headers if len(re.findall(r"(?i)\bended\b", h.text)) == 1
+             and not _YEAR_IN_TEXT.search(h.text) and (m := _GROUP_DAY.search(h.text.strip())) is not None]
+    return found[0] if len(found) == 1 else None
+
+
+def _column_date(column: str, day: str | None) -> str:
+    """A column's header as a date: a column of a bare year under a group line ending on `day` is "day, year"."""
+    return f"{day}, {column}" if day and re.fullmatch(r"(?:19|20)\d\d", column.strip()) else column
 
 
 def _dated(column: str, ends: Collection[str]) -> bool:

@@ -49,8 +49,12 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
 PERIOD = re.compile(
     rf"(?:{_MONTH}\.?\s+\d{{1,2}},?\s+)?(?:(?:FY|Fiscal(?:\s+Year)?|Q[1-4])\s*'?)?(?<![\d.,$])(?:19|20)\d\d(?![\d.,%])"
     r"|\b(?:FY|Q[1-4])\s*'?\d\d\b", re.IGNORECASE)
-_GROUP = re.compile(r"\b(?:(?:three|six|nine|twelve|\d{1,2})\s+months|(?:fiscal\s+)?years?|quarters?|"
-                    r"(?:\d{1,2}|thirteen|twelve|fifty-two|fifty-three|52|53)\s+weeks)\s+ended\b", re.IGNORECASE)
+# how many months or weeks a period lasts, in words or digits: "three", "13", "Thirty-nine", "twenty four"
+COUNT_WORD = (r"(?:\d{1,2}|(?:twenty|thirty|forty|fifty)(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?|"
+              r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+              r"seventeen|eighteen|nineteen)")
+_GROUP = re.compile(rf"\b(?:{COUNT_WORD}\s+months|(?:fiscal\s+)?years?|quarters?|{COUNT_WORD}\s+weeks)\s+ended\b",
+                    re.IGNORECASE)
 UNIT = re.compile(r"\((?:[^()]{0,25}\b)?(?:millions?|thousands?|billions?)\b[^()]{0,60}\)"
                   r"|\b(?:(?:dollars|amounts|\$)\s+)?in\s+(?:millions|thousands|billions)\b(?:,\s*except[^.;()\n\d]{0,50}(?<!\s))?"
                   r"|\((?:percent|%)[^()]{0,40}\)", re.IGNORECASE)
