@@ -153,6 +153,23 @@ _QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks
                             r"|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
 
 
+# a year naming the document to read, not the period asked: "per its 2020 annual report", "in the 2019 10-K",
+# "according to its annual report for fiscal 2019"
+_DOCUMENT_YEAR = re.compile(r"\b((?:19|20)\d\d)\s+(?:annual\s+report|(?:form\s+)?10-?[KQ]|proxy(?:\s+statement)?)\b"
+                            r"|\b(?:annual\s+report|10-?[KQ]|filing)\s+for\s+(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?"
+                            r"((?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+def asked_years(query: str, years: Sequence[str]) -> tuple[str, ...]:
+    """The `years` a question names as the period it asks about: not a year naming only the document to read ("How
+    much does Acme expect to pay in 2022, per its 2020 annual report?" asks about 2022), unless no other is named."""
+    documents = {m.group(1) or m.group(2) for m in _DOCUMENT_YEAR.finditer(query)}
+    if not documents:
+        return tuple(years)
+    rest = [y for y in years if y not in documents or len(re.findall(rf"\b{y}\b", query)) > 1]
+    return tuple(rest) if rest else tuple(years)
+
+
 _WHICH_QUARTER = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
 
 

@@ -562,7 +562,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     quarter, half = order.asks_span(query)
     quarters = order.asks_which_quarter(query) and not quarter and not half
     quarter = quarter or quarters  # "which quarter of 2016": a quarter's figure, not the year's
-    ask = order.Ask(asks_for_amount(query), tuple(str(y) for y in periods.years), quarter,
+    ask = order.Ask(asks_for_amount(query), order.asked_years(query, [str(y) for y in periods.years]), quarter,
                     statements=frozenset([named]) if named else cues.wanted_statements(tokens), named=bool(named),
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
@@ -1208,9 +1208,10 @@ def period_ends(store: Store, query: str, document_ids: Collection[str]) -> froz
     periods = parse_periods(query)
     if not periods.years or not document_ids:
         return frozenset()
+    years = {int(y) for y in order.asked_years(query, [str(y) for y in periods.years])}  # not the document's year
     out = set()
     for card in store.cards(sorted(document_ids)).values():
-        if card.period_end and card.fiscal_year in periods.years and card.fiscal_quarter == periods.quarter:
+        if card.period_end and card.fiscal_year in years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
 
