@@ -83,6 +83,7 @@ W_OTHER_PERIOD = 0.15  # a sentence holding a figure naming only other years tha
 W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
+W_KIND = 0.15  # a row of counts when money is asked ("Number of shares repurchased"), of money when a count is
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -107,6 +108,7 @@ class Ask:
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
     quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
     forward: bool = False  # the question asks what is planned or expected ("What is Acme forecasting ...?")
+    kind: str | None = None  # "money" ("How much cash did ... spend"), "count" ("How many stores ..."), else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +268,30 @@ _PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?
                       r"(?:approved|authorized))\b", re.IGNORECASE)
 _FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidance|anticipat\w*|project\w*|"
                             r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
+
+
+_MONEY_ASKED = re.compile(r"\bhow\s+much\s+(?:cash|money)\b|\b(?:spend|spent|spending|pay|paid|cost)\b|\$"
+                          r"|\b(?:dollars?|usd)\b", re.IGNORECASE)
+_COUNT_ASKED = re.compile(r"\bhow\s+many\b(?!\s+(?:dollars|usd|\$))", re.IGNORECASE)
+_COUNT_LABEL = re.compile(r"^(?:total\s+)?number\s+of\b", re.IGNORECASE)  # "Total number of shares repurchased"
+
+
+def asks_kind(query: str) -> str | None:
+    """The kind of figure a question asks for: "count" ("How many branches ..."), "money" ("How much cash did Acme
+    spend ...", "What did Acme pay ..."), else None (a rate, a share, or not said)."""
+    if _COUNT_ASKED.search(query):
+        return "count"
+    return "money" if _MONEY_ASKED.search(query) else None
+
+
+def _other_kind(ask: Ask, table: TableRow) -> bool:
+    """A row of another kind of figure than the asked one: a count ("Number of shares repurchased") when money is
+    asked, an amount of money (cells printed with "$") when a count is."""
+    if ask.kind == "money":
+        return table.label is not None and bool(_COUNT_LABEL.match(table.label.text.strip()))
+    if ask.kind == "count":
+        return any("$" in c.text for c in table.cells)
+    return False
 
 
 def asks_forward(query: str) -> bool:
@@ -449,6 +475,9 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
+    if _other_kind(ask, table):
+        value -= W_KIND
+        why.append("a count, as money is asked" if ask.kind == "money" else "an amount of money, as a count is asked")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
                         ask.which, ask.quarters)
     period = 0
