@@ -9,7 +9,13 @@ an answer direct, judged from how the text is written, never from what it is abo
         Ended ...", with a half year, "Six Months Ended ...") holds a value, or a row
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
-        changed also takes the change column the table prints and the periods it compares ("2022 2021 Change")
+        changed also takes the change column the table prints and the periods it compares ("2022 2021 Change");
+        a lone group line ending in a month and day dates the years under it ("Three Months Ended April 30," over
+        "2023 2022": the 2023 column ends April 30, 2023); a year naming the document to read ("... in 2022, per
+        its 2020 annual report") is not the asked period, unless the question names no other
+  -0.15 a row of another kind of figure than the one asked: a count ("Total number of shares repurchased") when
+        money is asked ("How much cash did ... spend", "What did ... pay"), amounts printed with "$" when a count
+        is ("How many stores ...")
   +0.15 a sentence that names the asked period and holds a figure (and its span, "quarterly", when a quarter
         is asked; not when it names a later year too, unless it gives each year's figure, "respectively"; nor
         when it states a plan and the question asks what was)
