@@ -30,13 +30,13 @@ def row_on(filing: str, title: str, starts: str):
 
 @pytest.fixture(scope="module")
 def more_kb(tmp_path_factory):
-    """A KB of a quarterly report and an annual report (SQLite, in-process ingest)."""
+    """A KB of a quarterly report, an annual report and an earnings release (SQLite, in-process ingest)."""
     from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import open_store
 
     assert MORE is not None
     store = open_store(tmp_path_factory.mktemp("periods_kb"))
-    docs = ["JPMORGAN_2022Q1_10Q", "KRAFTHEINZ_2020_10K"]
+    docs = ["JPMORGAN_2022Q1_10Q", "KRAFTHEINZ_2020_10K", "BESTBUY_2023Q4_EARNINGS"]
     outcomes = ingest_paths(store, [str(MORE / f"{d}.pdf") for d in docs])
     store.ids = {d: o.document_id for d, o in zip(docs, outcomes, strict=True)}
     yield store
@@ -104,3 +104,15 @@ def test_money_asked_a_number_of_shares_row_does_not_lead(more_kb):
     assert "2,500" in out.claims[0].text
     shares = next(c for c in out.claims if "18.1" in c.text)
     assert out.claims.index(shares) > 0
+
+
+@needs_more
+def test_a_sentence_naming_the_fiscal_year_short_names_the_asked_period(more_kb):
+    """"In Q4 FY23, the company returned ... dividends of $194 million" names the asked quarter of fiscal 2023 in
+    its short form, and leads over a headline holding a per-share figure."""
+    from jsonl_engine.answer.synthesize import synthesize
+
+    out = synthesize(more_kb, "How much did Best Buy pay in dividends in Q4 FY23?",
+                     document_ids=[more_kb.ids["BESTBUY_2023Q4_EARNINGS"]])
+    assert out.claims[0].text.startswith("In Q4 FY23,") and "$194" in out.claims[0].text
+    assert "names the asked period" in out.first_claim["why"]

@@ -444,7 +444,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
 def _judge_period(ask: Ask, body: str, value: float, why: list[str]) -> tuple[float, int]:
     """`value` of a sentence holding a figure with its period's term added (it names the asked period, or only
     other years), `why` extended; whether it states the asked period (1) or not (0)."""
-    if any(y in body for y in ask.years) and _span_named(ask, body) and not _later_year(ask, body) \
+    if _names_year(ask, body) and _span_named(ask, body) and not _later_year(ask, body) \
             and not _other_quarter(ask, body) and not (ask.figure and not ask.forward and _PLANNED.search(body)):
         why.append("names the asked period")
         return value + W_PERIOD_SENTENCE, 1
@@ -452,6 +452,13 @@ def _judge_period(ask: Ask, body: str, value: float, why: list[str]) -> tuple[fl
         why.append("names only another period than the asked one")
         return value - W_OTHER_PERIOD, 0
     return value, 0
+
+
+def _names_year(ask: Ask, body: str) -> bool:
+    """A sentence names an asked year: as printed ("2023"), or in a fiscal year's short form ("Q4 FY23", "fiscal
+    '23")."""
+    return any(y in body for y in ask.years) \
+        or any("20" + (m.group(1) or m.group(2)) in ask.years for m in _FISCAL_IN_TEXT.finditer(body))
 
 
 def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str]) -> float:
