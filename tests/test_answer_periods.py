@@ -116,3 +116,16 @@ def test_a_sentence_naming_the_fiscal_year_short_names_the_asked_period(more_kb)
                      document_ids=[more_kb.ids["BESTBUY_2023Q4_EARNINGS"]])
     assert out.claims[0].text.startswith("In Q4 FY23,") and "$194" in out.claims[0].text
     assert "names the asked period" in out.first_claim["why"]
+
+
+def test_each_groups_day_on_a_line_of_its_own_keeps_both_groups(dev_pdfs):
+    """"Three months ended" / "June 30," / "Six months ended" / "June 30," over "(in millions) 2023 2022 2023 2022":
+    the day lines are pieces of the header, so both groups are read and each column is its own span's."""
+    text = next(p for p in parse_file(str(dev_pdfs / "JPMORGAN_2023Q2_10Q.pdf")).pages
+                if "FDIC-related expense 338" in p)
+    i = text.index("FDIC-related expense 338")
+    row = read_row(text, i, text.index("\n", i))
+    assert [c.column_text for c in row.cells] == ["Three months ended 2023", "Three months ended 2022",
+                                                  "Six months ended 2023", "Six months ended 2022"]
+    assert asked_cells(row, ("2023",), quarter=True) == (0,)
+    assert asked_cells(row, ("2023",), half=True) == (2,)

@@ -451,8 +451,15 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
     column titles right above them, naming no period or group ("Revenue Mix Comparable Sales"), if any."""
     titles: list[Part] = []
     under_columns = True  # the line below is the column line or a line of groups (not a unit's or lead-in's)
-    for since_column, (s, e) in enumerate(lines, 1):
+    since_column = 0
+    for s, e in lines:
         line = text[s:e]
+        if _MONTH_DAY.fullmatch(line.strip()) and under_columns:
+            # a group's month and day on a line of its own, under it ("Three months ended" / "June 30," / "Six
+            # months ended" / "June 30,"): a piece of the header, not a line of its own among those read
+            headers.append(Part(line, s, e))
+            continue
+        since_column += 1
         found_periods = _periods(text, s, e)
         kind = classify(line)
         if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)):
