@@ -129,3 +129,21 @@ def test_each_groups_day_on_a_line_of_its_own_keeps_both_groups(dev_pdfs):
                                                   "Six months ended 2023", "Six months ended 2022"]
     assert asked_cells(row, ("2023",), quarter=True) == (0,)
     assert asked_cells(row, ("2023",), half=True) == (2,)
+
+
+@needs_more
+def test_the_first_nine_months_asked_take_the_year_to_date_column():
+    """"the first nine months of 2022" (or "39 weeks", "the first three quarters") is the thirty-nine weeks'
+    column of a third quarter's report, not the thirteen weeks' of the same year; 12 and 24 weeks are a quarter
+    and a half of a retailer's weeks."""
+    from jsonl_engine.answer.order import asks_nine, asks_span
+
+    assert asks_nine("What were sales in the first nine months of 2022?")
+    assert asks_nine("What were sales for the 39 weeks ended October 29, 2022?")
+    assert asks_nine("What were sales in the first three quarters of 2022?")
+    assert not asks_nine("What were sales in Q3 2022?")
+    assert asks_span("What did Acme spend on capital projects in the first 24 weeks of 2023?") == (False, True)
+    assert asks_span("What was revenue for the 12 weeks ended June 17, 2023?") == (True, False)
+    assert asks_span("What was revenue for the fifty-two weeks ended June 17, 2023?") == (False, False)
+    row = row_on("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
+    assert asked_cells(row, ("2022",), nine=True) == (2,)

@@ -78,7 +78,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jsonl_engine.answer.tables import TableRow, quarter_of, year_of
+from jsonl_engine.answer.tables import COUNT_WORD, TableRow, quarter_of, year_of
 from jsonl_engine.identity.dates import DATE, parse_date
 
 T = TypeVar("T")
@@ -114,6 +114,7 @@ class Ask:
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
     quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
     forward: bool = False  # the question asks what is planned or expected ("What is Acme forecasting ...?")
+    nine: bool = False  # the question names the first nine months of a year ("nine months ended ...", "39 weeks")
     kind: str | None = None  # "money" ("How much cash did ... spend"), "count" ("How many stores ..."), else None
 
 
@@ -144,21 +145,28 @@ def label_of(body: str) -> str | None:
     return m.group(1)
 
 
-_QUARTER_COLUMN = re.compile(r"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|\b(?:13|thirteen)\s+weeks\b",
+# a quarter's span: three months, or 12, 13 or 16 weeks (a retailer's quarters of 12 weeks, its last of 16 or 17)
+_QUARTER_WEEKS = r"(?:12|twelve|13|thirteen|16|sixteen|17|seventeen)\s+weeks"
+_HALF_WEEKS = r"(?:24|twenty[-\s]four|26|twenty[-\s]six|28|twenty[-\s]eight)\s+weeks"  # two quarters of weeks
+_NINE_WEEKS = r"(?:36|thirty[-\s]six|39|thirty[-\s]nine|40|forty)\s+weeks"  # three quarters of weeks
+_QUARTER_COLUMN = re.compile(rf"\b(?:three|3)\s+months\b|\bquarter|\bq[1-4]\b|(?<![\w-]){_QUARTER_WEEKS}\b",
                              re.IGNORECASE)
-_HALF_COLUMN = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\bhalf\b|\bh[12]\b", re.IGNORECASE)
+_HALF_COLUMN = re.compile(rf"\b(?:six|6)\s+months\b|\b{_HALF_WEEKS}\b|\bhalf\b|\bh[12]\b", re.IGNORECASE)
+_NINE_COLUMN = re.compile(rf"\b(?:nine|9)[-\s]months?\b|\b{_NINE_WEEKS}\b|\bthree\s+quarters\b", re.IGNORECASE)
 # words naming how long a column's period is: its span ("Three Months Ended", "For the Years Ended", "Q2", "First Half")
-_SPAN = re.compile(r"\b(?:three|six|nine|twelve|thirteen|twenty-six|fifty-two|fifty-three|\d{1,2})\s+(?:months|weeks)\b"
+_SPAN = re.compile(rf"\b{COUNT_WORD}\s+(?:months|weeks)\b"
                    r"|\bquarters?\b|\bq[1-4]\b|\bh[12]\b|\bhalf\b|\byears?\s+ended\b|\bfiscal\s+years?\b"
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_IN_TEXT = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,%])")
 _YEAR_NAMED = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|%|,\d)")  # "In fiscal 2017, net sales ..." (not "2,017")
 _FISCAL_IN_TEXT = re.compile(r"\bFY\s?'?(\d\d)\b|\bfiscal\s+(?:year\s+)?'(\d\d)\b", re.IGNORECASE)  # "FY17", "fiscal '17"
-_HALF_ASKED = re.compile(r"\b(?:six|6)\s+months\b|\b(?:26|twenty-six)\s+weeks\b|\b(?:first|second)\s+half\b|\bh[12]\b",
+_HALF_ASKED = re.compile(rf"\b(?:six|6)\s+months\b|\b{_HALF_WEEKS}\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
-_QUARTER_ASKED = re.compile(r"\b(?:three|3)\s+months\b|\b(?:13|thirteen)\s+weeks\b|\bq[1-4]\b|\b[1-4]q\b"
+_QUARTER_ASKED = re.compile(rf"\b(?:three|3)\s+months\b|(?<![\w-]){_QUARTER_WEEKS}\b|\bq[1-4]\b|\b[1-4]q\b"
                             r"|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+_NINE_ASKED = re.compile(rf"\b(?:nine|9)[-\s]months?\b|\b{_NINE_WEEKS}\b|\b(?:first\s+)?three\s+quarters\b",
+                         re.IGNORECASE)
 
 
 # a year naming the document to read, not the period asked: "per its 2020 annual report", "in the 2019 10-K",
@@ -192,6 +200,12 @@ def asks_span(query: str) -> tuple[bool, bool]:
     half", "six months ended ..." (a half is no quarter, though the quarter closing it names the same report);
     both when it names both."""
     return bool(_QUARTER_ASKED.search(query)), bool(_HALF_ASKED.search(query))
+
+
+def asks_nine(query: str) -> bool:
+    """The question asks for the first nine months of a year ("the first nine months of 2022", "39 weeks ended
+    ...", "the first three quarters"): a third quarter's year-to-date column, neither a quarter's nor a half's."""
+    return bool(_NINE_ASKED.search(query))
 
 
 def _span(table: TableRow, i: int) -> str | None:
@@ -250,21 +264,22 @@ def _other_period(ask: Ask, body: str) -> bool:
 
 def _span_named(ask: Ask, body: str) -> bool:
     """A sentence names the asked span, if one is: "quarter", "quarterly", "three months" for a quarter asked."""
-    return not (ask.quarter or ask.half) or bool(ask.quarter and _QUARTER_COLUMN.search(body)) \
-        or bool(ask.half and _HALF_COLUMN.search(body))
+    return not (ask.quarter or ask.half or ask.nine) or bool(ask.quarter and _QUARTER_COLUMN.search(body)) \
+        or bool(ask.half and _HALF_COLUMN.search(body)) or bool(ask.nine and _NINE_COLUMN.search(body))
 
 
-def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool = False) -> bool:
+def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool = False, nine: bool = False) -> bool:
     """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is
     outside an annual report."""
-    if not quarter and not half:
+    if not quarter and not half and not nine:
         return True
     if any(quarter_of(p.text) for p in table.cells[i].column):
         return quarter  # a column of a table of a year's quarters ("Third Quarter")
     span = _span(table, i)
     if span is None:
         return not annual
-    return bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span))
+    return bool(quarter and _QUARTER_COLUMN.search(span)) or bool(half and _HALF_COLUMN.search(span)) \
+        or bool(nine and _NINE_COLUMN.search(span))
 
 
 # a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to $2.5
@@ -334,7 +349,8 @@ def asks_change(query: str) -> bool:
 
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
-                dated: Sequence[str] = (), which: int | None = None, quarters: bool = False) -> tuple[int, ...]:
+                dated: Sequence[str] = (), which: int | None = None, quarters: bool = False,
+                nine: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -354,7 +370,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     cells = tuple(i for i, c in enumerate(table.cells)
                   if not c.empty and c.column and (any(_names_period(p.text, wanted, ends) for p in c.column)
                                                    or _dated(_column_date(c.column_text, day), ends))
-                  and _span_fits(table, i, quarter, half, annual))
+                  and _span_fits(table, i, quarter, half, annual, nine))
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
@@ -492,7 +508,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_KIND
         why.append("a count, as money is asked" if ask.kind == "money" else "an amount of money, as a count is asked")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
-                        ask.which, ask.quarters)
+                        ask.which, ask.quarters, ask.nine)
     period = 0
     if cells:
         period = 1

@@ -567,7 +567,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
                     which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
-                    forward=order.asks_forward(query), kind=order.asks_kind(query))
+                    forward=order.asks_forward(query), kind=order.asks_kind(query),
+                    nine=order.asks_nine(query) and not quarter and not half)
     units = _score(tk, raw, ask.figure, frozenset(deep))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
@@ -672,7 +673,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
-                                    ask.dated, ask.which, ask.quarters)
+                                    ask.dated, ask.which, ask.quarters, ask.nine)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked))
     return out
 
