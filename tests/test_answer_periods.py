@@ -147,3 +147,15 @@ def test_the_first_nine_months_asked_take_the_year_to_date_column():
     assert asks_span("What was revenue for the fifty-two weeks ended June 17, 2023?") == (False, False)
     row = row_on("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
     assert asked_cells(row, ("2022",), nine=True) == (2,)
+
+
+@needs_more
+def test_dates_printed_in_figures_are_a_column_line():
+    """"12 Weeks Ended 24 Weeks Ended" over "6/17/2023 6/11/2022 6/17/2023 6/11/2022": dates in figures are periods,
+    so the columns are read, and the asked period's end (June 17, 2023) picks the half year's for "the first 24
+    weeks"."""
+    row = row_on("PEPSICO_2023Q2_EARNINGS", "Condensed Consolidated Statement of Income", "Net Revenue ")
+    assert [c.column_text for c in row.cells] == ["12 Weeks Ended 6/17/2023", "12 Weeks Ended 6/11/2022",
+                                                  "24 Weeks Ended 6/17/2023", "24 Weeks Ended 6/11/2022"]
+    assert asked_cells(row, ("2023",), half=True, ends=("2023-06-17",)) == (2,)
+    assert asked_cells(row, ("2023",), quarter=True, ends=("2023-06-17",)) == (0,)

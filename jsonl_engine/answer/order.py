@@ -403,10 +403,15 @@ def _column_date(column: str, day: str | None) -> str:
     return f"{day}, {column}" if day and re.fullmatch(r"(?:19|20)\d\d", column.strip()) else column
 
 
+_NUMERIC_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)(?![\d/])")  # "6/17/2023": month/day/year
+
+
 def _dated(column: str, ends: Collection[str]) -> bool:
     """A column's header, its parts read together ("April 30," over "2023"), is dated an asked period's end."""
-    return bool(ends) and any((when := parse_date(m.group(0))) is not None and when.isoformat() in ends
-                              for m in DATE.finditer(column))
+    return bool(ends) and (any((when := parse_date(m.group(0))) is not None and when.isoformat() in ends
+                               for m in DATE.finditer(column))
+                           or any(f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}" in ends
+                                  for m in _NUMERIC_DATE.finditer(column)))
 
 
 def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -> bool:

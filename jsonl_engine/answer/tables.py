@@ -48,6 +48,7 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
 PERIOD = re.compile(
     rf"(?:{_MONTH}\.?\s+\d{{1,2}},?\s+)?(?:(?:FY|Fiscal(?:\s+Year)?|Q[1-4])\s*'?)?(?<![\d.,$])(?:19|20)\d\d(?![\d.,%])"
+    r"|(?<![\d/])\d{1,2}/\d{1,2}/(?:19|20)\d\d(?![\d.,%])"  # a date in figures: "6/17/2023"
     r"|\b(?:FY|Q[1-4])\s*'?\d\d\b", re.IGNORECASE)
 # how many months or weeks a period lasts, in words or digits: "three", "13", "Thirty-nine", "twenty four"
 COUNT_WORD = (r"(?:\d{1,2}|(?:twenty|thirty|forty|fifty)(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?|"
