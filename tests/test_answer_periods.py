@@ -159,3 +159,15 @@ def test_dates_printed_in_figures_are_a_column_line():
                                                   "24 Weeks Ended 6/17/2023", "24 Weeks Ended 6/11/2022"]
     assert asked_cells(row, ("2023",), half=True, ends=("2023-06-17",)) == (2,)
     assert asked_cells(row, ("2023",), quarter=True, ends=("2023-06-17",)) == (0,)
+
+
+@needs_more
+def test_a_year_asked_of_a_fourth_quarters_release_takes_the_twelve_months_column():
+    """A fourth quarter's earnings release prints the quarter beside the year ("Three Months Ended January 28, 2023"
+    and "Twelve Months Ended January 28, 2023"): the whole fiscal year asked is the twelve months' column alone; a
+    quarter asked, the three months'."""
+    row = row_on("BESTBUY_2023Q4_EARNINGS", "Diluted earnings per share", "Diluted earnings per share ")
+    assert [c.column_text for c in row.cells][::2] == ["Three Months Ended January 28, 2023",
+                                                       "Twelve Months Ended January 28, 2023"]
+    assert asked_cells(row, ("2023",), ends=("2023-01-28",)) == (2,)
+    assert asked_cells(row, ("2023",), quarter=True, ends=("2023-01-28",)) == (0,)

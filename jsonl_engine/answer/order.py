@@ -10,7 +10,10 @@ an answer direct, judged from how the text is written, never from what it is abo
         whose label is the asked year ("2024 1,097 862")
         (-0.15 when the row's columns are known and none is the asked period); a question asking how something
         changed also takes the change column the table prints and the periods it compares ("2022 2021 Change");
-        a lone group line ending in a month and day dates the years under it ("Three Months Ended April 30," over
+        a question naming no shorter span takes, of a table printing each column's span, the whole year's
+        columns ("Twelve Months Ended ..." beside "Three Months Ended ..."); the first nine months asked
+        ("nine months ended", "39 weeks") the year-to-date column; a lone group line ending in a month and day
+        dates the years under it ("Three Months Ended April 30," over
         "2023 2022": the 2023 column ends April 30, 2023); a year naming the document to read ("... in 2022, per
         its 2020 annual report") is not the asked period, unless the question names no other
   -0.15 a row of another kind of figure than the one asked: a count ("Total number of shares repurchased") when
@@ -375,6 +378,8 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
             tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)
+    if not (quarter or half or nine or quarters):
+        cells = _whole_year(table, cells)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -404,6 +409,26 @@ def _column_date(column: str, day: str | None) -> str:
 
 
 _NUMERIC_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)(?![\d/])")  # "6/17/2023": month/day/year
+
+
+_YEAR_COLUMN = re.compile(r"\b(?:twelve|12)\s+months\b|\b(?:52|53|fifty[-\s]two|fifty[-\s]three)\s+weeks\b"
+                          r"|\byears?\s+ended\b|\bfull[-\s]year\b|\bfiscal\s+years?\b", re.IGNORECASE)
+
+
+def _months(span: str) -> set[int]:
+    """How long the periods a column's words name are, in months: 3, 6, 9 or 12."""
+    return {n for n, pattern in ((3, _QUARTER_COLUMN), (6, _HALF_COLUMN), (9, _NINE_COLUMN), (12, _YEAR_COLUMN))
+            if pattern.search(span)}
+
+
+def _whole_year(table: TableRow, cells: tuple[int, ...]) -> tuple[int, ...]:
+    """Of the asked year's cells, when no shorter span is asked, those of the whole year's columns ("Twelve Months
+    Ended January 28, 2023" beside "Three Months Ended January 28, 2023" in a fourth quarter's release), when each
+    column says its own span and some are shorter."""
+    spans = {i: _months(_span(table, i) or "") for i in cells}
+    if not any(spans[i] == {12} for i in cells) or not any(spans[i] and 12 not in spans[i] for i in cells):
+        return cells
+    return tuple(i for i in cells if 12 in spans[i] or not spans[i])
 
 
 def _dated(column: str, ends: Collection[str]) -> bool:
