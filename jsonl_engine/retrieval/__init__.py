@@ -8,8 +8,8 @@ the pipeline of `pipeline.py`, one module of `stages/` per stage:
 3. candidates: phrases found on most pages are left out, a long question keeps its rarest; BM25 over whole pages;
    across documents a document prior picks the documents whose sections column-weighted BM25 searches.
 4. score: statement cues (cues.py) lift the statement pages a metric question needs; rank.fuse: scaled section +
-   page + document scores, rounded; ties break by id; a lifted page's weakly matching sections after its best one
-   step aside (rank.spread).
+   page + document scores, rounded; ties break by id; a page's further weakly matching sections step aside
+   (rank.spread).
 5. assemble: near-duplicates collapse to the best (dedupe.py); texts and snippets (snippet.py).
 Every constant they weigh with is in weights.py.
 """

@@ -89,8 +89,8 @@ def page_scores(pages: list[tuple[str, int, float]], boost: dict[PageKey, float]
 
 
 def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_score: dict[PageKey, float],
-         prior: dict[str, float] | None, lifted: frozenset[PageKey] = frozenset()) -> list[Candidate]:
-    """The candidates scored and ranked, the sections of each `lifted` statement page but the best spread out."""
+         prior: dict[str, float] | None, spread_out: bool = True) -> list[Candidate]:
+    """The candidates scored and ranked; unless told not to, a page's further weak sections spread out (`spread`)."""
     best_s = max((s for _, s in sections), default=0.0) or 1.0
     for section_id, s in sections:
         if section_id in cands:
@@ -100,27 +100,31 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
         c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, c.page_start))
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
-    return spread(sorted(cands.values(), key=lambda c: (-c.score, c.id)), lifted)
+    ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    return spread(ranked) if spread_out else ranked
 
 
-def spread(ranked: list[Candidate], lifted: frozenset[PageKey]) -> list[Candidate]:
-    """`ranked` (best first), each section whose page score comes from a `lifted` page (a statement page the
-    question's cues lift, score.py) that a better section already lies on, and whose own words match weakly (below
-    SPREAD_SECTION of the best section match), lowered by W_SAME_PAGE, then ranked again.
+def spread(ranked: list[Candidate]) -> list[Candidate]:
+    """`ranked` (best first), each section that shows no page a better section does not show already, and whose own
+    words match weakly (below SPREAD_SECTION of the best section match), lowered by W_SAME_PAGE, then ranked again.
 
-    A statement page split into a section per group of rows ("ASSETS", "Cash flows from investing activities", the
-    statement's title) gives every one of them its lift, so one page would fill the first places with sections that
-    rank only by it, and keep out the other pages restating its figures that an analyst reads (the selected financial
-    data, the MD&A summary of results, the segment note); its sections are near at hand (kb.synthesize reads a
-    statement page whole). A section matching well on its own keeps its place. A section covers its pages only when
-    it spans at most two of them: a chapter spanning many is no page's content."""
+    Documents are cut into sections by their headings, and a page is often several: a statement split into a
+    section per group of rows ("ASSETS", "Cash flows from investing activities"), a report's first page split into
+    labelled blocks (the title block, "Analysis", "Probable Cause and Findings", "Findings"). Each of them gets its
+    page's score (W_PAGE weighs the page above the section's own words), so the page matching best filled the first
+    places with blocks ranking only by it, and kept out the other pages a question may be answered on (an accident
+    report's third page with the flight's departure point). A section matching well on its own keeps its place (a
+    table of figures split from its page's heading: kb.synthesize answers from it), and so does one reaching a page
+    not shown yet. A section covers its pages only when it spans at most two of them (a chapter spanning many is no
+    page's content), and only when the page giving its page score (`best`) was not covered already."""
     covered: set[PageKey] = set()
     for c in ranked:
-        page = (c.document_id, c.best)
-        if page in lifted and page in covered and c.section < SPREAD_SECTION:
-            c.score = round(c.score - W_SAME_PAGE, SCORE_DIGITS)
-        elif c.page_end - c.page_start <= 1:
-            covered.update((c.document_id, n) for n in range(c.page_start, c.page_end + 1))
+        pages = [(c.document_id, n) for n in range(c.page_start, c.page_end + 1)]
+        if (c.document_id, c.best) in covered:
+            if c.section < SPREAD_SECTION and covered.issuperset(pages):
+                c.score = round(c.score - W_SAME_PAGE, SCORE_DIGITS)
+        elif len(pages) <= 2:
+            covered.update(pages)
     return sorted(ranked, key=lambda c: (-c.score, c.id))
 
 

@@ -99,19 +99,27 @@ W_DOC = 0.7
 W_STATEMENT = 0.75
 # Added to a page's scaled score when it is a financial statement the question needs (cues.py). Trades: the
 # table holding a metric over prose discussing it. Chosen: 0.5 -> 0.75 in 4fafd67; not measured.
-W_SAME_PAGE = 0.2
-# Taken off a section of a statement page the question's cues lift (W_STATEMENT) when a better section lies on that
-# page already and its own match is weak (SPREAD_SECTION; rank.spread). Trades: the other pages restating the
-# statement's figures (selected financial data, the MD&A summary, the segment note) reaching the first places,
-# against the statement's further sections, which kb.synthesize reads with the page anyway. Chosen: the evidence page
-# among the first 5 passages, scoped (bench/out KBs, in-process), over the vocabulary alone: figures3 51 -> 53 of 60,
-# figures5 34 -> 36 of 48, dev 58 and figures 74 unchanged, no question's evidence page ranked lower, kb.synthesize's
-# figures and citations unchanged; 0.1 and 0.2 alike when the spread applied to every page.
-SPREAD_SECTION = 0.5
-# rank.spread lowers only sections whose own match (scaled by the best section's) is below this. Trades: a page's
-# sections riding on its page score (the statement's title, a group of rows) against sections matching on their own.
-# Chosen: 0.5 (the statement sections so lowered score 0.0-0.45); with the spread on every page (not only lifted
-# ones) no bound cost kb.synthesize the answer on page-mates (figures: cited 75 -> 72 of 78), 0.4 and 0.5 gave alike.
+W_SAME_PAGE = 0.4
+# Taken off a section that shows no page a better section does not show already and whose own match is weak
+# (SPREAD_SECTION; rank.spread): a page cut into sections by its headings (a statement's groups of rows, a report's
+# labelled blocks) filled the first places with blocks ranking by the page alone. Trades: the other pages a question
+# may be answered on reaching the first places, against the page's further sections (kb.synthesize reads a statement
+# page's other sections with the passage reaching it). Chosen: 0.2 on a statement page the cues lift only (4fafd67
+# .. 48b5b03); 0.4 on every page since, with SPREAD_SECTION 0.6, measured in process on the bench KBs, scoped, the
+# evidence page among the first 5 passages (bench/synthesize.py's ceiling): dev 58 -> 59 of 65, figures 74 -> 74 of
+# 78, figures3 53 -> 53 of 60, figures5 35 -> 37 of 48, kb.synthesize's first-claim and in-answer figures, citations
+# and computed answers unchanged but one more first claim (dev); the kinds library corpus-wide, hit@5 (bench/kinds.py):
+# protocol 0.808 -> 0.846, accident 0.900 -> 1.000, agency 0.840 -> 0.840, 10-K 0.870 -> 0.891. Every section on a
+# shown page lowered (whatever its match) raised the ceiling further (dev 62, figures 76, figures5 40; agency 0.880)
+# but cost kb.synthesize its answer where the figures' table was a page-mate of the heading ranked first (figures:
+# first claim 76 -> 73 of 78, in the answer 78 -> 75); a step by the section's weakness, W * (1 - match), or
+# deferring page-mates a few places instead of lowering them, cost it too.
+SPREAD_SECTION = 0.6
+# rank.spread lowers only sections whose own match (scaled by the best section's) is below this. Trades: sections
+# riding on their page's score (a statement's title, a group of rows, a report's title block) against a section
+# holding the figures on a page its heading reached first. Chosen: 0.5 with the spread on lifted pages only; 0.6
+# since (W_SAME_PAGE's figures); 0.75 and 0.9 cost kb.synthesize first claims (figures 76 -> 75 and 74 of 78, dev
+# 16 -> 15 of 22).
 W_COVER = 0.5
 # Document prior without names: the first pages matched by the query's own words. Trades: what a document is
 # (its cover) against where the matching text is (W_PAGES). Chosen: not measured (f2244bd).

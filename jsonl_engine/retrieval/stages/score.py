@@ -1,7 +1,6 @@
 """Stage 4, score: statement cues lift the pages a metric question needs (cues.py); the candidate sections (the
 sections hit, and those lying on the best pages) or pages are fused from their section, page and document scores
-(rank.py) and ranked, ties broken by id; a lifted page's weakly matching sections after its best one step aside
-(rank.spread)."""
+(rank.py) and ranked, ties broken by id; a page's further weakly matching sections step aside (rank.spread)."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
     # a question naming the statement to read ("... based on the cash flow statement") is answered there: its
     # sections keep their places
     named, _ = cues.named_statement(ask.query.tokens)
-    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior,
-                                     frozenset() if named else frozenset(boost)))
+    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior, spread_out=not named))
 
 
 def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
