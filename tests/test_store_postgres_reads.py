@@ -264,3 +264,40 @@ def test_the_page_counts_bring_the_section_counts_of_short_phrases(pg_dev_kb, mo
     finally:
         fresh.close()
     assert expected[("revenue",)] > 0 and expected[("zzunseen",)] == 0 and expected[("property", "and", "equipment")] > 0
+
+
+def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(pg_dev_kb, monkeypatch) -> None:
+    """A page search of some documents reads the same words' section postings with its own (one statement):
+    the section search of those documents that follows reads no postings, and finds the very hits (rowids and
+    scores) a store that never searched the pages finds; a search of the whole library prefetches nothing."""
+    from jsonl_engine.store.types import SectionWeights
+
+    phrases = [("revenue",), ("net", "income"), ("cash", "flows"), ("total", "assets"), ("zzunseen",)]
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    alone = open_store(pg_dev_kb.url)
+    try:
+        with alone.snapshot():
+            scope = alone.scope(docs, ["approved"])
+            expected = alone.search_sections(phrases, weights, scope, 50, docs)
+    finally:
+        alone.close()
+    assert len(expected) > 10
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            scope = fresh.scope(docs, ["approved"])
+            fresh.frequencies("pages", phrases)
+            seen = _statements(monkeypatch)
+            assert fresh.search_pages(phrases, scope, 10)
+            assert len([s for s in seen if "FROM postings" in s]) == 1
+            del seen[:]
+            assert fresh.search_sections(phrases, weights, scope, 50, docs) == expected
+            assert not [s for s in seen if "FROM postings" in s]
+            monkeypatch.undo()
+            everything = fresh.scope(None, ["approved"])
+            seen = _statements(monkeypatch)
+            fresh.search_pages([("operating", "income")], everything, 10)
+            assert [s for s in seen if "FROM postings" in s and "UNION ALL" in s] == []
+    finally:
+        fresh.close()

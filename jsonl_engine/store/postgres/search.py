@@ -269,25 +269,34 @@ class Source:
         return found, missing, unknown
 
     def read(self, kind: str, lexemes: Sequence[str], placed: Sequence[str],
-             documents: Sequence[str] | None) -> Found:
+             documents: Sequence[str] | None, also: str | None = None) -> Found:
         """The postings of `lexemes` in `kind` ("pages", "covers", "sections"), of `documents` only when given,
         with positions for the `placed` ones: from the cache, the rest in one statement (then kept: whole, or
-        per document)."""
+        per document). `also`: another kind whose postings of the same lexemes and documents (with positions)
+        a search after this one will read: read in the same statement, into the cache only (a scoped page
+        search and its section search: one round trip, not two)."""
         if not lexemes or documents is not None and not documents:
             return {}
         wanted = None if documents is None else set(documents)
         found, missing, unknown = self._kept(kind, lexemes, placed, wanted)
         if not missing:
             return found
-        sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
-               f"FOR n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
-        args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
-        if wanted is not None:
-            sql += " AND document_id = ANY(%s)"
-            args.append(sorted({d for lex in missing for d in unknown.get(lex, wanted)}))
+        other: list[str] = []
+        other_unknown: dict[str, list[str]] = {}
+        if also is not None and wanted is not None and self.cache is not None:
+            _f, other, other_unknown = self._kept(also, lexemes, lexemes, wanted)
+        sql, args = _statement(kind, missing, placed, wanted, unknown)
+        if other:  # each row flagged: of `kind` (true) or of `also`
+            sql += (" UNION ALL SELECT false, lexeme, document_id, n, data FROM postings WHERE kind = %s "
+                    "AND lexeme = ANY(%s) AND document_id = ANY(%s)")
+            args += [also, other, sorted({d for lex in other for d in other_unknown.get(lex, wanted or ())})]
         read: Found = {lex: Postings() for lex in missing}
-        for lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
-            read[lexeme][doc] = Posting(doc, n, data)
+        more: Found = {lex: Postings() for lex in other}
+        for this, lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
+            (read if this else more)[lexeme][doc] = Posting(doc, n, data)
+        if self.cache is not None:
+            for lex, postings in more.items():
+                self.cache.put_docs((self.generation, also, lex), True, other_unknown[lex], postings)
         if self.cache is not None:
             for lex, postings in read.items():
                 if wanted is None:
@@ -301,12 +310,25 @@ class Source:
         return found
 
 
-def read(src: Source, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool) -> Found:
+def _statement(kind: str, missing: list[str], placed: Sequence[str], wanted: set[str] | None,
+               unknown: dict[str, list[str]]) -> tuple[str, list[Any]]:
+    """The statement reading the `missing` lexemes' postings (Source.read) and its arguments."""
+    sql = ("SELECT true, lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
+           f"FOR n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
+    args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
+    if wanted is not None:
+        sql += " AND document_id = ANY(%s)"
+        args.append(sorted({d for lex in missing for d in unknown.get(lex, wanted)}))
+    return sql, args
+
+
+def read(src: Source, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool,
+         also: str | None = None) -> Found:
     """The postings of the phrases' lexemes in `kind`, of `documents` only when given: with positions for the
-    lexemes of multi-word phrases (all, with `positions`)."""
+    lexemes of multi-word phrases (all, with `positions`); `also` as in Source.read."""
     lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
     placed = lexemes if positions else sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    return src.read(kind, lexemes, placed, documents)
+    return src.read(kind, lexemes, placed, documents, also)
 
 
 def hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
@@ -683,7 +705,10 @@ def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl:
                  limit: int | None, within: Sequence[str] | None = None,
                  covers: bool = False) -> list[tuple[str, int, float]]:
     """Top pages (cover pages with `covers`) by BM25: (document_id, page number, score)."""
-    found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False)
+    # A scoped page search is followed by the section search of the same phrases in the same documents: their
+    # section postings are read with the pages' (scope.complete: a search of every document, not prefetched).
+    also = None if covers or scope.complete else "sections"
+    found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False, also)
     top = bm25_top(tsqs, idfs, avgdl, found, limit)
     if top is not None:
         return [(doc, number, score) for _rowid, score, doc, number in top]
