@@ -650,33 +650,65 @@ def long_key(q: Tsq) -> str | None:
     return " ".join(q.lexemes) if len(q.lexemes) >= 3 and q.offsets == tuple(range(len(q.lexemes))) else None
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
-                ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
+# The keys of phrases the statement stems itself (frequencies' `texts`), from phraseto_tsquery's output read as
+# `parse_tsquery` reads it: each lexeme, each pair of consecutive ones, and a phrase's three or more lexemes
+# joined, whatever the gaps between them: every key `paired`, `pairs_of` and `long_key` make of the Tsq, and maybe
+# more (a count is looked up by those keys only: one read for another key is not used).
+_STEMMED = (
+    f"WITH q AS MATERIALIZED (SELECT i, phraseto_tsquery('{CONFIG}', x)::text AS t FROM unnest(%s::text[])"
+    " WITH ORDINALITY AS u(x, i)),"
+    " l AS MATERIALIZED (SELECT q.i, m.n, replace(m.x[1], '''''', '''') AS lex FROM q CROSS JOIN LATERAL"
+    " regexp_matches(q.t, '''((?:[^'']|'''')*)''', 'g') WITH ORDINALITY AS m(x, n)),"
+    " k1 AS (SELECT array_agg(lex) || %s::text[] AS a FROM l),"
+    " k2 AS (SELECT array_agg(a.lex || ' ' || b.lex) || %s::text[] AS a FROM l a JOIN l b ON b.i = a.i"
+    " AND b.n = a.n + 1),"
+    " k3 AS (SELECT array_agg(p) || %s::text[] AS a FROM (SELECT string_agg(lex, ' ' ORDER BY n) AS p FROM l"
+    " GROUP BY i HAVING count(*) >= 3) s) ")
+
+
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
     never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
     migration 9; no row: 0), in one statement; other longer phrases matched here on their lexemes' postings,
     unless a pair of their adjacent lexemes is in no row (0). With `also` (other kinds), the same statement
     counts the one- and two-word and listed phrases there too: (counts, {kind: {phrase:
-    count}}) (a term_stats row holds every kind's count; a search of pages is followed by one of sections)."""
-    if not tsqs:
-        return [], {k: {} for k in also}
+    count}}, stemmed) (a term_stats row holds every kind's count; a search of pages is followed by one of
+    sections). `texts`: more phrases, not stemmed yet (as `query` gives them): the same statement stems them first
+    (as `tsqueries` does: a round trip fewer for a query's new phrases) and counts them too; their Tsqs are
+    `stemmed`, and their counts follow those of `tsqs`."""
+    if not tsqs and not texts:
+        return [], {k: {} for k in also}, []
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
     longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
     counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
-    if single or pairs:
+    stemmed: list[Tsq] = []
+    if single or pairs or texts:
         parts, args = [], []
+        keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if texts else ("%s", "%s", "%s")
+        if texts:
+            parts.append("SELECT '', 0, t, i FROM q")  # the stemmed phrases, in order
+            args += [list(texts), single, pairs, longs]
         for k in (kind, *also):  # a word's counts: its postings' (migration 10), 0 when no row holds it
-            parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY(%s) "
-                         f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats WHERE term = ANY(%s)")
-            args += [k, single, k, pairs]
-        for k in (kind, *also) if longs else ():  # the listed ones (migration 9), 0 when no row holds them
+            parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY({keys[0]}) "
+                         f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
+                         f"WHERE term = ANY({keys[1]})")
+            args += [k, k] if texts else [k, single, k, pairs]
+        for k in (kind, *also) if longs or texts else ():  # the listed ones (migration 9), 0 when no row holds them
             parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
-                         "LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY(%s)")
-            args += [k, longs]
-        counts = {(k, words, key): int(n) for k, words, key, n in src.conn.execute(" UNION ALL ".join(parts), args)}
+                         f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
+            args += [k] if texts else [k, longs]
+        order: dict[int, str] = {}
+        for k, words, key, n in src.conn.execute((_STEMMED if texts else "") + " UNION ALL ".join(parts), args):
+            if words:
+                counts[(k, words, key)] = int(n)
+            else:
+                order[int(n)] = key
+        stemmed = [parse_tsquery(order[i]) for i in range(1, len(texts) + 1)]
+        tsqs = [*tsqs, *stemmed]
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
@@ -698,7 +730,7 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
                 for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
     for k in also:  # and the listed long phrases
         more[k].update((q, counts[(k, 3, key)]) for q in listed if (key := long_key(q)) is not None)
-    return out, more
+    return out, more, stemmed
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,

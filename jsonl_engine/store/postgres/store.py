@@ -168,26 +168,43 @@ class PostgresStore(Repository):
         indexing.subtract(sql.conn, document_id)  # from its rows' tsvectors, still there
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
-        """Each page's rows kept (store.memo: a document's sections never change), the pages not seen yet read
-        in one statement."""
+        """The repository's rows, in one statement (_PAGE_SECTIONS)."""
+        return (row for _, row in self._page_rows(sql, pages, back))
+
+    def _page_rows(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, Sequence[Any]]]:
+        if not pages:
+            return iter(())
+        rows = sql.rows(_PAGE_SECTIONS, ([d for d, _ in pages], [n for _, n in pages], back))
+        return ((row[0] - 1, row[1:]) for row in rows)
+
+    def _page_refs(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, SectionRef]]:
+        """Each page's sections kept (store.memo: a document's sections never change), as their rowids and refs
+        (each ref made once, shared with the section hits': `_refs`), the pages not seen yet read in one
+        statement."""
         if not pages:
             return iter(())
 
-        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple, ...]]:
-            rows: list[list[tuple]] = [[] for _ in keys]
-            for row in sql.rows(_PAGE_SECTIONS, ([d for d, _, _ in keys], [n for _, n, _ in keys], back)):
-                rows[row[0] - 1].append(tuple(row[1:]))
-            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+            rows: list[list[Sequence[Any]]] = [[] for _ in keys]
+            for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
+                rows[i].append(row)
+            refs = self._refs({row[0]: row for found in rows for row in found})
+            return {key: tuple((row[0], refs[row[0]]) for row in found) for key, found in zip(keys, rows, strict=True)}
 
         found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
-        return (row for d, n in pages for row in found[(d, n, back)])
+        return (pair for d, n in pages for pair in found[(d, n, back)])
+
+    def _refs(self, rows: dict[int, Sequence[Any]]) -> dict[int, SectionRef]:
+        """The refs of these REF_COLUMNS rows by rowid, each made once (store.memo: a rowid is never reused, its
+        row's REF_COLUMNS never change, a SectionRef is frozen)."""
+        return self._memo.get_many("section-refs", list(rows),
+                                   lambda missing: {r: section_ref(rows[r]) for r in missing})
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, kept (store.memo: a rowid is never reused, its row's REF_COLUMNS never
-        change, a SectionRef is frozen: kept made, not remade from the row for each search's 200 hits)."""
+        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
             where, args = sql.any_of("rowid", missing)
-            return {r[0]: section_ref(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+            return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
@@ -203,16 +220,23 @@ class PostgresStore(Repository):
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         gen = self._generation()
         src = self._source(gen)
-        tsqs = self._tsqueries(phrases)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
+            asked = [p for _, p in keys]
+            known = self._memo.known("tsqueries", asked)
+            new = [p for p in asked if p not in known]  # stemmed by the counting statement (a round trip fewer)
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
-            counts, more = search.frequencies(src, kind, [tsqs[p] for _, p in keys], also)
+            counts, more, stemmed = search.frequencies(src, kind, list(known.values()), also,
+                                                       [search.query(p) for p in new])
+            tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
+            if new:
+                self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
             for other, found in more.items():
-                known = {(gen, p): found[tsqs[p]] for _, p in keys if tsqs[p] in found}
-                self._memo.get_many(f"df:{other}", list(known), lambda missing, known=known: {
-                    k: known[k] for k in missing})
-            return dict(zip(keys, counts, strict=True))
+                kept = {(gen, p): found[tsqs[p]] for p in asked if tsqs[p] in found}
+                self._memo.get_many(f"df:{other}", list(kept), lambda missing, kept=kept: {
+                    k: kept[k] for k in missing})
+            by_phrase = dict(zip([*known, *new], counts, strict=True))
+            return {(gen, p): by_phrase[p] for p in asked}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
