@@ -17,8 +17,8 @@ from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens
-from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
-from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
+from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
+from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
 
 
 class PostgresDialect(Dialect):
@@ -207,6 +207,41 @@ class PostgresStore(Repository):
             return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
+
+    # ---- the first reads of a document new to the daemon: its cover pages (routing), then its statement pages
+
+    def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
+        """As the repository's, and in the same statement (inside a snapshot) the documents' stored statement pages,
+        which a query reads next about a document new to it (`statement_pages`): kept per snapshot version (the
+        same version, the same data), a round trip fewer."""
+        sql = self._sql()
+        version = self._library_version(sql)
+        if version is None or not document_ids:
+            return super().cover_texts(document_ids)
+        parts: dict[str, list[str]] = {d: [] for d in document_ids}
+        stored = {}
+        ids = list(dict.fromkeys(document_ids))
+        for doc, number, text in sql.rows(
+                f"SELECT document_id, number, text FROM pages WHERE number <= {COVER_PAGES} AND document_id = ANY(?)"
+                " UNION ALL SELECT id, -1, statements FROM documents WHERE id = ANY(?) ORDER BY 1, 2", (ids, ids)):
+            if number < 0:
+                stored[(version, doc)] = statements_of(text)
+            else:
+                parts[doc].append(text)
+        self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+        return parts
+
+    def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+        """As the repository's, those read with the cover texts in this snapshot's version taken from there."""
+        sql = self._sql()
+        version = self._library_version(sql)
+        ids = list(dict.fromkeys(document_ids))
+        if version is None:
+            return super().statement_pages(ids)
+        kept = self._memo.known("stored-statements", [(version, d) for d in ids])
+        out = {d: kept[(version, d)] for d in ids if (version, d) in kept}
+        rest = [d for d in ids if d not in out]
+        return {**out, **super().statement_pages(rest)} if rest else out
 
     # ---- search
 
