@@ -301,3 +301,76 @@ def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(p
             assert [s for s in seen if "FROM postings" in s and "UNION ALL" in s] == []
     finally:
         fresh.close()
+
+
+def test_new_phrases_are_stemmed_by_the_counting_statement(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases whose lexemes the store does not know yet stems them in the counting statement (no
+    statement of their own): the same lexemes `tsqueries` gives, and the same counts in every kind as a store that
+    stemmed them first (one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the
+    index holds no token of, a word never written)."""
+    phrases = [("revenue",), ("net", "income"), ("property", "and", "equipment"), ("no", "such", "phrase"),
+               ("cash", "flows", "from", "operating", "activities"), ("2022",), ("café",), ("%",), ("zzunseen",),
+               ("total", "assets"), ("revenue",)]
+    kinds = ("pages", "sections", "covers", "documents")
+    stemmed_first = open_store(pg_dev_kb.url)
+    try:
+        with stemmed_first.snapshot():
+            tsqs = stemmed_first._tsqueries(phrases)
+            assert tsqs == search.tsqueries(stemmed_first._conn(), list(dict.fromkeys(phrases)))
+            expected = {kind: stemmed_first.frequencies(kind, phrases) for kind in kinds}
+    finally:
+        stemmed_first.close()
+    assert expected["pages"][("revenue",)] > 0 and expected["pages"][("property", "and", "equipment")] > 0
+    assert expected["pages"][("zzunseen",)] == 0 and tsqs[("%",)] == search.Tsq((), ())
+    for kind in kinds:
+        fresh = open_store(pg_dev_kb.url)
+        try:
+            with fresh.snapshot():
+                seen = _statements(monkeypatch)
+                assert fresh.frequencies(kind, phrases) == expected[kind]
+                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                assert "phraseto_tsquery" in seen[0]
+                assert fresh._tsqueries(phrases) == tsqs  # kept: no statement
+                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                monkeypatch.undo()
+        finally:
+            fresh.close()
+
+
+def test_statement_pages_come_with_the_cover_texts(pg_dev_kb, monkeypatch) -> None:
+    """Inside a snapshot, reading some documents' cover texts reads their stored statement pages in the same
+    statement: asking for those next reads nothing, and both equal what the repository's statements read."""
+    docs = [d.document_id for d in pg_dev_kb.documents()][:3]
+    covers, stored = Repository.cover_texts(pg_dev_kb, docs), Repository.statement_pages(pg_dev_kb, docs)
+    assert any(stored.values()) and all(covers.values())
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            assert fresh.cover_texts(docs) == covers
+            seen = _statements(monkeypatch)
+            assert fresh.statement_pages(docs) == stored
+            assert fresh.statement_pages(docs[:1]) == {docs[0]: stored[docs[0]]}
+            assert seen == []
+            monkeypatch.undo()
+        with fresh.snapshot():  # another snapshot (its version may differ): read again when not the same
+            assert fresh.statement_pages(docs) == stored
+    finally:
+        fresh.close()
+
+
+def test_a_section_is_one_ref_among_hits_and_the_sections_on_pages(pg_dev_kb) -> None:
+    """A section found by the section search and on a page searched is one SectionRef (made once); the sections
+    on pages asked again are the ones kept."""
+    from jsonl_engine.store.types import SectionWeights
+
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    with pg_dev_kb.snapshot():
+        scope = pg_dev_kb.scope(docs, ["approved"])
+        hits = pg_dev_kb.search_sections([("revenue",), ("net", "income")], SectionWeights(3.0, 1.5, 1.0), scope,
+                                         50, docs)
+        pages = sorted({(h.section.document_id, h.section.page_start) for h in hits})
+        on_pages = pg_dev_kb.sections_on_pages(pages, 3)
+        by_id = {h.section.section_id: h.section for h in hits}
+        shared = [r for r in on_pages if r.section_id in by_id]
+        assert shared and all(r is by_id[r.section_id] for r in shared)
+        assert all(a is b for a, b in zip(pg_dev_kb.sections_on_pages(pages, 3), on_pages, strict=True))

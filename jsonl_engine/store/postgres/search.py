@@ -666,6 +666,37 @@ _STEMMED = (
     " GROUP BY i HAVING count(*) >= 3) s) ")
 
 
+def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
+            texts: Sequence[str]) -> tuple[dict[tuple[str, int, str], int], list[Tsq]]:
+    """frequencies' statement: (kind, words, key) -> count for the one-word (1), two-word (2) and listed longer (3)
+    keys, in each kind, and the Tsqs of `texts` (stemmed by the statement, their keys counted too); none read when
+    there is nothing to count."""
+    counts: dict[tuple[str, int, str], int] = {}
+    if not (single or pairs or texts):
+        return counts, []
+    parts, args = [], []
+    keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if texts \
+        else ("%s", "%s", "%s")
+    if texts:
+        parts.append("SELECT '', 0, t, i FROM q")  # the stemmed phrases, in order
+        args += [list(texts), single, pairs, longs]
+    for k in kinds:  # a word's counts: its postings' (migration 10), 0 when no row holds it
+        parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY({keys[0]}) "
+                     f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats WHERE term = ANY({keys[1]})")
+        args += [k, k] if texts else [k, single, k, pairs]
+    for k in kinds if longs or texts else ():  # the listed ones (migration 9), 0 when no row holds them
+        parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
+                     f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
+        args += [k] if texts else [k, longs]
+    order: dict[int, str] = {}
+    for k, size, key, n in src.conn.execute((_STEMMED if texts else "") + " UNION ALL ".join(parts), args):
+        if size:
+            counts[(k, size, key)] = int(n)
+        else:
+            order[int(n)] = key
+    return counts, [parse_tsquery(order[i]) for i in range(1, len(texts) + 1)]
+
+
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = ()
                 ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
@@ -684,31 +715,8 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
     longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
-    counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
-    stemmed: list[Tsq] = []
-    if single or pairs or texts:
-        parts, args = [], []
-        keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if texts else ("%s", "%s", "%s")
-        if texts:
-            parts.append("SELECT '', 0, t, i FROM q")  # the stemmed phrases, in order
-            args += [list(texts), single, pairs, longs]
-        for k in (kind, *also):  # a word's counts: its postings' (migration 10), 0 when no row holds it
-            parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY({keys[0]}) "
-                         f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats "
-                         f"WHERE term = ANY({keys[1]})")
-            args += [k, k] if texts else [k, single, k, pairs]
-        for k in (kind, *also) if longs or texts else ():  # the listed ones (migration 9), 0 when no row holds them
-            parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
-                         f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
-            args += [k] if texts else [k, longs]
-        order: dict[int, str] = {}
-        for k, words, key, n in src.conn.execute((_STEMMED if texts else "") + " UNION ALL ".join(parts), args):
-            if words:
-                counts[(k, words, key)] = int(n)
-            else:
-                order[int(n)] = key
-        stemmed = [parse_tsquery(order[i]) for i in range(1, len(texts) + 1)]
-        tsqs = [*tsqs, *stemmed]
+    counts, stemmed = _counts(src, (kind, *also), single, pairs, longs, texts)
+    tsqs = [*tsqs, *stemmed]
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent

@@ -18,7 +18,16 @@ from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db r
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens
 from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
-from jsonl_engine.store.types import COVER_PAGES, PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    PageHit,
+    PageKey,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionWeights,
+)
 
 
 class PostgresDialect(Dialect):
