@@ -374,3 +374,38 @@ def test_a_section_is_one_ref_among_hits_and_the_sections_on_pages(pg_dev_kb) ->
         shared = [r for r in on_pages if r.section_id in by_id]
         assert shared and all(r is by_id[r.section_id] for r in shared)
         assert all(a is b for a, b in zip(pg_dev_kb.sections_on_pages(pages, 3), on_pages, strict=True))
+
+
+def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hits(dev_kb, pg_dev_kb,
+                                                                                  monkeypatch) -> None:
+    """Once sections_on_pages has been asked for a page search's best pages, a later snapshot's section search
+    reads the sections on that many of its page search's best pages (as far back) with its hits' refs, in one
+    statement: asking for them next reads nothing, and they are the sections SQLite finds, in the same order; pages
+    past those are still read when asked."""
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    store = open_store(pg_dev_kb.url)
+    try:
+        with store.snapshot():  # learns: the 5 best pages, 3 back
+            scope = store.scope(docs, ["approved"])
+            best = [(h.document_id, h.number) for h in store.search_pages([("revenue",)], scope, 50)]
+            store.sections_on_pages(best[:5] + [(docs[0], 1)], 3)
+        phrases = [("net", "income"), ("total", "assets")]
+        with store.snapshot():
+            scope = store.scope(docs, ["approved"])
+            store.frequencies("pages", phrases)
+            pages = [(h.document_id, h.number) for h in store.search_pages(phrases, scope, 50)]
+            assert len(pages) > 8
+            seen = _statements(monkeypatch)
+            hits = store.search_sections(phrases, weights, scope, 50, docs)
+            assert len(seen) == 1 and "CROSS JOIN LATERAL" in seen[0] and hits
+            del seen[:]
+            assert store.sections_on_pages(pages[:5], 3) == dev_kb.sections_on_pages(pages[:5], 3)
+            assert seen == []
+            assert store.sections_on_pages(pages[:8], 3) == dev_kb.sections_on_pages(pages[:8], 3)
+            assert len(seen) == 1  # the three past those
+            monkeypatch.undo()
+    finally:
+        store.close()

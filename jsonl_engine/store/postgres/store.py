@@ -116,6 +116,12 @@ _PAGE_SECTIONS = (
     "SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s ORDER BY t.i, s.page_start, s.rowid")
+# The refs of some section rowids (t.i 0) and the sections on some pages (_PAGE_SECTIONS, unordered), one statement
+_REFS_AND_PAGE_SECTIONS = (
+    f"SELECT 0, {REF_COLUMNS} FROM sections WHERE rowid = ANY(?) UNION ALL"
+    " SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
+    f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
+    " AND t.page AND page_end >= t.page) s")
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
 # concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
 FIELD_END = " zzjsonlfieldend"
@@ -138,6 +144,7 @@ class PostgresStore(Repository):
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
+        self._ahead: tuple[int, int] | None = None  # (pages, back) sections_on_pages last asked of a page search's
         self.url = url
         self.location = self._db.shown  # the URL without its password
 
@@ -189,19 +196,36 @@ class PostgresStore(Repository):
     def _page_refs(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, SectionRef]]:
         """Each page's sections kept (store.memo: a document's sections never change), as their rowids and refs
         (each ref made once, shared with the section hits': `_refs`), the pages not seen yet read in one
-        statement."""
+        statement (or read ahead with the section hits' refs: `_section_refs`)."""
         if not pages:
             return iter(())
+        found = self._found_pages()
+        ahead = next((i for i, (a, b) in enumerate(zip(pages, found, strict=False)) if a != b),
+                     min(len(pages), len(found)))
+        if ahead:  # asked for a page search's best pages: read ahead as many next time (at least, when all)
+            before = self._ahead[0] if self._ahead is not None and self._ahead[1] == back else 0
+            self._ahead = (max(ahead, before) if ahead == len(found) else ahead, back)
 
         def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
             rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
                 rows[i].append(row)
-            refs = self._refs({row[0]: row for found in rows for row in found})
-            return {key: tuple((row[0], refs[row[0]]) for row in found) for key, found in zip(keys, rows, strict=True)}
+            return self._page_entries(keys, rows)
 
-        found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
-        return (pair for d, n in pages for pair in found[(d, n, back)])
+        found_refs = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
+        return (pair for d, n in pages for pair in found_refs[(d, n, back)])
+
+    def _page_entries(self, keys: list[tuple[str, int, int]], rows: list[list[Sequence[Any]]]
+                      ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+        """The page-sections entries of `keys` from each one's REF_COLUMNS rows, in order."""
+        refs = self._refs({row[0]: row for found in rows for row in found})
+        return {key: tuple((row[0], refs[row[0]]) for row in found) for key, found in zip(keys, rows, strict=True)}
+
+    def _found_pages(self) -> list[PageKey]:
+        """The pages this thread's last page search in this snapshot found, best first (none outside one)."""
+        found = getattr(self._local, "found", None)
+        version = self._db.version() if getattr(self._local, "depth", 0) else None
+        return found[1] if found is not None and version is not None and found[0] == version else []
 
     def _refs(self, rows: dict[int, Sequence[Any]]) -> dict[int, SectionRef]:
         """The refs of these REF_COLUMNS rows by rowid, each made once (store.memo: a rowid is never reused, its
@@ -210,10 +234,30 @@ class PostgresStore(Repository):
                                    lambda missing: {r: section_ref(rows[r]) for r in missing})
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits)."""
+        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits).
+        Read with them, in the same statement: the sections on the best pages of this snapshot's page search not
+        kept yet, as many pages and as far back as sections_on_pages last asked for a page search's best pages
+        (the section search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
-            where, args = sql.any_of("rowid", missing)
-            return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
+            count, back = self._ahead or (0, 0)
+            keys = [k for k in dict.fromkeys((d, n, back) for d, n in self._found_pages()[:count])
+                    if not self._memo.has("page-sections", k)]
+            if not keys:
+                where, args = sql.any_of("rowid", missing)
+                return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
+            hits: dict[int, Sequence[Any]] = {}
+            rows: list[list[Sequence[Any]]] = [[] for _ in keys]
+            for row in sql.rows(_REFS_AND_PAGE_SECTIONS, (missing, [d for d, _, _ in keys], [n for _, n, _ in keys],
+                                                          back)):
+                if row[0]:
+                    rows[row[0] - 1].append(row[1:])
+                else:
+                    hits[row[1]] = row[1:]
+            for found in rows:  # _PAGE_SECTIONS' order
+                found.sort(key=lambda row: (row[5], row[0]))
+            entries = self._page_entries(keys, rows)
+            self._memo.get_many("page-sections", keys, lambda unseen: {k: entries[k] for k in unseen})
+            return self._refs(hits)
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
@@ -310,6 +354,8 @@ class PostgresStore(Repository):
         if not phrases:
             return []
         rows = search.search_pages(self._source(), *self._bm25("pages", phrases), scope, limit, within)
+        if getattr(self._local, "depth", 0):  # what `_section_refs` may read ahead for
+            self._local.found = (self._db.version(), [(d, n) for d, n, _ in rows])
         return [PageHit(d, n, s) for d, n, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
