@@ -270,8 +270,10 @@ def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(p
     """A page search of some documents reads the same words' section postings with its own (one statement):
     the section search of those documents that follows reads no postings, and finds the very hits (rowids and
     scores) a store that never searched the pages finds; a search of the whole library prefetches nothing."""
+    from jsonl_engine.store.postgres import store as pg_store
     from jsonl_engine.store.types import SectionWeights
 
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)  # the counts read no postings ahead
     phrases = [("revenue",), ("net", "income"), ("cash", "flows"), ("total", "assets"), ("zzunseen",)]
     weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
     docs = [d.document_id for d in pg_dev_kb.documents()][:2]
@@ -409,3 +411,50 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
             monkeypatch.undo()
     finally:
         store.close()
+
+
+def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, monkeypatch) -> None:
+    """Inside a snapshot scoped to a few documents, counting the pages holding some phrases reads those
+    documents' page and section postings of the phrases' words in the same statement (words already known to the
+    store too): the page and section searches that follow read no postings, and find the very hits a store that
+    does not read ahead finds; a scope of more documents reads nothing ahead."""
+    from jsonl_engine.store.postgres import store as pg_store
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:6]
+    earlier = [("net", "income"), ("revenue",)]
+    phrases = [("net", "income"), ("operating", "activities"), ("total", "assets"), ("revenue",),
+               ("zzunseen",), ("of", "the"), ("cash",)]
+
+    def searches(store, scope, scoped):
+        return (store.search_pages(phrases, scope, 50, within=scoped),
+                store.search_sections(phrases, weights, scope, 50, scoped))
+
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)
+    plain = open_store(pg_dev_kb.url)
+    try:
+        with plain.snapshot():
+            expected = {}
+            for n in (1, 2):
+                scope = plain.scope(docs[:n], ["approved"])
+                plain.frequencies("pages", phrases)
+                expected[n] = searches(plain, scope, docs[:n])
+    finally:
+        plain.close()
+    assert all(pages and sections for pages, sections in expected.values())
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 1)  # a scope of 2 documents reads nothing ahead
+    for n in (1, 2):
+        store = open_store(pg_dev_kb.url)
+        try:
+            with store.snapshot(), monkeypatch.context() as patched:
+                store.frequencies("sections", earlier)  # their lexemes known, their page counts not
+                scope = store.scope(docs[:n], ["approved"])
+                seen = _statements(patched)
+                store.frequencies("pages", phrases)
+                assert len(seen) == 1 and ("FROM postings" in seen[0]) == (n == 1)
+                del seen[:]
+                assert searches(store, scope, docs[:n]) == expected[n]
+                assert len([s for s in seen if "FROM postings" in s]) == (0 if n == 1 else 1)  # pages with sections
+        finally:
+            store.close()

@@ -666,38 +666,86 @@ _STEMMED = (
     " GROUP BY i HAVING count(*) >= 3) s) ")
 
 
+# The lexemes a read ahead takes (frequencies' `ahead`): those of the phrases stemmed here and the others given
+# (with whether a phrase of several words holds them: then their positions are read on pages too).
+_AHEAD = (", ra AS MATERIALIZED (SELECT lex, bool_or(many) AS placed FROM (SELECT lex, count(*) OVER (PARTITION BY i)"
+          " > 1 AS many FROM l UNION ALL SELECT * FROM unnest(%s::text[], %s::bool[]) AS g(lex, many)) x GROUP BY lex) ")
+_PAD = ", NULL::text, NULL::bytea"  # the columns of a read ahead's postings rows
+
+
+_READ_AHEAD = [  # each lexeme read ahead, then its postings rows
+    f"SELECT '', 4, lex, placed::int{_PAD} FROM ra",
+    "SELECT kind, 5, lexeme, n, document_id, CASE WHEN kind = 'sections' OR lexeme = ANY((SELECT array_agg(lex) FROM ra"
+    f" WHERE placed)::text[]) THEN data ELSE substring(data FROM 1 FOR n * {ENTRY}) END FROM postings WHERE kind ="
+    " ANY(ARRAY['pages', 'sections']) AND lexeme = ANY((SELECT array_agg(lex) FROM ra)::text[]) AND document_id ="
+    " ANY(%s::text[])"]
+
+
+def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
+                read: dict[tuple[str, str], Postings]) -> None:
+    """A read ahead's postings into the cache, per lexeme and document (one absent from a lexeme's rows holds none
+    of it): sections' with positions, pages' with positions when `marked` says so."""
+    if src.cache is None:
+        return
+    for lex, many in marked.items():
+        for kind in ("pages", "sections"):
+            src.cache.put_docs((src.generation, kind, lex), many or kind == "sections", list(documents),
+                               read.get((kind, lex), Postings()))
+
+
 def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
-            texts: Sequence[str]) -> tuple[dict[tuple[str, int, str], int], list[Tsq]]:
+            texts: Sequence[str], ahead: Sequence[str] = (), placed: Sequence[tuple[str, bool]] = ()
+            ) -> tuple[dict[tuple[str, int, str], int], list[Tsq]]:
     """frequencies' statement: (kind, words, key) -> count for the one-word (1), two-word (2) and listed longer (3)
     keys, in each kind, and the Tsqs of `texts` (stemmed by the statement, their keys counted too); none read when
-    there is nothing to count."""
+    there is nothing to count. With `ahead` (some documents), the same statement reads the page and section
+    postings of those documents for the lexemes of `texts` and `placed` ((lexeme, in a phrase of several words)),
+    into the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the
+    page and section searches of those documents that follow read them there (a round trip fewer)."""
     counts: dict[tuple[str, int, str], int] = {}
+    ahead = ahead if src.cache is not None else ()
     if not (single or pairs or texts):
         return counts, []
+    stemmed = bool(texts or ahead)
     parts, args = [], []
-    keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if texts \
+    keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if stemmed \
         else ("%s", "%s", "%s")
-    if texts:
-        parts.append("SELECT '', 0, t, i FROM q")  # the stemmed phrases, in order
+    if stemmed:
+        parts.append(f"SELECT '', 0, t, i{_PAD} FROM q")  # the stemmed phrases, in order
         args += [list(texts), single, pairs, longs]
+    if ahead:
+        args += [[lex for lex, _ in placed], [many for _, many in placed]]
     for k in kinds:  # a word's counts: its postings' (migration 10), 0 when no row holds it
-        parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY({keys[0]}) "
-                     f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats WHERE term = ANY({keys[1]})")
-        args += [k, k] if texts else [k, single, k, pairs]
-    for k in kinds if longs or texts else ():  # the listed ones (migration 9), 0 when no row holds them
-        parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
+        parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]}{_PAD} FROM word_stats WHERE lexeme = ANY({keys[0]})"
+                     f" UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]}{_PAD} FROM term_stats "
+                     f"WHERE term = ANY({keys[1]})")
+        args += [k, k] if stemmed else [k, single, k, pairs]
+    for k in kinds if longs or stemmed else ():  # the listed ones (migration 9), 0 when no row holds them
+        parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0){_PAD} FROM term_phrases l "
                      f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
-        args += [k] if texts else [k, longs]
+        args += [k] if stemmed else [k, longs]
+    if ahead:
+        parts += _READ_AHEAD
+        args.append(list(ahead))
     order: dict[int, str] = {}
-    for k, size, key, n in src.conn.execute((_STEMMED if texts else "") + " UNION ALL ".join(parts), args):
-        if size:
+    marked: dict[str, bool] = {}
+    read: dict[tuple[str, str], Postings] = {}
+    sql = (_STEMMED + (_AHEAD if ahead else "") if stemmed else "") + " UNION ALL ".join(parts)
+    for k, size, key, n, doc, data in src.conn.execute(sql, args, binary=True):
+        if size == 5:
+            read.setdefault((k, key), Postings())[doc] = Posting(doc, n, data)
+        elif size == 4:
+            marked[key] = bool(n)
+        elif size:
             counts[(k, size, key)] = int(n)
         else:
             order[int(n)] = key
+    _keep_ahead(src, ahead, marked, read)
     return counts, [parse_tsquery(order[i]) for i in range(1, len(texts) + 1)]
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = ()
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = (),
+                ahead: Sequence[str] = (), more_tsqs: Sequence[Tsq] = ()
                 ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq]]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
@@ -708,14 +756,20 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
     count}}, stemmed) (a term_stats row holds every kind's count; a search of pages is followed by one of
     sections). `texts`: more phrases, not stemmed yet (as `query` gives them): the same statement stems them first
     (as `tsqueries` does: a round trip fewer for a query's new phrases) and counts them too; their Tsqs are
-    `stemmed`, and their counts follow those of `tsqs`."""
+    `stemmed`, and their counts follow those of `tsqs`. `ahead`: documents whose page and section postings of
+    these phrases' words (and `more_tsqs`') the statement reads into the cache (`_counts`), those of words the
+    cache holds for them already left out."""
     if not tsqs and not texts:
         return [], {k: {} for k in also}, []
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
     longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
-    counts, stemmed = _counts(src, (kind, *also), single, pairs, longs, texts)
+    placed = sorted({(lex, len(q.lexemes) > 1) for q in (*tsqs, *more_tsqs) for lex in q.lexemes}) if ahead else []
+    if src.cache is not None and placed:
+        placed = [(lex, many) for lex, many in placed if any(
+            src.cache.get_docs((src.generation, k, lex), many or k == "sections", ahead)[1] for k in ("pages", "sections"))]
+    counts, stemmed = _counts(src, (kind, *also), single, pairs, longs, texts, ahead, placed)
     tsqs = [*tsqs, *stemmed]
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
@@ -122,6 +123,7 @@ _REFS_AND_PAGE_SECTIONS = (
     " SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s")
+READ_AHEAD_DOCS = 4  # a scope of at most this many documents has its postings read with its phrases' counts
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
 # concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
 FIELD_END = " zzjsonlfieldend"
@@ -261,6 +263,38 @@ class PostgresStore(Repository):
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """The repository's; what a snapshot remembers for its reads ahead (its scope, its page search's pages)
+        forgotten when it ends."""
+        outer = not getattr(self._local, "depth", 0)
+        try:
+            with super().snapshot():
+                yield
+        finally:
+            if outer:
+                self._local.scoped = self._local.found = None
+
+    def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
+        """The repository's; a scope of a few documents asked inside a snapshot is remembered for it: counting the
+        pages holding some phrases then reads those documents' postings of them ahead (`_scoped`)."""
+        scope = super().scope(document_ids, statuses)
+        if getattr(self._local, "depth", 0):  # the last scope asked in the snapshot (the whole library: none)
+            self._local.scoped = None if document_ids is None else (
+                self._db.version(), sorted(scope.documents)[:READ_AHEAD_DOCS + 1])
+        return scope
+
+    def _scoped(self) -> list[str]:
+        """The documents of this snapshot's scope when it is a few documents (READ_AHEAD_DOCS at most), else none:
+        a query scoped to them counts its phrases (frequencies "pages"), then searches their pages and sections for
+        them, so the counting statement reads their postings of the phrases' words ahead, into the postings cache
+        (search._counts), and the searches read no statement of postings."""
+        scoped = getattr(self._local, "scoped", None)
+        version = self._db.version() if getattr(self._local, "depth", 0) else None
+        if scoped is None or version is None or scoped[0] != version or len(scoped[1]) > READ_AHEAD_DOCS:
+            return []
+        return scoped[1]
+
     # ---- the first reads of a document new to the daemon: its cover pages (routing), then its statement pages
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -314,8 +348,10 @@ class PostgresStore(Repository):
             known = self._memo.known("tsqueries", asked)
             new = [p for p in asked if p not in known]  # stemmed by the counting statement (a round trip fewer)
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
+            ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
+            others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
             counts, more, stemmed = search.frequencies(src, kind, list(known.values()), also,
-                                                       [search.query(p) for p in new])
+                                                       [search.query(p) for p in new], ahead, others)
             tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
             if new:
                 self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
