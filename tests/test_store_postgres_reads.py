@@ -458,3 +458,31 @@ def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, mon
                 assert len([s for s in seen if "FROM postings" in s]) == (0 if n == 1 else 1)  # pages with sections
         finally:
             store.close()
+
+
+def test_a_scoped_querys_counts_bring_its_new_documents_first_pages(pg_dev_kb, monkeypatch) -> None:
+    """Counting a query's phrases in a snapshot scoped to documents the store has not read yet reads their cover
+    pages and stored statement pages too: asking for those next in the snapshot reads nothing and gets what the
+    repository's statements read; a document read so once is not read ahead again."""
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    covers, stored = Repository.cover_texts(pg_dev_kb, docs), Repository.statement_pages(pg_dev_kb, docs)
+    assert all(covers.values()) and any(stored.values())
+    store = open_store(pg_dev_kb.url)
+    try:
+        with store.snapshot():
+            store.scope(docs, ["approved"])
+            store.frequencies("pages", [("net", "income")])
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                assert store.cover_texts(docs) == covers and store.statement_pages(docs) == stored
+                assert seen == []
+        with store.snapshot():
+            store.scope(docs, ["approved"])
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                store.frequencies("pages", [("total", "assets")])
+                assert len(seen) == 1 and "FROM pages" not in seen[0]
+                assert store.cover_texts(docs) == covers  # not kept past its snapshot: read
+                assert len(seen) == 2
+    finally:
+        store.close()

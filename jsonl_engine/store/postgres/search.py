@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.postgres.text import CONFIG, words
-from jsonl_engine.store.types import TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
+from jsonl_engine.store.types import COVER_PAGES, TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
@@ -681,6 +681,12 @@ _READ_AHEAD = [  # each lexeme read ahead, then its postings rows
     " ANY(%s::text[])"]
 
 
+_FIRSTS = [  # some documents' cover pages, in order, and their stored statement pages (frequencies' `firsts`)
+    f"SELECT '', 6, document_id, number, text, NULL::bytea FROM pages WHERE number <= {COVER_PAGES} AND document_id"
+    " = ANY(%s::text[])",
+    "SELECT '', 7, id, -1, statements, NULL::bytea FROM documents WHERE id = ANY(%s::text[])"]
+
+
 def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
                 read: dict[tuple[str, str], Postings]) -> None:
     """A read ahead's postings into the cache, per lexeme and document (one absent from a lexeme's rows holds none
@@ -693,19 +699,23 @@ def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
                                read.get((kind, lex), Postings()))
 
 
+Firsts = dict[str, tuple[list[str], str | None]]  # document id -> its cover pages' texts, its stored statement pages
+
+
 def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
-            texts: Sequence[str], ahead: Sequence[str] = (), placed: Sequence[tuple[str, bool]] = ()
-            ) -> tuple[dict[tuple[str, int, str], int], list[Tsq]]:
+            texts: Sequence[str], ahead: Sequence[str] = (), placed: Sequence[tuple[str, bool]] = (),
+            firsts: Sequence[str] = ()) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
     """frequencies' statement: (kind, words, key) -> count for the one-word (1), two-word (2) and listed longer (3)
     keys, in each kind, and the Tsqs of `texts` (stemmed by the statement, their keys counted too); none read when
     there is nothing to count. With `ahead` (some documents), the same statement reads the page and section
     postings of those documents for the lexemes of `texts` and `placed` ((lexeme, in a phrase of several words)),
     into the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the
-    page and section searches of those documents that follow read them there (a round trip fewer)."""
-    counts: dict[tuple[str, int, str], int] = {}
+    page and section searches of those documents that follow read them there (a round trip fewer). `firsts`:
+    documents whose cover pages' texts and stored statement pages the statement reads too (the third value: the
+    documents found)."""
     ahead = ahead if src.cache is not None else ()
     if not (single or pairs or texts):
-        return counts, []
+        return {}, [], {}
     stemmed = bool(texts or ahead)
     parts, args = [], []
     keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if stemmed \
@@ -727,26 +737,44 @@ def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[st
     if ahead:
         parts += _READ_AHEAD
         args.append(list(ahead))
+    if firsts:
+        parts += _FIRSTS
+        args += [list(firsts), list(firsts)]
+    sql = (_STEMMED + (_AHEAD if ahead else "") if stemmed else "") + " UNION ALL ".join(parts)
+    return _counted(src, src.conn.execute(sql, args, binary=True), len(texts), ahead)
+
+
+def _counted(src: Source, rows: Any, texts: int, ahead: Sequence[str]
+             ) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
+    """`_counts`' rows read: the counts, the stemmed phrases' Tsqs, the postings read ahead put in the cache, the
+    documents' first pages (in page order) and stored statement pages."""
+    counts: dict[tuple[str, int, str], int] = {}
     order: dict[int, str] = {}
     marked: dict[str, bool] = {}
     read: dict[tuple[str, str], Postings] = {}
-    sql = (_STEMMED + (_AHEAD if ahead else "") if stemmed else "") + " UNION ALL ".join(parts)
-    for k, size, key, n, doc, data in src.conn.execute(sql, args, binary=True):
+    covers: dict[str, list[tuple[int, str]]] = {}
+    stored: dict[str, str | None] = {}
+    for k, size, key, n, doc, data in rows:
         if size == 5:
             read.setdefault((k, key), Postings())[doc] = Posting(doc, n, data)
         elif size == 4:
             marked[key] = bool(n)
+        elif size == 6:  # a cover page: its number and text
+            covers.setdefault(key, []).append((int(n), doc))
+        elif size == 7:  # a document's stored statement pages
+            stored[key] = doc
         elif size:
             counts[(k, size, key)] = int(n)
         else:
             order[int(n)] = key
     _keep_ahead(src, ahead, marked, read)
-    return counts, [parse_tsquery(order[i]) for i in range(1, len(texts) + 1)]
+    firsts = {d: ([text for _, text in sorted(covers.get(d, ()))], statements) for d, statements in stored.items()}
+    return counts, [parse_tsquery(order[i]) for i in range(1, texts + 1)], firsts
 
 
 def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = (),
-                ahead: Sequence[str] = (), more_tsqs: Sequence[Tsq] = ()
-                ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq]]:
+                ahead: Sequence[str] = (), more_tsqs: Sequence[Tsq] = (), firsts: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq], Firsts]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
     never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
@@ -758,9 +786,9 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
     (as `tsqueries` does: a round trip fewer for a query's new phrases) and counts them too; their Tsqs are
     `stemmed`, and their counts follow those of `tsqs`. `ahead`: documents whose page and section postings of
     these phrases' words (and `more_tsqs`') the statement reads into the cache (`_counts`), those of words the
-    cache holds for them already left out."""
+    cache holds for them already left out. `firsts`: as `_counts`' (the fourth value)."""
     if not tsqs and not texts:
-        return [], {k: {} for k in also}, []
+        return [], {k: {} for k in also}, [], {}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
@@ -769,7 +797,7 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
     if src.cache is not None and placed:
         placed = [(lex, many) for lex, many in placed if any(
             src.cache.get_docs((src.generation, k, lex), many or k == "sections", ahead)[1] for k in ("pages", "sections"))]
-    counts, stemmed = _counts(src, (kind, *also), single, pairs, longs, texts, ahead, placed)
+    counts, stemmed, found_firsts = _counts(src, (kind, *also), single, pairs, longs, texts, ahead, placed, firsts)
     tsqs = [*tsqs, *stemmed]
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
@@ -792,7 +820,7 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
                 for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
     for k in also:  # and the listed long phrases
         more[k].update((q, counts[(k, 3, key)]) for q in listed if (key := long_key(q)) is not None)
-    return out, more, stemmed
+    return out, more, stemmed, found_firsts
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,

@@ -146,6 +146,7 @@ class PostgresStore(Repository):
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
+        self._firsts_read: set[str] = set()  # documents whose first pages a query's counts read (_keep_firsts)
         self._ahead: tuple[int, int] | None = None  # (pages, back) sections_on_pages last asked of a page search's
         self.url = url
         self.location = self._db.shown  # the URL without its password
@@ -273,7 +274,7 @@ class PostgresStore(Repository):
                 yield
         finally:
             if outer:
-                self._local.scoped = self._local.found = None
+                self._local.scoped = self._local.found = self._local.firsts = None
 
     def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
         """The repository's; a scope of a few documents asked inside a snapshot is remembered for it: counting the
@@ -297,17 +298,37 @@ class PostgresStore(Repository):
 
     # ---- the first reads of a document new to the daemon: its cover pages (routing), then its statement pages
 
+    def _keep_firsts(self, asked: list[str], found: search.Firsts) -> None:
+        """The first pages and stored statement pages of the documents of a scope new to the daemon, read with a
+        query's counts (`frequencies`): the texts kept for this snapshot (`cover_texts` gives them), the statement
+        pages per snapshot version (`statement_pages`)."""
+        if not asked:
+            return
+        version = self._db.version()
+        self._firsts_read.update(asked)
+        self._local.firsts = (version, {d: texts for d, (texts, _) in found.items()})
+        stored = {(version, d): statements_of(statements) for d, (_, statements) in found.items()}
+        self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
         """As the repository's, and in the same statement (inside a snapshot) the documents' stored statement pages,
         which a query reads next about a document new to it (`statement_pages`): kept per snapshot version (the
-        same version, the same data), a round trip fewer."""
+        same version, the same data), a round trip fewer. Those read with this snapshot's counts (`_keep_firsts`)
+        are taken from there."""
         sql = self._sql()
         version = self._library_version(sql)
         if version is None or not document_ids:
             return super().cover_texts(document_ids)
         parts: dict[str, list[str]] = {d: [] for d in document_ids}
+        firsts = getattr(self._local, "firsts", None)
+        if firsts is not None and firsts[0] == version:
+            for d in parts:
+                if d in firsts[1]:
+                    parts[d] = list(firsts[1][d])
         stored = {}
-        ids = list(dict.fromkeys(document_ids))
+        ids = [d for d in dict.fromkeys(document_ids) if firsts is None or firsts[0] != version or d not in firsts[1]]
+        if not ids:
+            return parts
         for doc, number, text in sql.rows(
                 f"SELECT document_id, number, text FROM pages WHERE number <= {COVER_PAGES} AND document_id = ANY(?)"
                 " UNION ALL SELECT id, -1, statements FROM documents WHERE id = ANY(?) ORDER BY 1, 2", (ids, ids)):
@@ -350,8 +371,10 @@ class PostgresStore(Repository):
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
             ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
             others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
-            counts, more, stemmed = search.frequencies(src, kind, list(known.values()), also,
-                                                       [search.query(p) for p in new], ahead, others)
+            firsts = [d for d in ahead if d not in self._firsts_read]  # documents new to the daemon: their first pages
+            counts, more, stemmed, found = search.frequencies(src, kind, list(known.values()), also,
+                                                              [search.query(p) for p in new], ahead, others, firsts)
+            self._keep_firsts(firsts, found)
             tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
             if new:
                 self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
