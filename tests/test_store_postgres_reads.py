@@ -486,3 +486,26 @@ def test_a_scoped_querys_counts_bring_its_new_documents_first_pages(pg_dev_kb, m
                 assert len(seen) == 2
     finally:
         store.close()
+
+
+def test_one_janitor_serves_a_stream_of_snapshots(pg_server) -> None:
+    """Snapshots one after another (a daemon answering queries) leave their ends to one janitor thread, not one
+    started every other snapshot; it stops a while after the last one, that snapshot ended."""
+    url = pg_server.new_database()
+    store = open_store(url)
+    try:
+        sync.ingest_text(store, "# Doc\n\nSome words.\n", "d0", "text/markdown")
+        janitors = []
+        for _ in range(20):
+            with store.snapshot():
+                store.scope(None, ["approved"])
+            janitors.append(store._db._janitor)
+            time.sleep(0.04)  # past the janitor's rounds of ROLLBACK_AFTER_S, sometimes
+        assert len(set(map(id, janitors))) == 1 and janitors[0] is not None
+        for _ in range(100):
+            if store._db._janitor is None:
+                break
+            time.sleep(0.05)
+        assert store._db._janitor is None and not store._db._open
+    finally:
+        store.close()
