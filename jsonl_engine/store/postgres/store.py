@@ -372,9 +372,9 @@ class PostgresStore(Repository):
             ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
             others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
             firsts = [d for d in ahead if d not in self._firsts_read]  # documents new to the daemon: their first pages
-            counts, more, stemmed, found = search.frequencies(src, kind, list(known.values()), also,
-                                                              [search.query(p) for p in new], ahead, others, firsts)
-            self._keep_firsts(firsts, found)
+            counts, more, stemmed, first_pages = search.frequencies(
+                src, kind, list(known.values()), also, [search.query(p) for p in new], ahead, others, firsts)
+            self._keep_firsts(firsts, first_pages)
             tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
             if new:
                 self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
