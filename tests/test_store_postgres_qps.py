@@ -103,7 +103,7 @@ def _postings_statements(monkeypatch) -> list[tuple]:
     execute = psycopg.Cursor.execute
 
     def counted(self, query, params=None, **kwargs):
-        if "FROM postings WHERE kind" in str(query) and str(query).startswith("SELECT lexeme"):
+        if "FROM postings WHERE kind" in str(query) and str(query).startswith("SELECT true, lexeme"):
             seen.append(tuple(params))
         return execute(self, query, params, **kwargs)
 

@@ -264,3 +264,248 @@ def test_the_page_counts_bring_the_section_counts_of_short_phrases(pg_dev_kb, mo
     finally:
         fresh.close()
     assert expected[("revenue",)] > 0 and expected[("zzunseen",)] == 0 and expected[("property", "and", "equipment")] > 0
+
+
+def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(pg_dev_kb, monkeypatch) -> None:
+    """A page search of some documents reads the same words' section postings with its own (one statement):
+    the section search of those documents that follows reads no postings, and finds the very hits (rowids and
+    scores) a store that never searched the pages finds; a search of the whole library prefetches nothing."""
+    from jsonl_engine.store.postgres import store as pg_store
+    from jsonl_engine.store.types import SectionWeights
+
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)  # the counts read no postings ahead
+    phrases = [("revenue",), ("net", "income"), ("cash", "flows"), ("total", "assets"), ("zzunseen",)]
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    alone = open_store(pg_dev_kb.url)
+    try:
+        with alone.snapshot():
+            scope = alone.scope(docs, ["approved"])
+            expected = alone.search_sections(phrases, weights, scope, 50, docs)
+    finally:
+        alone.close()
+    assert len(expected) > 10
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            scope = fresh.scope(docs, ["approved"])
+            fresh.frequencies("pages", phrases)
+            seen = _statements(monkeypatch)
+            assert fresh.search_pages(phrases, scope, 10)
+            assert len([s for s in seen if "FROM postings" in s]) == 1
+            del seen[:]
+            assert fresh.search_sections(phrases, weights, scope, 50, docs) == expected
+            assert not [s for s in seen if "FROM postings" in s]
+            monkeypatch.undo()
+            everything = fresh.scope(None, ["approved"])
+            seen = _statements(monkeypatch)
+            fresh.search_pages([("operating", "income")], everything, 10)
+            assert [s for s in seen if "FROM postings" in s and "UNION ALL" in s] == []
+    finally:
+        fresh.close()
+
+
+def test_new_phrases_are_stemmed_by_the_counting_statement(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases whose lexemes the store does not know yet stems them in the counting statement (no
+    statement of their own): the same lexemes `tsqueries` gives, and the same counts in every kind as a store that
+    stemmed them first (one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the
+    index holds no token of, a word never written)."""
+    phrases = [("revenue",), ("net", "income"), ("property", "and", "equipment"), ("no", "such", "phrase"),
+               ("cash", "flows", "from", "operating", "activities"), ("2022",), ("café",), ("%",), ("zzunseen",),
+               ("total", "assets"), ("revenue",)]
+    kinds = ("pages", "sections", "covers", "documents")
+    stemmed_first = open_store(pg_dev_kb.url)
+    try:
+        with stemmed_first.snapshot():
+            tsqs = stemmed_first._tsqueries(phrases)
+            assert tsqs == search.tsqueries(stemmed_first._conn(), list(dict.fromkeys(phrases)))
+            expected = {kind: stemmed_first.frequencies(kind, phrases) for kind in kinds}
+    finally:
+        stemmed_first.close()
+    assert expected["pages"][("revenue",)] > 0 and expected["pages"][("property", "and", "equipment")] > 0
+    assert expected["pages"][("zzunseen",)] == 0 and tsqs[("%",)] == search.Tsq((), ())
+    for kind in kinds:
+        fresh = open_store(pg_dev_kb.url)
+        try:
+            with fresh.snapshot():
+                seen = _statements(monkeypatch)
+                assert fresh.frequencies(kind, phrases) == expected[kind]
+                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                assert "phraseto_tsquery" in seen[0]
+                assert fresh._tsqueries(phrases) == tsqs  # kept: no statement
+                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                monkeypatch.undo()
+        finally:
+            fresh.close()
+
+
+def test_statement_pages_come_with_the_cover_texts(pg_dev_kb, monkeypatch) -> None:
+    """Inside a snapshot, reading some documents' cover texts reads their stored statement pages in the same
+    statement: asking for those next reads nothing, and both equal what the repository's statements read."""
+    docs = [d.document_id for d in pg_dev_kb.documents()][:3]
+    covers, stored = Repository.cover_texts(pg_dev_kb, docs), Repository.statement_pages(pg_dev_kb, docs)
+    assert any(stored.values()) and all(covers.values())
+    fresh = open_store(pg_dev_kb.url)
+    try:
+        with fresh.snapshot():
+            assert fresh.cover_texts(docs) == covers
+            seen = _statements(monkeypatch)
+            assert fresh.statement_pages(docs) == stored
+            assert fresh.statement_pages(docs[:1]) == {docs[0]: stored[docs[0]]}
+            assert seen == []
+            monkeypatch.undo()
+        with fresh.snapshot():  # another snapshot (its version may differ): read again when not the same
+            assert fresh.statement_pages(docs) == stored
+    finally:
+        fresh.close()
+
+
+def test_a_section_is_one_ref_among_hits_and_the_sections_on_pages(pg_dev_kb) -> None:
+    """A section found by the section search and on a page searched is one SectionRef (made once); the sections
+    on pages asked again are the ones kept."""
+    from jsonl_engine.store.types import SectionWeights
+
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    with pg_dev_kb.snapshot():
+        scope = pg_dev_kb.scope(docs, ["approved"])
+        hits = pg_dev_kb.search_sections([("revenue",), ("net", "income")], SectionWeights(3.0, 1.5, 1.0), scope,
+                                         50, docs)
+        pages = sorted({(h.section.document_id, h.section.page_start) for h in hits})
+        on_pages = pg_dev_kb.sections_on_pages(pages, 3)
+        by_id = {h.section.section_id: h.section for h in hits}
+        shared = [r for r in on_pages if r.section_id in by_id]
+        assert shared and all(r is by_id[r.section_id] for r in shared)
+        assert all(a is b for a, b in zip(pg_dev_kb.sections_on_pages(pages, 3), on_pages, strict=True))
+
+
+def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hits(dev_kb, pg_dev_kb,
+                                                                                  monkeypatch) -> None:
+    """Once sections_on_pages has been asked for a page search's best pages, a later snapshot's section search
+    reads the sections on that many of its page search's best pages (as far back) with its hits' refs, in one
+    statement: asking for them next reads nothing, and they are the sections SQLite finds, in the same order; pages
+    past those are still read when asked."""
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    store = open_store(pg_dev_kb.url)
+    try:
+        with store.snapshot():  # learns: the 5 best pages, 3 back
+            scope = store.scope(docs, ["approved"])
+            best = [(h.document_id, h.number) for h in store.search_pages([("revenue",)], scope, 50)]
+            store.sections_on_pages(best[:5] + [(docs[0], 1)], 3)
+        phrases = [("net", "income"), ("total", "assets")]
+        with store.snapshot():
+            scope = store.scope(docs, ["approved"])
+            store.frequencies("pages", phrases)
+            pages = [(h.document_id, h.number) for h in store.search_pages(phrases, scope, 50)]
+            assert len(pages) > 8
+            seen = _statements(monkeypatch)
+            hits = store.search_sections(phrases, weights, scope, 50, docs)
+            assert len(seen) == 1 and "CROSS JOIN LATERAL" in seen[0] and hits
+            del seen[:]
+            assert store.sections_on_pages(pages[:5], 3) == dev_kb.sections_on_pages(pages[:5], 3)
+            assert seen == []
+            assert store.sections_on_pages(pages[:8], 3) == dev_kb.sections_on_pages(pages[:8], 3)
+            assert len(seen) == 1  # the three past those
+            monkeypatch.undo()
+    finally:
+        store.close()
+
+
+def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, monkeypatch) -> None:
+    """Inside a snapshot scoped to a few documents, counting the pages holding some phrases reads those
+    documents' page and section postings of the phrases' words in the same statement (words already known to the
+    store too): the page and section searches that follow read no postings, and find the very hits a store that
+    does not read ahead finds; a scope of more documents reads nothing ahead."""
+    from jsonl_engine.store.postgres import store as pg_store
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:6]
+    earlier = [("net", "income"), ("revenue",)]
+    phrases = [("net", "income"), ("operating", "activities"), ("total", "assets"), ("revenue",),
+               ("zzunseen",), ("of", "the"), ("cash",)]
+
+    def searches(store, scope, scoped):
+        return (store.search_pages(phrases, scope, 50, within=scoped),
+                store.search_sections(phrases, weights, scope, 50, scoped))
+
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)
+    plain = open_store(pg_dev_kb.url)
+    try:
+        with plain.snapshot():
+            expected = {}
+            for n in (1, 2):
+                scope = plain.scope(docs[:n], ["approved"])
+                plain.frequencies("pages", phrases)
+                expected[n] = searches(plain, scope, docs[:n])
+    finally:
+        plain.close()
+    assert all(pages and sections for pages, sections in expected.values())
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 1)  # a scope of 2 documents reads nothing ahead
+    for n in (1, 2):
+        store = open_store(pg_dev_kb.url)
+        try:
+            with store.snapshot(), monkeypatch.context() as patched:
+                store.frequencies("sections", earlier)  # their lexemes known, their page counts not
+                scope = store.scope(docs[:n], ["approved"])
+                seen = _statements(patched)
+                store.frequencies("pages", phrases)
+                assert len(seen) == 1 and ("FROM postings" in seen[0]) == (n == 1)
+                del seen[:]
+                assert searches(store, scope, docs[:n]) == expected[n]
+                assert len([s for s in seen if "FROM postings" in s]) == (0 if n == 1 else 1)  # pages with sections
+        finally:
+            store.close()
+
+
+def test_a_scoped_querys_counts_bring_its_new_documents_first_pages(pg_dev_kb, monkeypatch) -> None:
+    """Counting a query's phrases in a snapshot scoped to documents the store has not read yet reads their cover
+    pages and stored statement pages too: asking for those next in the snapshot reads nothing and gets what the
+    repository's statements read; a document read so once is not read ahead again."""
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    covers, stored = Repository.cover_texts(pg_dev_kb, docs), Repository.statement_pages(pg_dev_kb, docs)
+    assert all(covers.values()) and any(stored.values())
+    store = open_store(pg_dev_kb.url)
+    try:
+        with store.snapshot():
+            store.scope(docs, ["approved"])
+            store.frequencies("pages", [("net", "income")])
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                assert store.cover_texts(docs) == covers and store.statement_pages(docs) == stored
+                assert seen == []
+        with store.snapshot():
+            store.scope(docs, ["approved"])
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                store.frequencies("pages", [("total", "assets")])
+                assert len(seen) == 1 and "FROM pages" not in seen[0]
+                assert store.cover_texts(docs) == covers  # not kept past its snapshot: read
+                assert len(seen) == 2
+    finally:
+        store.close()
+
+
+def test_one_janitor_serves_a_stream_of_snapshots(pg_server) -> None:
+    """Snapshots one after another (a daemon answering queries) leave their ends to one janitor thread, not one
+    started every other snapshot; it stops a while after the last one, that snapshot ended."""
+    url = pg_server.new_database()
+    store = open_store(url)
+    try:
+        sync.ingest_text(store, "# Doc\n\nSome words.\n", "d0", "text/markdown")
+        janitors = []
+        for _ in range(20):
+            with store.snapshot():
+                store.scope(None, ["approved"])
+            janitors.append(store._db._janitor)
+            time.sleep(0.04)  # past the janitor's rounds of ROLLBACK_AFTER_S, sometimes
+        assert len(set(map(id, janitors))) == 1 and janitors[0] is not None
+        for _ in range(100):
+            if store._db._janitor is None:
+                break
+            time.sleep(0.05)
+        assert store._db._janitor is None and not store._db._open
+    finally:
+        store.close()

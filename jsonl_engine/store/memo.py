@@ -47,6 +47,11 @@ class Memo:
             out.update(computed)
         return out
 
+    def known(self, kind: str, keys: Sequence[K]) -> dict[K, Any]:
+        """The values kept for those of `keys` that have one (none computed)."""
+        entries = self._kinds.get(kind, {})
+        return {k: entries[k] for k in keys if k in entries}
+
     def has(self, kind: str, key: Hashable) -> bool:
         """Whether a value is kept for `key`."""
         return key in self._kinds.get(kind, ())

@@ -100,6 +100,11 @@ def section_ref(r: Sequence[Any]) -> SectionRef:
     return SectionRef(r[1], r[2], r[3], _path(r[4]), r[5], r[6], r[7] or 0, None if r[8] is None else json_pairs(r[8]))
 
 
+def statements_of(stored: str | None) -> dict[int, str] | None:
+    """A document's stored statement pages (the `statements` column): page number -> kind, None when not judged."""
+    return None if stored is None else {int(n): k for n, k in orjson.loads(stored).items()}
+
+
 def _checked(status: str) -> str:
     if status not in STATUSES:
         raise InvalidParams(f"unknown status {status!r}", fields=["status"])
@@ -390,8 +395,7 @@ class Repository(_AtTheEdge):
             return {}
         sql = self._sql()
         where, args = sql.any_of("id", ids)
-        return {r[0]: None if r[1] is None else {int(n): k for n, k in orjson.loads(r[1]).items()}
-                for r in sql.rows(f"SELECT id, statements FROM documents WHERE {where}", args)}
+        return {r[0]: statements_of(r[1]) for r in sql.rows(f"SELECT id, statements FROM documents WHERE {where}", args)}
 
     # ---- sections
 

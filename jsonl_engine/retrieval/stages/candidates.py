@@ -55,7 +55,9 @@ class Found:
 
 
 def gather(store: Store, ask: Ask, routing: Routing) -> Found:
-    page_phrases, section_phrases = select_phrases(store, ask.query, _naming_words(store, ask, routing))
+    # the page counts before the naming words' cover pages: a client-server store reads those with the counts
+    df = _page_frequencies(store, ask.query.phrases)
+    page_phrases, section_phrases = select_phrases(store, ask.query, _naming_words(store, ask, routing), df)
     if not page_phrases:
         return Found(pages=[], sections=[], prior=None, focus=ask.documents)
     guess = ask.documents if ask.few else routing.ranked[:SECTION_DOCS] if routing.named else None
@@ -89,8 +91,8 @@ def _call_words(store: Store, q: Query, docs: list[str]) -> frozenset[str]:
     return transcript.call_words(q.words)
 
 
-def select_phrases(store: Store, q: Query, leave_out: frozenset[str] = frozenset()
-                   ) -> tuple[list[Phrase], list[Phrase]]:
+def select_phrases(store: Store, q: Query, leave_out: frozenset[str] = frozenset(),
+                   df: dict[Phrase, int] | None = None) -> tuple[list[Phrase], list[Phrase]]:
     """Phrases for the page and the section statements: absent and near-ubiquitous ones left out, and those made
     only of `leave_out` words (unless nothing else is found).
 
@@ -98,7 +100,7 @@ def select_phrases(store: Store, q: Query, leave_out: frozenset[str] = frozenset
     position lists are the most expensive to evaluate, and the page statement already rewards them.
     """
     limit = MAX_DF * store.count("pages")
-    df = _page_frequencies(store, q.phrases)
+    df = _page_frequencies(store, q.phrases) if df is None else df  # `df`: the page counts, read already
     present = [p for p in q.phrases if df[p] > 0]
     if leave_out and any(not leave_out.issuperset(p) for p in present):
         present = [p for p in present if not leave_out.issuperset(p)]

@@ -30,6 +30,7 @@ MAX_IDLE_WRITERS = 4
 APPLICATION_NAME = "jsonl-engine"
 IDLE = psycopg.pq.TransactionStatus.IDLE
 INTRANS = psycopg.pq.TransactionStatus.INTRANS
+JANITOR_LINGER_S = 1.0  # the janitor thread stops after this long with no reader's transaction left open
 ROLLBACK_AFTER_S = 0.1  # an idle reader's open read-only transaction is rolled back after this long (Connections._end)
 # Every read is an index lookup; a sequential scan under a `tsv @@` filter would read (detoast) the tsvector of
 # every row, a cost the planner does not model (and, before autovacuum analyses a new KB, it has no statistics
@@ -186,7 +187,9 @@ class Connections:
 
     def _roll_back_idle(self) -> None:
         """The janitor: every ROLLBACK_AFTER_S, the idle readers whose transaction has been open that long rolled
-        back (out of the pool meanwhile); it stops when none is left open."""
+        back (out of the pool meanwhile); it stops when none has been left open for JANITOR_LINGER_S (a daemon
+        answering one query after another, its reader taken by each, starts it once, not once every other query)."""
+        quiet = 0.0
         while True:
             time.sleep(ROLLBACK_AFTER_S)
             now = time.monotonic()
@@ -196,7 +199,8 @@ class Connections:
                 for conn in due:
                     readers.remove(conn)
                     del self._open[id(conn)]
-                if not due and not self._open:
+                quiet = quiet + ROLLBACK_AFTER_S if not due and not self._open else 0.0
+                if quiet >= JANITOR_LINGER_S:
                     self._janitor = None
                     return
             for conn in due:

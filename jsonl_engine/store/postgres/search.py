@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine.errors import KBUnavailable
 from jsonl_engine.store.postgres.text import CONFIG, words
-from jsonl_engine.store.types import TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
+from jsonl_engine.store.types import COVER_PAGES, TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
 MIN_IDF = 1e-6
@@ -269,25 +269,34 @@ class Source:
         return found, missing, unknown
 
     def read(self, kind: str, lexemes: Sequence[str], placed: Sequence[str],
-             documents: Sequence[str] | None) -> Found:
+             documents: Sequence[str] | None, also: str | None = None) -> Found:
         """The postings of `lexemes` in `kind` ("pages", "covers", "sections"), of `documents` only when given,
         with positions for the `placed` ones: from the cache, the rest in one statement (then kept: whole, or
-        per document)."""
+        per document). `also`: another kind whose postings of the same lexemes and documents (with positions)
+        a search after this one will read: read in the same statement, into the cache only (a scoped page
+        search and its section search: one round trip, not two)."""
         if not lexemes or documents is not None and not documents:
             return {}
         wanted = None if documents is None else set(documents)
         found, missing, unknown = self._kept(kind, lexemes, placed, wanted)
         if not missing:
             return found
-        sql = ("SELECT lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
-               f"FOR n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
-        args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
-        if wanted is not None:
-            sql += " AND document_id = ANY(%s)"
-            args.append(sorted({d for lex in missing for d in unknown.get(lex, wanted)}))
+        other: list[str] = []
+        other_unknown: dict[str, list[str]] = {}
+        if also is not None and wanted is not None and self.cache is not None:
+            _f, other, other_unknown = self._kept(also, lexemes, lexemes, wanted)
+        sql, args = _statement(kind, missing, placed, wanted, unknown)
+        if other:  # each row flagged: of `kind` (true) or of `also`
+            sql += (" UNION ALL SELECT false, lexeme, document_id, n, data FROM postings WHERE kind = %s "
+                    "AND lexeme = ANY(%s) AND document_id = ANY(%s)")
+            args += [also, other, sorted({d for lex in other for d in other_unknown.get(lex, wanted or ())})]
         read: Found = {lex: Postings() for lex in missing}
-        for lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
-            read[lexeme][doc] = Posting(doc, n, data)
+        more: Found = {lex: Postings() for lex in other}
+        for this, lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
+            (read if this else more)[lexeme][doc] = Posting(doc, n, data)
+        if self.cache is not None:
+            for lex, postings in more.items():
+                self.cache.put_docs((self.generation, also, lex), True, other_unknown[lex], postings)
         if self.cache is not None:
             for lex, postings in read.items():
                 if wanted is None:
@@ -301,12 +310,25 @@ class Source:
         return found
 
 
-def read(src: Source, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool) -> Found:
+def _statement(kind: str, missing: list[str], placed: Sequence[str], wanted: set[str] | None,
+               unknown: dict[str, list[str]]) -> tuple[str, list[Any]]:
+    """The statement reading the `missing` lexemes' postings (Source.read) and its arguments."""
+    sql = ("SELECT true, lexeme, document_id, n, CASE WHEN lexeme = ANY(%s) THEN data ELSE substring(data FROM 1 "
+           f"FOR n * {ENTRY}) END FROM postings WHERE kind = %s AND lexeme = ANY(%s)")
+    args: list[Any] = [sorted(set(placed) & set(missing)), kind, missing]
+    if wanted is not None:
+        sql += " AND document_id = ANY(%s)"
+        args.append(sorted({d for lex in missing for d in unknown.get(lex, wanted)}))
+    return sql, args
+
+
+def read(src: Source, kind: str, tsqs: Sequence[Tsq], documents: Sequence[str] | None, positions: bool,
+         also: str | None = None) -> Found:
     """The postings of the phrases' lexemes in `kind`, of `documents` only when given: with positions for the
-    lexemes of multi-word phrases (all, with `positions`)."""
+    lexemes of multi-word phrases (all, with `positions`); `also` as in Source.read."""
     lexemes = sorted({lex for q in tsqs for lex in q.lexemes})
     placed = lexemes if positions else sorted({lex for q in tsqs if len(q.lexemes) > 1 for lex in q.lexemes})
-    return src.read(kind, lexemes, placed, documents)
+    return src.read(kind, lexemes, placed, documents, also)
 
 
 def hits(q: Tsq, found: Found, weights: Sequence[float]) -> Iterator[tuple[Posting, int, float]]:
@@ -628,33 +650,155 @@ def long_key(q: Tsq) -> str | None:
     return " ".join(q.lexemes) if len(q.lexemes) >= 3 and q.offsets == tuple(range(len(q.lexemes))) else None
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = ()
-                ) -> tuple[list[int], dict[str, dict[Tsq, int]]]:
+# The keys of phrases the statement stems itself (frequencies' `texts`), from phraseto_tsquery's output read as
+# `parse_tsquery` reads it: each lexeme, each pair of consecutive ones, and a phrase's three or more lexemes
+# joined, whatever the gaps between them: every key `paired`, `pairs_of` and `long_key` make of the Tsq, and maybe
+# more (a count is looked up by those keys only: one read for another key is not used).
+_STEMMED = (
+    f"WITH q AS MATERIALIZED (SELECT i, phraseto_tsquery('{CONFIG}', x)::text AS t FROM unnest(%s::text[])"
+    " WITH ORDINALITY AS u(x, i)),"
+    " l AS MATERIALIZED (SELECT q.i, m.n, replace(m.x[1], '''''', '''') AS lex FROM q CROSS JOIN LATERAL"
+    " regexp_matches(q.t, '''((?:[^'']|'''')*)''', 'g') WITH ORDINALITY AS m(x, n)),"
+    " k1 AS (SELECT array_agg(lex) || %s::text[] AS a FROM l),"
+    " k2 AS (SELECT array_agg(a.lex || ' ' || b.lex) || %s::text[] AS a FROM l a JOIN l b ON b.i = a.i"
+    " AND b.n = a.n + 1),"
+    " k3 AS (SELECT array_agg(p) || %s::text[] AS a FROM (SELECT string_agg(lex, ' ' ORDER BY n) AS p FROM l"
+    " GROUP BY i HAVING count(*) >= 3) s) ")
+
+
+# The lexemes a read ahead takes (frequencies' `ahead`): those of the phrases stemmed here and the others given
+# (with whether a phrase of several words holds them: then their positions are read on pages too).
+_AHEAD = (", ra AS MATERIALIZED (SELECT lex, bool_or(many) AS placed FROM (SELECT lex, count(*) OVER (PARTITION BY i)"
+          " > 1 AS many FROM l UNION ALL SELECT * FROM unnest(%s::text[], %s::bool[]) AS g(lex, many)) x GROUP BY lex) ")
+_PAD = ", NULL::text, NULL::bytea"  # the columns of a read ahead's postings rows
+
+
+_READ_AHEAD = [  # each lexeme read ahead, then its postings rows
+    f"SELECT '', 4, lex, placed::int{_PAD} FROM ra",
+    "SELECT kind, 5, lexeme, n, document_id, CASE WHEN kind = 'sections' OR lexeme = ANY((SELECT array_agg(lex) FROM ra"
+    f" WHERE placed)::text[]) THEN data ELSE substring(data FROM 1 FOR n * {ENTRY}) END FROM postings WHERE kind ="
+    " ANY(ARRAY['pages', 'sections']) AND lexeme = ANY((SELECT array_agg(lex) FROM ra)::text[]) AND document_id ="
+    " ANY(%s::text[])"]
+
+
+_FIRSTS = [  # some documents' cover pages, in order, and their stored statement pages (frequencies' `firsts`)
+    f"SELECT '', 6, document_id, number, text, NULL::bytea FROM pages WHERE number <= {COVER_PAGES} AND document_id"
+    " = ANY(%s::text[])",
+    "SELECT '', 7, id, -1, statements, NULL::bytea FROM documents WHERE id = ANY(%s::text[])"]
+
+
+def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
+                read: dict[tuple[str, str], Postings]) -> None:
+    """A read ahead's postings into the cache, per lexeme and document (one absent from a lexeme's rows holds none
+    of it): sections' with positions, pages' with positions when `marked` says so."""
+    if src.cache is None:
+        return
+    for lex, many in marked.items():
+        for kind in ("pages", "sections"):
+            src.cache.put_docs((src.generation, kind, lex), many or kind == "sections", list(documents),
+                               read.get((kind, lex), Postings()))
+
+
+Firsts = dict[str, tuple[list[str], str | None]]  # document id -> its cover pages' texts, its stored statement pages
+
+
+def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
+            texts: Sequence[str], ahead: Sequence[str] = (), placed: Sequence[tuple[str, bool]] = (),
+            firsts: Sequence[str] = ()) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
+    """frequencies' statement: (kind, words, key) -> count for the one-word (1), two-word (2) and listed longer (3)
+    keys, in each kind, and the Tsqs of `texts` (stemmed by the statement, their keys counted too); none read when
+    there is nothing to count. With `ahead` (some documents), the same statement reads the page and section
+    postings of those documents for the lexemes of `texts` and `placed` ((lexeme, in a phrase of several words)),
+    into the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the
+    page and section searches of those documents that follow read them there (a round trip fewer). `firsts`:
+    documents whose cover pages' texts and stored statement pages the statement reads too (the third value: the
+    documents found)."""
+    ahead = ahead if src.cache is not None else ()
+    if not (single or pairs or texts):
+        return {}, [], {}
+    stemmed = bool(texts or ahead)
+    parts, args = [], []
+    keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if stemmed \
+        else ("%s", "%s", "%s")
+    if stemmed:
+        parts.append(f"SELECT '', 0, t, i{_PAD} FROM q")  # the stemmed phrases, in order
+        args += [list(texts), single, pairs, longs]
+    if ahead:
+        args += [[lex for lex, _ in placed], [many for _, many in placed]]
+    for k in kinds:  # a word's counts: its postings' (migration 10), 0 when no row holds it
+        parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]}{_PAD} FROM word_stats WHERE lexeme = ANY({keys[0]})"
+                     f" UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]}{_PAD} FROM term_stats "
+                     f"WHERE term = ANY({keys[1]})")
+        args += [k, k] if stemmed else [k, single, k, pairs]
+    for k in kinds if longs or stemmed else ():  # the listed ones (migration 9), 0 when no row holds them
+        parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0){_PAD} FROM term_phrases l "
+                     f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
+        args += [k] if stemmed else [k, longs]
+    if ahead:
+        parts += _READ_AHEAD
+        args.append(list(ahead))
+    if firsts:
+        parts += _FIRSTS
+        args += [list(firsts), list(firsts)]
+    sql = (_STEMMED + (_AHEAD if ahead else "") if stemmed else "") + " UNION ALL ".join(parts)
+    return _counted(src, src.conn.execute(sql, args, binary=True), len(texts), ahead)
+
+
+def _counted(src: Source, rows: Any, texts: int, ahead: Sequence[str]
+             ) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
+    """`_counts`' rows read: the counts, the stemmed phrases' Tsqs, the postings read ahead put in the cache, the
+    documents' first pages (in page order) and stored statement pages."""
+    counts: dict[tuple[str, int, str], int] = {}
+    order: dict[int, str] = {}
+    marked: dict[str, bool] = {}
+    read: dict[tuple[str, str], Postings] = {}
+    covers: dict[str, list[tuple[int, str]]] = {}
+    stored: dict[str, str | None] = {}
+    for k, size, key, n, doc, data in rows:
+        if size == 5:
+            read.setdefault((k, key), Postings())[doc] = Posting(doc, n, data)
+        elif size == 4:
+            marked[key] = bool(n)
+        elif size == 6:  # a cover page: its number and text
+            covers.setdefault(key, []).append((int(n), doc))
+        elif size == 7:  # a document's stored statement pages
+            stored[key] = doc
+        elif size:
+            counts[(k, size, key)] = int(n)
+        else:
+            order[int(n)] = key
+    _keep_ahead(src, ahead, marked, read)
+    firsts = {d: ([text for _, text in sorted(covers.get(d, ()))], statements) for d, statements in stored.items()}
+    return counts, [parse_tsquery(order[i]) for i in range(1, texts + 1)], firsts
+
+
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = (),
+                ahead: Sequence[str] = (), more_tsqs: Sequence[Tsq] = (), firsts: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq], Firsts]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
     never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
     migration 9; no row: 0), in one statement; other longer phrases matched here on their lexemes' postings,
     unless a pair of their adjacent lexemes is in no row (0). With `also` (other kinds), the same statement
     counts the one- and two-word and listed phrases there too: (counts, {kind: {phrase:
-    count}}) (a term_stats row holds every kind's count; a search of pages is followed by one of sections)."""
-    if not tsqs:
-        return [], {k: {} for k in also}
+    count}}, stemmed) (a term_stats row holds every kind's count; a search of pages is followed by one of
+    sections). `texts`: more phrases, not stemmed yet (as `query` gives them): the same statement stems them first
+    (as `tsqueries` does: a round trip fewer for a query's new phrases) and counts them too; their Tsqs are
+    `stemmed`, and their counts follow those of `tsqs`. `ahead`: documents whose page and section postings of
+    these phrases' words (and `more_tsqs`') the statement reads into the cache (`_counts`), those of words the
+    cache holds for them already left out. `firsts`: as `_counts`' (the fourth value)."""
+    if not tsqs and not texts:
+        return [], {k: {} for k in also}, [], {}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
     longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
-    counts: dict[tuple[str, int, str], int] = {}  # (kind, words, key) -> count
-    if single or pairs:
-        parts, args = [], []
-        for k in (kind, *also):  # a word's counts: its postings' (migration 10), 0 when no row holds it
-            parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]} FROM word_stats WHERE lexeme = ANY(%s) "
-                         f"UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]} FROM term_stats WHERE term = ANY(%s)")
-            args += [k, single, k, pairs]
-        for k in (kind, *also) if longs else ():  # the listed ones (migration 9), 0 when no row holds them
-            parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0) FROM term_phrases l "
-                         "LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY(%s)")
-            args += [k, longs]
-        counts = {(k, words, key): int(n) for k, words, key, n in src.conn.execute(" UNION ALL ".join(parts), args)}
+    placed = sorted({(lex, len(q.lexemes) > 1) for q in (*tsqs, *more_tsqs) for lex in q.lexemes}) if ahead else []
+    if src.cache is not None and placed:
+        placed = [(lex, many) for lex, many in placed if any(
+            src.cache.get_docs((src.generation, k, lex), many or k == "sections", ahead)[1] for k in ("pages", "sections"))]
+    counts, stemmed, found_firsts = _counts(src, (kind, *also), single, pairs, longs, texts, ahead, placed, firsts)
+    tsqs = [*tsqs, *stemmed]
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
     placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
@@ -676,14 +820,17 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
                 for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
     for k in also:  # and the listed long phrases
         more[k].update((q, counts[(k, 3, key)]) for q in listed if (key := long_key(q)) is not None)
-    return out, more
+    return out, more, stemmed, found_firsts
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,
                  limit: int | None, within: Sequence[str] | None = None,
                  covers: bool = False) -> list[tuple[str, int, float]]:
     """Top pages (cover pages with `covers`) by BM25: (document_id, page number, score)."""
-    found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False)
+    # A scoped page search is followed by the section search of the same phrases in the same documents: their
+    # section postings are read with the pages' (scope.complete: a search of every document, not prefetched).
+    also = None if covers or scope.complete else "sections"
+    found = read(src, "covers" if covers else "pages", tsqs, documents(scope, within), False, also)
     top = bm25_top(tsqs, idfs, avgdl, found, limit)
     if top is not None:
         return [(doc, number, score) for _rowid, score, doc, number in top]

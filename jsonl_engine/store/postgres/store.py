@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from jsonl_engine.errors import EngineError, Internal, KBUnavailable
@@ -17,8 +18,17 @@ from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, tokens
-from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref
-from jsonl_engine.store.types import PageHit, PageKey, Phrase, Scope, SectionHit, SectionRef, SectionWeights
+from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
+from jsonl_engine.store.types import (
+    COVER_PAGES,
+    PageHit,
+    PageKey,
+    Phrase,
+    Scope,
+    SectionHit,
+    SectionRef,
+    SectionWeights,
+)
 
 
 class PostgresDialect(Dialect):
@@ -107,6 +117,13 @@ _PAGE_SECTIONS = (
     "SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s ORDER BY t.i, s.page_start, s.rowid")
+# The refs of some section rowids (t.i 0) and the sections on some pages (_PAGE_SECTIONS, unordered), one statement
+_REFS_AND_PAGE_SECTIONS = (
+    f"SELECT 0, {REF_COLUMNS} FROM sections WHERE rowid = ANY(?) UNION ALL"
+    " SELECT t.i, s.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS t(doc, page, i) CROSS JOIN LATERAL"
+    f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
+    " AND t.page AND page_end >= t.page) s")
+READ_AHEAD_DOCS = 4  # a scope of at most this many documents has its postings read with its phrases' counts
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
 # concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
 FIELD_END = " zzjsonlfieldend"
@@ -129,6 +146,8 @@ class PostgresStore(Repository):
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
+        self._firsts_read: set[str] = set()  # documents whose first pages a query's counts read (_keep_firsts)
+        self._ahead: tuple[int, int] | None = None  # (pages, back) sections_on_pages last asked of a page search's
         self.url = url
         self.location = self._db.shown  # the URL without its password
 
@@ -168,28 +187,169 @@ class PostgresStore(Repository):
         indexing.subtract(sql.conn, document_id)  # from its rows' tsvectors, still there
 
     def _page_sections(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[Sequence[Any]]:
-        """Each page's rows kept (store.memo: a document's sections never change), the pages not seen yet read
-        in one statement."""
+        """The repository's rows, in one statement (_PAGE_SECTIONS)."""
+        return (row for _, row in self._page_rows(sql, pages, back))
+
+    def _page_rows(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, Sequence[Any]]]:
         if not pages:
             return iter(())
+        rows = sql.rows(_PAGE_SECTIONS, ([d for d, _ in pages], [n for _, n in pages], back))
+        return ((row[0] - 1, row[1:]) for row in rows)
 
-        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple, ...]]:
-            rows: list[list[tuple]] = [[] for _ in keys]
-            for row in sql.rows(_PAGE_SECTIONS, ([d for d, _, _ in keys], [n for _, n, _ in keys], back)):
-                rows[row[0] - 1].append(tuple(row[1:]))
-            return {key: tuple(found) for key, found in zip(keys, rows, strict=True)}
+    def _page_refs(self, sql: Sql, pages: Sequence[PageKey], back: int) -> Iterator[tuple[int, SectionRef]]:
+        """Each page's sections kept (store.memo: a document's sections never change), as their rowids and refs
+        (each ref made once, shared with the section hits': `_refs`), the pages not seen yet read in one
+        statement (or read ahead with the section hits' refs: `_section_refs`)."""
+        if not pages:
+            return iter(())
+        found = self._found_pages()
+        ahead = next((i for i, (a, b) in enumerate(zip(pages, found, strict=False)) if a != b),
+                     min(len(pages), len(found)))
+        if ahead:  # asked for a page search's best pages: read ahead as many next time (at least, when all)
+            before = self._ahead[0] if self._ahead is not None and self._ahead[1] == back else 0
+            self._ahead = (max(ahead, before) if ahead == len(found) else ahead, back)
 
-        found = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
-        return (row for d, n in pages for row in found[(d, n, back)])
+        def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+            rows: list[list[Sequence[Any]]] = [[] for _ in keys]
+            for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
+                rows[i].append(row)
+            return self._page_entries(keys, rows)
+
+        found_refs = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
+        return (pair for d, n in pages for pair in found_refs[(d, n, back)])
+
+    def _page_entries(self, keys: list[tuple[str, int, int]], rows: list[list[Sequence[Any]]]
+                      ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+        """The page-sections entries of `keys` from each one's REF_COLUMNS rows, in order."""
+        refs = self._refs({row[0]: row for found in rows for row in found})
+        return {key: tuple((row[0], refs[row[0]]) for row in found) for key, found in zip(keys, rows, strict=True)}
+
+    def _found_pages(self) -> list[PageKey]:
+        """The pages this thread's last page search in this snapshot found, best first (none outside one)."""
+        found = getattr(self._local, "found", None)
+        version = self._db.version() if getattr(self._local, "depth", 0) else None
+        return found[1] if found is not None and version is not None and found[0] == version else []
+
+    def _refs(self, rows: dict[int, Sequence[Any]]) -> dict[int, SectionRef]:
+        """The refs of these REF_COLUMNS rows by rowid, each made once (store.memo: a rowid is never reused, its
+        row's REF_COLUMNS never change, a SectionRef is frozen)."""
+        return self._memo.get_many("section-refs", list(rows),
+                                   lambda missing: {r: section_ref(rows[r]) for r in missing})
 
     def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, kept (store.memo: a rowid is never reused, its row's REF_COLUMNS never
-        change, a SectionRef is frozen: kept made, not remade from the row for each search's 200 hits)."""
+        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits).
+        Read with them, in the same statement: the sections on the best pages of this snapshot's page search not
+        kept yet, as many pages and as far back as sections_on_pages last asked for a page search's best pages
+        (the section search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
-            where, args = sql.any_of("rowid", missing)
-            return {r[0]: section_ref(r) for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)}
+            count, back = self._ahead or (0, 0)
+            keys = [k for k in dict.fromkeys((d, n, back) for d, n in self._found_pages()[:count])
+                    if not self._memo.has("page-sections", k)]
+            if not keys:
+                where, args = sql.any_of("rowid", missing)
+                return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
+            hits: dict[int, Sequence[Any]] = {}
+            rows: list[list[Sequence[Any]]] = [[] for _ in keys]
+            for row in sql.rows(_REFS_AND_PAGE_SECTIONS, (missing, [d for d, _, _ in keys], [n for _, n, _ in keys],
+                                                          back)):
+                if row[0]:
+                    rows[row[0] - 1].append(row[1:])
+                else:
+                    hits[row[1]] = row[1:]
+            for found in rows:  # _PAGE_SECTIONS' order
+                found.sort(key=lambda row: (row[5], row[0]))
+            entries = self._page_entries(keys, rows)
+            self._memo.get_many("page-sections", keys, lambda unseen: {k: entries[k] for k in unseen})
+            return self._refs(hits)
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """The repository's; what a snapshot remembers for its reads ahead (its scope, its page search's pages)
+        forgotten when it ends."""
+        outer = not getattr(self._local, "depth", 0)
+        try:
+            with super().snapshot():
+                yield
+        finally:
+            if outer:
+                self._local.scoped = self._local.found = self._local.firsts = None
+
+    def scope(self, document_ids: Sequence[str] | None, statuses: Sequence[str]) -> Scope:
+        """The repository's; a scope of a few documents asked inside a snapshot is remembered for it: counting the
+        pages holding some phrases then reads those documents' postings of them ahead (`_scoped`)."""
+        scope = super().scope(document_ids, statuses)
+        if getattr(self._local, "depth", 0):  # the last scope asked in the snapshot (the whole library: none)
+            self._local.scoped = None if document_ids is None else (
+                self._db.version(), sorted(scope.documents)[:READ_AHEAD_DOCS + 1])
+        return scope
+
+    def _scoped(self) -> list[str]:
+        """The documents of this snapshot's scope when it is a few documents (READ_AHEAD_DOCS at most), else none:
+        a query scoped to them counts its phrases (frequencies "pages"), then searches their pages and sections for
+        them, so the counting statement reads their postings of the phrases' words ahead, into the postings cache
+        (search._counts), and the searches read no statement of postings."""
+        scoped = getattr(self._local, "scoped", None)
+        version = self._db.version() if getattr(self._local, "depth", 0) else None
+        if scoped is None or version is None or scoped[0] != version or len(scoped[1]) > READ_AHEAD_DOCS:
+            return []
+        return scoped[1]
+
+    # ---- the first reads of a document new to the daemon: its cover pages (routing), then its statement pages
+
+    def _keep_firsts(self, asked: list[str], found: search.Firsts) -> None:
+        """The first pages and stored statement pages of the documents of a scope new to the daemon, read with a
+        query's counts (`frequencies`): the texts kept for this snapshot (`cover_texts` gives them), the statement
+        pages per snapshot version (`statement_pages`)."""
+        if not asked:
+            return
+        version = self._db.version()
+        self._firsts_read.update(asked)
+        self._local.firsts = (version, {d: texts for d, (texts, _) in found.items()})
+        stored = {(version, d): statements_of(statements) for d, (_, statements) in found.items()}
+        self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+
+    def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
+        """As the repository's, and in the same statement (inside a snapshot) the documents' stored statement pages,
+        which a query reads next about a document new to it (`statement_pages`): kept per snapshot version (the
+        same version, the same data), a round trip fewer. Those read with this snapshot's counts (`_keep_firsts`)
+        are taken from there."""
+        sql = self._sql()
+        version = self._library_version(sql)
+        if version is None or not document_ids:
+            return super().cover_texts(document_ids)
+        parts: dict[str, list[str]] = {d: [] for d in document_ids}
+        firsts = getattr(self._local, "firsts", None)
+        if firsts is not None and firsts[0] == version:
+            for d in parts:
+                if d in firsts[1]:
+                    parts[d] = list(firsts[1][d])
+        stored = {}
+        ids = [d for d in dict.fromkeys(document_ids) if firsts is None or firsts[0] != version or d not in firsts[1]]
+        if not ids:
+            return parts
+        for doc, number, text in sql.rows(
+                f"SELECT document_id, number, text FROM pages WHERE number <= {COVER_PAGES} AND document_id = ANY(?)"
+                " UNION ALL SELECT id, -1, statements FROM documents WHERE id = ANY(?) ORDER BY 1, 2", (ids, ids)):
+            if number < 0:
+                stored[(version, doc)] = statements_of(text)
+            else:
+                parts[doc].append(text)
+        self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+        return parts
+
+    def statement_pages(self, document_ids: Sequence[str]) -> dict[str, dict[int, str] | None]:
+        """As the repository's, those read with the cover texts in this snapshot's version taken from there."""
+        sql = self._sql()
+        version = self._library_version(sql)
+        ids = list(dict.fromkeys(document_ids))
+        if version is None:
+            return super().statement_pages(ids)
+        kept = self._memo.known("stored-statements", [(version, d) for d in ids])
+        out = {d: kept[(version, d)] for d in ids if (version, d) in kept}
+        rest = [d for d in ids if d not in out]
+        return {**out, **super().statement_pages(rest)} if rest else out
 
     # ---- search
 
@@ -203,16 +363,27 @@ class PostgresStore(Repository):
     def frequencies(self, kind: str, phrases: Sequence[Phrase]) -> dict[Phrase, int]:
         gen = self._generation()
         src = self._source(gen)
-        tsqs = self._tsqueries(phrases)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
+            asked = [p for _, p in keys]
+            known = self._memo.known("tsqueries", asked)
+            new = [p for p in asked if p not in known]  # stemmed by the counting statement (a round trip fewer)
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
-            counts, more = search.frequencies(src, kind, [tsqs[p] for _, p in keys], also)
+            ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
+            others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
+            firsts = [d for d in ahead if d not in self._firsts_read]  # documents new to the daemon: their first pages
+            counts, more, stemmed, first_pages = search.frequencies(
+                src, kind, list(known.values()), also, [search.query(p) for p in new], ahead, others, firsts)
+            self._keep_firsts(firsts, first_pages)
+            tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
+            if new:
+                self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
             for other, found in more.items():
-                known = {(gen, p): found[tsqs[p]] for _, p in keys if tsqs[p] in found}
-                self._memo.get_many(f"df:{other}", list(known), lambda missing, known=known: {
-                    k: known[k] for k in missing})
-            return dict(zip(keys, counts, strict=True))
+                kept = {(gen, p): found[tsqs[p]] for p in asked if tsqs[p] in found}
+                self._memo.get_many(f"df:{other}", list(kept), lambda missing, kept=kept: {
+                    k: kept[k] for k in missing})
+            by_phrase = dict(zip([*known, *new], counts, strict=True))
+            return {(gen, p): by_phrase[p] for p in asked}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
@@ -242,6 +413,8 @@ class PostgresStore(Repository):
         if not phrases:
             return []
         rows = search.search_pages(self._source(), *self._bm25("pages", phrases), scope, limit, within)
+        if getattr(self._local, "depth", 0):  # what `_section_refs` may read ahead for
+            self._local.found = (self._db.version(), [(d, n) for d, n, _ in rows])
         return [PageHit(d, n, s) for d, n, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
