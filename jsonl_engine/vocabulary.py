@@ -44,6 +44,41 @@ _CATEGORIES = ("segments", "of total net revenue", "of total revenue", "of total
                "disaggregation of revenue", "revenue by", "revenue category", "product line", "product lines")
 _PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
 
+# An analyst's everyday words for an item that filings and reports print under its own name: the words of the
+# question -> (the labels the item is printed under, further phrases where it is discussed). "pay to buy back its
+# own stock": repurchases of common stock; "how many people worked for": employees; "what did a night's stay
+# cost": the average daily rate. How analysts ask and how documents are written, never a company's own wording.
+# Retrieval adds both to the query (EXPANSIONS); a row or sentence naming a label is about the asked item
+# (ANALYST_ITEMS, answer/synthesize.py), as a statement's label for a line item is (retrieval/query.py LINE_ITEMS).
+_REPURCHASES = (("repurchases of common stock", "repurchase of common stock", "share repurchases",
+                 "repurchases of shares", "purchases of treasury stock", "common stock repurchases", "stock repurchases"),
+                ("repurchase", "treasury stock"))
+_RETURNED = (("returned to shareholders",), ("returned", "share repurchases", "repurchase", "dividends"))
+_EMPLOYEES = (("employees", "number of employees", "full time employees", "total employees", "headcount"),
+              ("human capital", "workforce"))
+_ROOM_RATE = (("average daily rate", "adr"), ("revenue per available room", "occupancy"))
+_PER_MEMBER = (("average monthly revenue per", "average revenue per", "monthly revenue per", "revenue per"), ())
+_SOLD = (("sales", "net sales"), ())
+_UNDERWRITTEN = (("principal amount",), ("underwriters", "to be purchased"))
+_CASH_HELD = (("cash and cash equivalents",), ())
+_RAISED = (("proceeds from issuance", "net proceeds", "proceeds from"), ("proceeds", "issuance"))
+_ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
+                     ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
+    **dict.fromkeys([("hand", "back"), ("handed", "back"), ("give", "back"), ("gave", "back"),
+                     ("return", "to", "shareholders"), ("returned", "to", "shareholders")], _RETURNED),
+    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",)], _EMPLOYEES),
+    **dict.fromkeys([("night",), ("nights",), ("nightly",), ("room", "rate"), ("room", "rates")], _ROOM_RATE),
+    **dict.fromkeys([("per", "member"), ("per", "paying", "member"), ("per", "subscriber"),
+                     ("per", "paying", "subscriber"), ("per", "user"), ("per", "membership")], _PER_MEMBER),
+    **dict.fromkeys([("sell",), ("sold",)], _SOLD),
+    **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
+    **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
+    **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
+}
+# trigger -> the labels the item it names is printed under
+ANALYST_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {t: items for t, (items, _) in _ANALYST.items()}
+
 EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("capex",): _CAPEX,
     ("capital", "expenditure"): _CAPEX,
@@ -132,6 +167,7 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("notional",): ("notional amount", "notional amounts", "derivatives"),
     ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
     ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
+    **{trigger: items + related for trigger, (items, related) in _ANALYST.items() if trigger != ("buybacks",)},
 }
 
 # Every phrase of EXPANSIONS, in order, once.

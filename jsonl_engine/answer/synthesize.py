@@ -62,6 +62,7 @@ from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
 from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, ngrams, tokenize
 from jsonl_engine.text import STOPWORDS
+from jsonl_engine.vocabulary import ANALYST_ITEMS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,6 +90,8 @@ _AMOUNT_CUES = frozenset({
     "billion", "billions", "cost", "costs", "expense", "expenses", "capex", "expenditure", "expenditures",
     "eps", "earnings", "dividend", "dividends", "cash", "debt", "value", "rate", "rates", "growth", "price",
     "prices", "profit", "profits", "assets", "liabilities", "equity", "turnover",
+    # the verbs an analyst asks an amount with: "What did Acme pay to buy back its stock?"
+    "pay", "paid", "spend", "spent", "raise", "raised", "earn", "earned", "bring", "brought",
 })
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
@@ -302,8 +305,17 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
+        items.extend(_analyst_items(t, grams))
         out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
     return out
+
+
+def _analyst_items(term: str, grams: Collection[tuple[str, ...]]) -> list[str]:
+    """The labels a question's everyday words for an item are printed under (vocabulary.py ANALYST_ITEMS: "buy back
+    its own stock" -> "Repurchases of common stock"), for a term of those words: a row or a sentence opening with
+    one names the asked item."""
+    return [_joined(keys(phrase)) for trigger, phrases in ANALYST_ITEMS.items() if term in trigger and trigger in grams
+            for phrase in phrases]
 
 
 def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
