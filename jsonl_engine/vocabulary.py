@@ -62,6 +62,8 @@ _SOLD = (("sales", "net sales"), ())
 _UNDERWRITTEN = (("principal amount",), ("underwriters", "to be purchased"))
 _CASH_HELD = (("cash and cash equivalents",), ())
 _RAISED = (("proceeds from issuance", "net proceeds", "proceeds from"), ("proceeds", "issuance"))
+_PAID_OUT = (("benefit payments", "estimated future benefit payments", "expected benefit payments", "payments"),
+             ("expected to be paid", "benefits paid"))
 _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
@@ -75,6 +77,7 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
     **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
+    **dict.fromkeys([("pay", "out"), ("paid", "out"), ("pays", "out"), ("paying", "out")], _PAID_OUT),
 }
 # trigger -> the labels the item it names is printed under
 ANALYST_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {t: items for t, (items, _) in _ANALYST.items()}

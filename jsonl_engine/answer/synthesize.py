@@ -267,6 +267,7 @@ class _Term:
     keys: tuple[str, ...]
     alts: tuple[str, ...]  # " key key " phrases that name the same thing (capex: purchases of property ...)
     items: tuple[str, ...] = ()  # " key key " labels statements print for the line item the term is part of
+    printed: tuple[str, ...] = ()  # of those, the labels of an item the question names in everyday words
 
     def found(self, keyset: set[str], joined: str) -> bool:
         return all(k in keyset for k in self.keys) or any(a in joined for a in self.alts)
@@ -305,8 +306,9 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
-        items.extend(_analyst_items(t, grams))
-        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
+        printed = _analyst_items(t, grams)
+        items.extend(printed)
+        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items)), tuple(dict.fromkeys(printed))))
     return out
 
 
@@ -696,7 +698,16 @@ def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[
     runs = _item_runs(rest, {k for t in tk for k in t.keys}, titles)
     runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
     longest = max((len(r.split()) for r in runs), default=0)
-    return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+    runs = [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+    return runs + _printed_runs(runs, tk)
+
+
+def _printed_runs(runs: Sequence[str], tk: Sequence[_Term]) -> list[str]:
+    """The labels an item named in an analyst's everyday words is printed under (`_Term.items` from vocabulary.py
+    ANALYST_ITEMS), for the `runs` holding such a word: "How much did Acme sell in Freedonia" asks for the "net
+    sales" a row under that title prints."""
+    words = {k for r in runs for k in r.split()}
+    return list(dict.fromkeys(item for t in tk if set(t.keys) <= words for item in t.printed if item not in runs))
 
 
 def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
