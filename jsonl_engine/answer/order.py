@@ -52,6 +52,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
         changed, and not what is planned
+  -0.15 a row counting things ("Total number of shares repurchased") when the question asks how much, not how
+        many ("How much cash did Acme spend repurchasing its shares?"): its figure is a count, not the amount
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -83,6 +85,7 @@ W_OTHER_PERIOD = 0.15  # a sentence holding a figure naming only other years tha
 W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
+W_COUNT = 0.15  # a row counting things ("Number of ...") when the question asks how much, not how many
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
@@ -107,6 +110,7 @@ class Ask:
     which: int | None = None  # the quarter asked (3 for "the third quarter"): of a table of a year's quarters, its column
     quarters: bool = False  # the question asks which quarter ("In which quarter of 2016 ..."): every quarter's column
     forward: bool = False  # the question asks what is planned or expected ("What is Acme forecasting ...?")
+    much: bool = False  # the question asks how much, not how many: a count ("Number of shares ...") is not its amount
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +253,21 @@ _PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?
                       r"(?:approved|authorized))\b", re.IGNORECASE)
 _FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidance|anticipat\w*|project\w*|"
                             r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
+
+
+_HOW_MUCH = re.compile(r"\bhow\s+much\b", re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.IGNORECASE)
+_COUNT_LABEL = re.compile(r"^\s*(?:total\s+|aggregate\s+)?number\s+of\b", re.IGNORECASE)
+
+
+def asks_much(query: str) -> bool:
+    """The question asks how much of something ("How much cash did Acme spend ...?"), and not how many."""
+    return bool(_HOW_MUCH.search(query)) and not _HOW_MANY.search(query)
+
+
+def counts(label: str) -> bool:
+    """A row's label says it counts things: "Total number of shares of common stock repurchased"."""
+    return bool(_COUNT_LABEL.match(label))
 
 
 def asks_forward(query: str) -> bool:
@@ -412,6 +431,9 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     if label_extra:
         value -= W_EXTRA * min(label_extra, MAX_EXTRA)
         why.append(f"{label_extra} other word(s) in its label")
+    if ask.much and table.label is not None and counts(table.label.text):
+        value -= W_COUNT
+        why.append("a count, where the question asks how much")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
                         ask.which, ask.quarters)
     period = 0

@@ -581,7 +581,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     change=order.asks_change(query), ends=tuple(sorted({*ends, *(d.isoformat() for d in periods.dates)})),
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
                     which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
-                    forward=order.asks_forward(query))
+                    forward=order.asks_forward(query), much=order.asks_much(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
