@@ -77,12 +77,16 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
     **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
+    # a country a question spells out, tables abbreviate ("U.S. 3,759 3,225"; the index reads "U.S." as "u s")
+    ("united", "states"): (("u s",), ()),
     **dict.fromkeys([("pay", "out"), ("paid", "out"), ("pays", "out"), ("paying", "out")], _PAID_OUT),
 }
 # trigger -> the labels the item it names is printed under
 ANALYST_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {t: items for t, (items, _) in _ANALYST.items()}
 
-EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+# The accounting terms alone (the words of the items a question asks for, answer/qualifier.py): EXPANSIONS adds
+# an analyst's everyday words for them.
+ACCOUNTING: dict[tuple[str, ...], tuple[str, ...]] = {
     ("capex",): _CAPEX,
     ("capital", "expenditure"): _CAPEX,
     ("capital", "expenditures"): _CAPEX,
@@ -170,8 +174,9 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("notional",): ("notional amount", "notional amounts", "derivatives"),
     ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
     ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
-    **{trigger: items + related for trigger, (items, related) in _ANALYST.items() if trigger != ("buybacks",)},
 }
+EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+    **ACCOUNTING, **{trigger: items + related for trigger, (items, related) in _ANALYST.items() if trigger not in ACCOUNTING}}
 
 # Every phrase of EXPANSIONS, in order, once.
 PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for phrases in EXPANSIONS.values() for p in phrases))

@@ -213,7 +213,9 @@ def figures_of(text: str) -> frozenset[str]:
 
 # other ways a question asks for an amount: "How large was the backlog", "how big", "how high", "the size of",
 # "what portion of"
-_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b",
+_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b"
+                           # the question's own verb, after its "did": "What did Acme's Widgets business sell in ...?"
+                           r"|\bwhat\s+did\s+(?:\S+\s+){1,6}?(?:sell|generate|collect|receive|make|book)\b",
                            re.IGNORECASE)
 
 
@@ -300,7 +302,7 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:
                 for phrase in phrases:
-                    if not _STATEMENT_NAMES.search(phrase):
+                    if not _STATEMENT_NAMES.search(phrase) and keys(phrase):  # "u s": no key (single letters)
                         alts.append(_joined(keys(phrase)))
         for trigger, phrases in LINE_ITEMS.items():
             if t in trigger and trigger in ending:
