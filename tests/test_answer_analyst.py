@@ -1,0 +1,99 @@
+"""kb.synthesize on questions asked in an analyst's everyday words, on real filings: the words map to the labels
+filings print the item under (vocabulary.py ANALYST_ITEMS: "bring in per paying member" is the average monthly
+revenue per paying membership, "buy back its own shares" the repurchases of common stock, "a night's stay" the
+average daily rate), and the row printing that label leads; a verb of the question ("pay", "spend") asks for an
+amount; a row counting things is not the amount a question asking how much wants."""
+
+from __future__ import annotations
+
+import pytest
+
+from jsonl_engine.answer.direct import answer_first as synthesize
+from jsonl_engine.answer.order import asks_much, counts
+from jsonl_engine.answer.qualifier import asked, named_in
+from jsonl_engine.answer.synthesize import asks_for_amount
+from jsonl_engine.retrieval.query import parse
+from jsonl_engine.store import Store, open_store
+from jsonl_engine.vocabulary import ACCOUNTING, ANALYST_ITEMS, EXPANSIONS
+from tests.support.answer_lines import check_lines
+from tests.test_answer_first import MORE
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory):
+    """A quarterly report, an annual report and a bank's quarterly report of the FinanceBench filings."""
+    from jsonl_engine.ingest.sync import ingest_paths
+
+    if MORE is None:
+        pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
+    names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q"]
+    store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
+    outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
+    store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
+    yield store
+    store.close()
+
+
+def _first(store: Store, name: str, query: str) -> tuple[str, str]:
+    """(the first line of the answer, why its claim leads), every line checked verbatim."""
+    out = synthesize(store, query, document_ids=[store.doc_ids[name]])  # type: ignore[attr-defined]
+    check_lines(out, lambda sid: store.section(sid).text, lambda doc, page: store.page(doc, page).text)
+    return out.answer.split("\n")[0], out.first_claim["why"]
+
+
+def test_the_everyday_words_map_to_the_printed_labels():
+    # retrieval searches the printed labels too; the accounting terms alone stay the qualifier's item words
+    assert "repurchases of common stock" in EXPANSIONS[("buy", "back")]
+    assert "average monthly revenue per" in ANALYST_ITEMS[("per", "paying", "member")]
+    assert "average daily rate" in ANALYST_ITEMS[("night",)]
+    assert ("night",) not in ACCOUNTING and ("buy", "back") not in ACCOUNTING
+    phrases = parse("Roughly how many people worked for Acme at the end of 2020?").phrases
+    assert ("employees",) in phrases
+    # "United States" is still a name the question puts on its item, and a table prints it "U.S."
+    quals = asked("What did Acme's Widgets segment sell to customers in the United States in the second quarter of "
+                  "2023?", {"Acme Corp, 10-K"})
+    assert [q.text for q in quals] == ["Widgets", "United States"]
+    assert named_in(quals, "U.S. 3,759 3,225") and not named_in(quals, "US GAAP")
+
+
+def test_a_verb_asks_for_an_amount_and_how_much_is_no_count():
+    assert asks_for_amount("What did Acme pay to buy back its own stock over the first half of 2023?")
+    assert asks_for_amount("What did Acme's Widgets business sell in the United States in 2023?")
+    assert not asks_for_amount("At what yield were the notes that Acme sold in May 2023 priced?")
+    assert asks_much("How much cash did Acme spend repurchasing its shares?")
+    assert not asks_much("How many shares did Acme repurchase, and how much did it spend?")
+    assert counts("Total number of shares of common stock repurchased") and not counts("Aggregate purchase price")
+
+
+def test_per_paying_member_is_the_average_revenue_per_membership(kb: Store):
+    # main led with "Average paying memberships 74,985": the words "paying member" alone
+    line, why = _first(kb, "NETFLIX_2023Q2_10Q", "What did Netflix bring in per paying member each month in the "
+                       "United States and Canada in the second quarter of 2023?")
+    assert line.startswith("Average monthly revenue per paying membership $ 16.00 ")
+    assert "its label names the asked line item" in why
+
+
+def test_buying_back_its_own_shares_is_the_repurchases_of_common_stock(kb: Store):
+    # main led with a sentence on foreign exchange: "pay" asked no amount, "buy back" named no printed row
+    line, why = _first(kb, "NETFLIX_2023Q2_10Q", "How much did Netflix pay to buy back its own shares in the six "
+                       "months ended June 30, 2023?")
+    assert line.startswith("Repurchases of common stock, Six Months Ended June 30, 2023: (1,045,247)")
+    assert "on the cash flow statement" in why  # what was paid for them is a financing line
+
+
+def test_a_nights_stay_is_the_average_daily_rate(kb: Store):
+    # main led with the segment's EBITDAR: "night" and "stay" are no words of the page
+    line, why = _first(kb, "MGMRESORTS_2021_10K", "What did a night's stay cost on average at MGM's Las Vegas "
+                       "Strip resorts in 2020?")
+    assert line.startswith("Average Daily Rate (ADR), 2020: $ 161 ")
+    assert "its label names the asked line item" in why
+
+
+def test_how_much_cash_is_not_the_number_of_shares(kb: Store):
+    # main led with "Total number of shares of common stock repurchased, 2022: 18.1"
+    line, why = _first(kb, "JPMORGAN_2022Q1_10Q", "How much cash did JPMorgan spend buying back its common stock "
+                       "in the first quarter of 2022?")
+    assert line.startswith("Aggregate purchase price of common stock repurchases, 2022: $ 2,500 ")
+    line, why = _first(kb, "JPMORGAN_2022Q1_10Q", "How many shares of common stock did JPMorgan buy back in the "
+                       "first quarter of 2022?")
+    assert line.startswith("Total number of shares of common stock repurchased, 2022: 18.1 ")
