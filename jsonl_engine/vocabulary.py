@@ -64,6 +64,11 @@ _CASH_HELD = (("cash and cash equivalents",), ())
 _RAISED = (("proceeds from issuance", "net proceeds", "proceeds from"), ("proceeds", "issuance"))
 _PAID_OUT = (("benefit payments", "estimated future benefit payments", "expected benefit payments", "payments"),
              ("expected to be paid", "benefits paid"))
+_DEBT_OWED = (("total debt", "long term debt", "borrowings"), ("short term borrowings", "notes payable"))
+_BOTTOM_LINE = (("net income", "net earnings", "net income attributable", "net earnings attributable"), ())
+_TAX_BILL = (("provision for income taxes", "income tax expense", "income taxes"), ("effective tax rate",))
+_PER_SHARE = (("diluted earnings per share", "earnings per share", "net income per share", "net earnings per share"),
+              ())
 _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
@@ -77,6 +82,11 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
     **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
+    **dict.fromkeys([("owe",), ("owed",), ("owes",), ("borrowed",)], _DEBT_OWED),
+    **dict.fromkeys([("bottom", "line")], _BOTTOM_LINE),
+    **dict.fromkeys([("tax", "bill"), ("taxes", "paid"), ("pay", "in", "taxes"), ("paid", "in", "taxes")], _TAX_BILL),
+    **dict.fromkeys([("profit", "per", "share"), ("earned", "per", "share"), ("earn", "per", "share")], _PER_SHARE),
+    **dict.fromkeys([("war", "chest"), ("cash", "reserves")], _CASH_HELD),
     # a country a question spells out, tables abbreviate ("U.S. 3,759 3,225"; the index reads "U.S." as "u s")
     ("united", "states"): (("u s",), ()),
     **dict.fromkeys([("pay", "out"), ("paid", "out"), ("pays", "out"), ("paying", "out")], _PAID_OUT),

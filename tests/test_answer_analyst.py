@@ -21,12 +21,13 @@ from tests.test_answer_first import MORE
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory):
-    """A quarterly report, an annual report and a bank's quarterly report of the FinanceBench filings."""
+    """Quarterly and annual reports and an earnings release of the FinanceBench filings."""
     from jsonl_engine.ingest.sync import ingest_paths
 
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
-    names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q"]
+    names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q", "BESTBUY_2023Q4_EARNINGS",
+             "LOCKHEEDMARTIN_2018_10K"]
     store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -97,3 +98,14 @@ def test_how_much_cash_is_not_the_number_of_shares(kb: Store):
     line, why = _first(kb, "JPMORGAN_2022Q1_10Q", "How many shares of common stock did JPMorgan buy back in the "
                        "first quarter of 2022?")
     assert line.startswith("Total number of shares of common stock repurchased, 2022: 18.1 ")
+
+
+def test_what_a_company_owes_and_its_profit_per_share(kb: Store):
+    # main led with an exhibit's credit agreement and with gross profit
+    line, why = _first(kb, "LOCKHEEDMARTIN_2018_10K", "How much did Lockheed Martin owe its lenders at the end of "
+                       "2018?")
+    assert line.startswith("Long-term debt, net, 2018: $ 12,604 ")
+    line, why = _first(kb, "BESTBUY_2023Q4_EARNINGS", "How much profit per share did Best Buy make over the whole of "
+                       "fiscal 2023?")
+    assert line.startswith("Diluted earnings per share, ") and "$ 6.29" in line
+    assert "its label names the asked line item" in why
