@@ -2,7 +2,8 @@
 filings print the item under (vocabulary.py ANALYST_ITEMS: "bring in per paying member" is the average monthly
 revenue per paying membership, "buy back its own shares" the repurchases of common stock, "a night's stay" the
 average daily rate), and the row printing that label leads; a verb of the question ("pay", "spend") asks for an
-amount; a row counting things is not the amount a question asking how much wants."""
+amount; a row counting things is not the amount a question asking how much wants; a region's row in a table
+whose header names another item is not the asked item's."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q", "BESTBUY_2023Q4_EARNINGS",
-             "LOCKHEEDMARTIN_2018_10K"]
+             "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K"]
     store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -109,3 +110,13 @@ def test_what_a_company_owes_and_its_profit_per_share(kb: Store):
                        "fiscal 2023?")
     assert line.startswith("Diluted earnings per share, ") and "$ 6.29" in line
     assert "its label names the asked line item" in why
+
+
+def test_what_a_company_sold_in_a_region_is_its_net_sales_table_row(kb: Store):
+    # main led with "Americas 56,000 943 5,752" (employees, capital spending, PP&E) and, asked for Asia Pacific,
+    # with its PP&E row "Asia Pacific 1,582 1,662", whose lead-in mentions net sales in passing
+    line, why = _first(kb, "3M_2021_10K", "How much did 3M sell in the Americas in 2020?")
+    assert line.startswith("Americas, 2020: $ 16,525 ")
+    line, why = _first(kb, "3M_2021_10K", "How much did 3M sell in the Asia Pacific region in 2021?")
+    assert line.startswith("Asia Pacific, 2021: 10,600 ")
+    assert "it names the qualifier the question asks for" in why

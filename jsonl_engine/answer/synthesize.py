@@ -907,10 +907,27 @@ def _qualified_row(u: _Unit, label: str, row: TableRow | None, quals: Sequence[q
     bare = qualifier.strip(quals, label)
     if names_item(grouped_label(u.passage.text, u.seg, bare), tk, item_runs) & set(asked):
         return True
-    if keys(bare):
+    if keys(bare) or _headed_otherwise(row, item_runs):
         return False
     around = _joined(keys(qualifier.context(u.passage.text, u.passage.title, u.seg, row, None, u.passage.path)))
     return any(run in around for run in item_runs)
+
+
+# words of the labels statements print for a line item (retrieval/query.py LINE_ITEMS), as keys: a table's header
+# holding one names what its rows are ("Property, Plant and Equipment - net"); not the words qualifying any item
+_LINE_ITEM_KEYS = frozenset(k for phrases in LINE_ITEMS.values() for p in phrases for w in p.split()
+                            if w not in STOPWORDS and w not in _QUALIFIERS for k in keys(w)) \
+    - set(keys("shares"))  # "(in millions, except per share data)": a table's unit, no item
+
+
+def _headed_otherwise(row: TableRow | None, item_runs: Sequence[str]) -> bool:
+    """A table whose own header lines name another line item than the asked one: its rows are that item's (a
+    region's "Asia Pacific 1,582" under "Property, Plant and Equipment - net" is no net sales, whatever the lead-in
+    says in passing); a header naming no item ("(Millions) 2021 2020") says nothing."""
+    if row is None or not row.headers:
+        return False
+    head = keys(" ".join(h.text for h in row.headers))
+    return not any(run in _joined(head) for run in item_runs) and bool(set(head) & _LINE_ITEM_KEYS)
 
 
 def _qualified(u: _Unit, naming: qualifier.Naming, item: bool, reading: Reading | None,
