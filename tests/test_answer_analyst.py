@@ -12,6 +12,7 @@ import pytest
 from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.order import asks_much, counts
 from jsonl_engine.answer.qualifier import asked, named_in
+from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.synthesize import asks_for_amount
 from jsonl_engine.retrieval.query import parse
 from jsonl_engine.store import Store, open_store
@@ -28,7 +29,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q", "BESTBUY_2023Q4_EARNINGS",
-             "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K"]
+             "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K", "JOHNSON_JOHNSON_2023Q1_EARNINGS"]
     store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -120,3 +121,20 @@ def test_what_a_company_sold_in_a_region_is_its_net_sales_table_row(kb: Store):
     line, why = _first(kb, "3M_2021_10K", "How much did 3M sell in the Asia Pacific region in 2021?")
     assert line.startswith("Asia Pacific, 2021: 10,600 ")
     assert "it names the qualifier the question asks for" in why
+
+
+def test_a_segments_name_over_its_rows_titles_them():
+    text = "Sales to customers\nWidgets (1)\n U.S. 3,759 3,225 16.6\n International 3,722 3,746 (0.6)\n" \
+           "Capital expenditures (91) (80) (78)\nOther assets 12 14 15\n"
+    rows = {text[s.start:s.end].split(" 3")[0].strip(): s for s in segment(text) if s.kind == "row"}
+    group = rows["U.S."].group
+    assert group is not None and text[group[0]:group[1]] == "Widgets (1)"
+    assert "Capital expenditures (91) (80) (78)" in [text[s.start:s.end] for s in segment(text) if s.kind == "row"]
+
+
+def test_what_a_segment_sold_in_the_united_states_is_its_us_row(kb: Store):
+    # main answered "Not in the documents searched: United States." (the release prints "U.S."), then a total
+    out = synthesize(kb, "What did Johnson & Johnson's Pharmaceutical segment sell in the United States in the first "
+                     "quarter of 2023?", document_ids=[kb.doc_ids["JOHNSON_JOHNSON_2023Q1_EARNINGS"]])  # type: ignore[attr-defined]
+    assert out.answer.startswith("U.S. 7,023 6,632 ")
+    assert out.not_in_kb == []
