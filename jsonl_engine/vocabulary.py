@@ -69,6 +69,17 @@ _BOTTOM_LINE = (("net income", "net earnings", "net income attributable", "net e
 _TAX_BILL = (("provision for income taxes", "income tax expense", "income taxes"), ("effective tax rate",))
 _PER_SHARE = (("diluted earnings per share", "earnings per share", "net income per share", "net earnings per share"),
               ())
+_OVERHEAD = (("selling general and administrative", "selling general and administrative expenses"),
+             ("general and administrative",))
+_LOST_MONEY = (("net loss", "net income loss", "net loss attributable", "net earnings loss"), ())
+_CASH_GENERATED = (("net cash provided by operating activities", "cash provided by operating activities",
+                    "net cash from operating activities", "cash flows from operating activities"), ())
+_CAPITAL_PROJECTS = (("capital expenditures", "capital spending", "purchases of property plant and equipment",
+                      "additions to property plant and equipment", "purchases of property and equipment"), ())
+_ORDER_BOOK = (("backlog", "total backlog"), ())
+_WRITE_DOWN = (("impairment", "impairment charges", "goodwill impairment", "impairment of"), ("write down",))
+_SAME_STORE = (("comparable sales", "comparable store sales", "comparable stores sales"), ())
+_RECEIVABLES = (("accounts receivable", "trade receivables", "receivables"), ())
 _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
@@ -82,7 +93,18 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
     **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
-    **dict.fromkeys([("owe",), ("owed",), ("owes",), ("borrowed",)], _DEBT_OWED),
+    **dict.fromkeys([("owe",), ("owes",), ("owed", "to"), ("borrowed",)], _DEBT_OWED),
+    **dict.fromkeys([("owed", "by"), ("owe", "it"), ("owes", "it")], _RECEIVABLES),
+    **dict.fromkeys([("overhead",), ("overheads",)], _OVERHEAD),
+    **dict.fromkeys([("lose", "money"), ("lost", "money"), ("losing", "money"), ("in", "the", "red")], _LOST_MONEY),
+    **dict.fromkeys([("cash", "generated"), ("operations", "generated"), ("operations", "generate"),
+                     ("generated", "from", "operations"),
+                     ("generated", "by", "operations"), ("cash", "its", "operations")], _CASH_GENERATED),
+    **dict.fromkeys([("capital", "projects"), ("capital", "investments"), ("capital", "investment")], _CAPITAL_PROJECTS),
+    **dict.fromkeys([("order", "book"), ("orders", "on", "hand"), ("unfilled", "orders")], _ORDER_BOOK),
+    **dict.fromkeys([("write", "down"), ("wrote", "down"), ("written", "down"), ("writedown",), ("writedowns",),
+                     ("write", "off"), ("wrote", "off"), ("written", "off")], _WRITE_DOWN),
+    **dict.fromkeys([("same", "store"), ("same", "stores"), ("like", "for", "like")], _SAME_STORE),
     **dict.fromkeys([("bottom", "line")], _BOTTOM_LINE),
     **dict.fromkeys([("tax", "bill"), ("taxes", "paid"), ("pay", "in", "taxes"), ("paid", "in", "taxes")], _TAX_BILL),
     **dict.fromkeys([("profit", "per", "share"), ("earned", "per", "share"), ("earn", "per", "share")], _PER_SHARE),

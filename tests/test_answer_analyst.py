@@ -29,7 +29,8 @@ def kb(tmp_path_factory: pytest.TempPathFactory):
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q", "BESTBUY_2023Q4_EARNINGS",
-             "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K", "JOHNSON_JOHNSON_2023Q1_EARNINGS"]
+             "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K", "JOHNSON_JOHNSON_2023Q1_EARNINGS",
+             "ACTIVISIONBLIZZARD_2022_10K"]
     store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
     outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
     store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
@@ -100,6 +101,16 @@ def test_how_much_cash_is_not_the_number_of_shares(kb: Store):
     line, why = _first(kb, "JPMORGAN_2022Q1_10Q", "How many shares of common stock did JPMorgan buy back in the "
                        "first quarter of 2022?")
     assert line.startswith("Total number of shares of common stock repurchased, 2022: 18.1 ")
+
+
+def test_the_cash_its_operations_generated_and_its_order_book(kb: Store):
+    # main led with the balance sheet's cash, and with a sentence on why the backlog grew
+    line, _ = _first(kb, "ACTIVISIONBLIZZARD_2022_10K", "How much cash did Activision Blizzard's operations generate "
+                     "in 2022?")
+    assert line.startswith("Net cash provided by operating activities, 2022: 2,220 ")
+    line, why = _first(kb, "LOCKHEEDMARTIN_2018_10K", "How big was Lockheed Martin's order book at the end of 2018?")
+    assert line.startswith("Backlog at year-end, 2018: ")
+    assert "its label names the asked line item" in why
 
 
 def test_what_a_company_owes_and_its_profit_per_share(kb: Store):
