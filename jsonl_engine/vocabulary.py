@@ -44,7 +44,81 @@ _CATEGORIES = ("segments", "of total net revenue", "of total revenue", "of total
                "disaggregation of revenue", "revenue by", "revenue category", "product line", "product lines")
 _PPE = ("property plant and equipment net", "net property plant and equipment", "property and equipment net")
 
-EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+# An analyst's everyday words for an item that filings and reports print under its own name: the words of the
+# question -> (the labels the item is printed under, further phrases where it is discussed). "pay to buy back its
+# own stock": repurchases of common stock; "how many people worked for": employees; "what did a night's stay
+# cost": the average daily rate. How analysts ask and how documents are written, never a company's own wording.
+# Retrieval adds both to the query (EXPANSIONS); a row or sentence naming a label is about the asked item
+# (ANALYST_ITEMS, answer/synthesize.py), as a statement's label for a line item is (retrieval/query.py LINE_ITEMS).
+_REPURCHASES = (("repurchases of common stock", "repurchase of common stock", "share repurchases",
+                 "repurchases of shares", "purchases of treasury stock", "common stock repurchases", "stock repurchases"),
+                ("repurchase", "treasury stock"))
+_RETURNED = (("returned to shareholders",), ("returned", "share repurchases", "repurchase", "dividends"))
+_EMPLOYEES = (("employees", "number of employees", "full time employees", "total employees", "headcount"),
+              ("human capital", "workforce"))
+_ROOM_RATE = (("average daily rate", "adr"), ("revenue per available room", "occupancy"))
+_PER_MEMBER = (("average monthly revenue per", "average revenue per", "monthly revenue per", "revenue per"), ())
+_SOLD = (("sales", "net sales"), ())
+_UNDERWRITTEN = (("principal amount",), ("underwriters", "to be purchased"))
+_CASH_HELD = (("cash and cash equivalents",), ())
+_RAISED = (("proceeds from issuance", "net proceeds", "proceeds from"), ("proceeds", "issuance"))
+_PAID_OUT = (("benefit payments", "estimated future benefit payments", "expected benefit payments", "payments"),
+             ("expected to be paid", "benefits paid"))
+_DEBT_OWED = (("total debt", "long term debt", "borrowings"), ("short term borrowings", "notes payable"))
+_BOTTOM_LINE = (("net income", "net earnings", "net income attributable", "net earnings attributable"), ())
+_TAX_BILL = (("provision for income taxes", "income tax expense", "income taxes"), ("effective tax rate",))
+_PER_SHARE = (("diluted earnings per share", "earnings per share", "net income per share", "net earnings per share"),
+              ())
+_OVERHEAD = (("selling general and administrative", "selling general and administrative expenses"),
+             ("general and administrative",))
+_LOST_MONEY = (("net loss", "net income loss", "net loss attributable", "net earnings loss"), ())
+_CASH_GENERATED = (("net cash provided by operating activities", "cash provided by operating activities",
+                    "net cash from operating activities", "cash flows from operating activities"), ())
+_CAPITAL_PROJECTS = (("capital expenditures", "capital spending", "purchases of property plant and equipment",
+                      "additions to property plant and equipment", "purchases of property and equipment"), ())
+_ORDER_BOOK = (("backlog", "total backlog"), ())
+_WRITE_DOWN = (("impairment", "impairment charges", "goodwill impairment", "impairment of"), ("write down",))
+_SAME_STORE = (("comparable sales", "comparable store sales", "comparable stores sales"), ())
+_RECEIVABLES = (("accounts receivable", "trade receivables", "receivables"), ())
+_ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
+                     ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
+    **dict.fromkeys([("hand", "back"), ("handed", "back"), ("give", "back"), ("gave", "back"),
+                     ("return", "to", "shareholders"), ("returned", "to", "shareholders")], _RETURNED),
+    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",)], _EMPLOYEES),
+    **dict.fromkeys([("night",), ("nights",), ("nightly",), ("room", "rate"), ("room", "rates")], _ROOM_RATE),
+    **dict.fromkeys([("per", "member"), ("per", "paying", "member"), ("per", "subscriber"),
+                     ("per", "paying", "subscriber"), ("per", "user"), ("per", "membership")], _PER_MEMBER),
+    **dict.fromkeys([("sell",), ("sold",)], _SOLD),
+    **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
+    **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
+    **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
+    **dict.fromkeys([("owe",), ("owes",), ("owed", "to"), ("borrowed",)], _DEBT_OWED),
+    **dict.fromkeys([("owed", "by"), ("owe", "it"), ("owes", "it")], _RECEIVABLES),
+    **dict.fromkeys([("overhead",), ("overheads",)], _OVERHEAD),
+    **dict.fromkeys([("lose", "money"), ("lost", "money"), ("losing", "money"), ("in", "the", "red")], _LOST_MONEY),
+    **dict.fromkeys([("cash", "generated"), ("operations", "generated"), ("operations", "generate"),
+                     ("generated", "from", "operations"),
+                     ("generated", "by", "operations"), ("cash", "its", "operations")], _CASH_GENERATED),
+    **dict.fromkeys([("capital", "projects"), ("capital", "investments"), ("capital", "investment")], _CAPITAL_PROJECTS),
+    **dict.fromkeys([("order", "book"), ("orders", "on", "hand"), ("unfilled", "orders")], _ORDER_BOOK),
+    **dict.fromkeys([("write", "down"), ("wrote", "down"), ("written", "down"), ("writedown",), ("writedowns",),
+                     ("write", "off"), ("wrote", "off"), ("written", "off")], _WRITE_DOWN),
+    **dict.fromkeys([("same", "store"), ("same", "stores"), ("like", "for", "like")], _SAME_STORE),
+    **dict.fromkeys([("bottom", "line")], _BOTTOM_LINE),
+    **dict.fromkeys([("tax", "bill"), ("taxes", "paid"), ("pay", "in", "taxes"), ("paid", "in", "taxes")], _TAX_BILL),
+    **dict.fromkeys([("profit", "per", "share"), ("earned", "per", "share"), ("earn", "per", "share")], _PER_SHARE),
+    **dict.fromkeys([("war", "chest"), ("cash", "reserves")], _CASH_HELD),
+    # a country a question spells out, tables abbreviate ("U.S. 3,759 3,225"; the index reads "U.S." as "u s")
+    ("united", "states"): (("u s",), ()),
+    **dict.fromkeys([("pay", "out"), ("paid", "out"), ("pays", "out"), ("paying", "out")], _PAID_OUT),
+}
+# trigger -> the labels the item it names is printed under
+ANALYST_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {t: items for t, (items, _) in _ANALYST.items()}
+
+# The accounting terms alone (the words of the items a question asks for, answer/qualifier.py): EXPANSIONS adds
+# an analyst's everyday words for them.
+ACCOUNTING: dict[tuple[str, ...], tuple[str, ...]] = {
     ("capex",): _CAPEX,
     ("capital", "expenditure"): _CAPEX,
     ("capital", "expenditures"): _CAPEX,
@@ -133,6 +207,8 @@ EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("share", "repurchases"): ("repurchases of common stock", "share repurchases", "treasury stock"),
     ("buybacks",): ("repurchases of common stock", "share repurchases", "treasury stock"),
 }
+EXPANSIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+    **ACCOUNTING, **{trigger: items + related for trigger, (items, related) in _ANALYST.items() if trigger not in ACCOUNTING}}
 
 # Every phrase of EXPANSIONS, in order, once.
 PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for phrases in EXPANSIONS.values() for p in phrases))

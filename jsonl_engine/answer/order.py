@@ -61,6 +61,8 @@ an answer direct, judged from how the text is written, never from what it is abo
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
         changed, and not what is planned
+  -0.15 a row counting things ("Total number of shares repurchased") when the question asks how much, not how
+        many ("How much cash did Acme spend repurchasing its shares?"): its figure is a count, not the amount
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
         table's figures
   -0.15 a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
@@ -294,15 +296,15 @@ _FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidanc
                             r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
 
 
-_MONEY_ASKED = re.compile(r"\bhow\s+much\s+(?:cash|money)\b|\b(?:spend|spent|spending|pay|paid|cost)\b|\$"
+_MONEY_ASKED = re.compile(r"\bhow\s+much\b|\b(?:spend|spent|spending|pay|paid|cost)\b|\$"
                           r"|\b(?:dollars?|usd)\b", re.IGNORECASE)
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b(?!\s+(?:dollars|usd|\$))", re.IGNORECASE)
-_COUNT_LABEL = re.compile(r"^(?:total\s+)?number\s+of\b", re.IGNORECASE)  # "Total number of shares repurchased"
+_COUNT_LABEL = re.compile(r"^(?:total\s+|aggregate\s+)?number\s+of\b", re.IGNORECASE)  # "Total number of shares repurchased"
 
 
 def asks_kind(query: str) -> str | None:
     """The kind of figure a question asks for: "count" ("How many branches ..."), "money" ("How much cash did Acme
-    spend ...", "What did Acme pay ..."), else None (a rate, a share, or not said)."""
+    spend ...", "How much did Acme return ...", "What did Acme pay ..."), else None (a rate, a share, or not said)."""
     if _COUNT_ASKED.search(query):
         return "count"
     return "money" if _MONEY_ASKED.search(query) else None

@@ -41,9 +41,10 @@ from typing import TypeVar
 from jsonl_engine.answer import order
 from jsonl_engine.answer.sentences import Segment, segment
 from jsonl_engine.answer.tables import TableRow
-from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, tokenize
+from jsonl_engine.retrieval.query import LINE_ITEMS, tokenize
 from jsonl_engine.text import STOPWORDS, normalise
 from jsonl_engine.text import words as text_words
+from jsonl_engine.vocabulary import ACCOUNTING
 
 T = TypeVar("T")
 W_QUALIFIED = 0.30  # a unit naming the qualifier the question puts on its item, in its text or its context
@@ -78,7 +79,7 @@ _GENERIC = frozenset({"consolidated", "balance", "sheet", "sheets", "statement",
 def _vocabulary() -> frozenset[str]:
     """The words of the accounting items a question may ask for (the search vocabulary's terms and phrases)."""
     out: set[str] = set()
-    for table in (EXPANSIONS, LINE_ITEMS):
+    for table in (ACCOUNTING, LINE_ITEMS):
         for trigger, phrases in table.items():
             out.update(trigger)
             for phrase in phrases:
@@ -90,7 +91,7 @@ def _vocabulary() -> frozenset[str]:
 def _item_words() -> frozenset[str]:
     """The words of the line items themselves: the search vocabulary's terms and the labels statements print for
     an item (not the looser phrases searched for a term: "organic" is a measure of sales, not the item)."""
-    return frozenset({w for t in EXPANSIONS for w in t} | {w for t, phrases in LINE_ITEMS.items()
+    return frozenset({w for t in ACCOUNTING for w in t} | {w for t, phrases in LINE_ITEMS.items()
                                                            for w in (*t, *(x for p in phrases for x in p.split()))})
 
 
@@ -115,7 +116,14 @@ def _pattern(words: Sequence[str]) -> re.Pattern[str]:
         if i:
             body += sep if len(words[i - 1]) > 1 and len(words[i]) > 1 else sep_opt  # "U.S." : "U" "S"
         body += part
+    if 2 <= len(words) <= 3 and all(len(w) > 2 and w.isalpha() for w in words):
+        body = f"(?:{body}|{_initials(words)})"
     return re.compile(r"(?<![^\W_])" + body + r"(?![^\W_])", re.IGNORECASE)
+
+
+def _initials(words: Sequence[str]) -> str:
+    """A name of words as tables print it, by its initials with their dots: "United States" as "U.S."."""
+    return r"\s?".join(re.escape(w[0]) + r"\." for w in words)
 
 
 def _tokens(query: str) -> list[str]:

@@ -203,6 +203,7 @@ def segment(text: str) -> list[Segment]:
 
 
 _TOTAL = re.compile(r"(?i)total\b")
+_ONE_MARK = re.compile(r"\s*\((?:\d|[a-z])\)")  # one footnote mark, not a figure: "(1)", "(a)"; "(91) (80)" are figures
 _MARKS = re.compile(r"(?:\s*\((?:\d{1,2}|[a-z])\))+$")  # footnote marks after a label: "(5)", "(a)(b)"
 
 
@@ -245,6 +246,8 @@ def _group_line(line: str, over_row: bool) -> bool:
         return False
     if bare.endswith(":"):
         return bool(re.search(r"[A-Za-z]{2,}", bare))
+    if _ONE_MARK.fullmatch(line.strip()[len(bare):]) and len(bare.split()) <= 3 and bare[-1].isalpha():
+        return True  # "Widgets (1)": a name with only its footnote mark, the rows under it its parts
     return over_row and len(bare.split()) >= 2 and not _ENDS_SENTENCE.search(bare) and not _JOINER.search(bare) \
         and any(w[0].islower() and len(w) >= 3 for w in bare.split()[1:])
 

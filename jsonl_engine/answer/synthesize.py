@@ -62,6 +62,7 @@ from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
 from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, ngrams, tokenize
 from jsonl_engine.text import STOPWORDS
+from jsonl_engine.vocabulary import ANALYST_ITEMS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,6 +90,8 @@ _AMOUNT_CUES = frozenset({
     "billion", "billions", "cost", "costs", "expense", "expenses", "capex", "expenditure", "expenditures",
     "eps", "earnings", "dividend", "dividends", "cash", "debt", "value", "rate", "rates", "growth", "price",
     "prices", "profit", "profits", "assets", "liabilities", "equity", "turnover",
+    # the verbs an analyst asks an amount with: "What did Acme pay to buy back its stock?"
+    "pay", "paid", "spend", "spent", "raise", "raised", "earn", "earned", "bring", "brought",
 })
 _SUFFIXES = (("ational", "ate"), ("ations", "ate"), ("ation", "ate"), ("ings", ""), ("ing", ""),
              ("ies", "y"), ("ied", "y"), ("es", ""), ("ed", ""), ("s", ""))
@@ -210,7 +213,9 @@ def figures_of(text: str) -> frozenset[str]:
 
 # other ways a question asks for an amount: "How large was the backlog", "how big", "how high", "the size of",
 # "what portion of"
-_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b",
+_AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b"
+                           # the question's own verb, after its "did": "What did Acme's Widgets business sell in ...?"
+                           r"|\bwhat\s+did\s+(?:\S+\s+){1,6}?(?:sell|generate|collect|receive|make|book)\b",
                            re.IGNORECASE)
 
 
@@ -264,6 +269,7 @@ class _Term:
     keys: tuple[str, ...]
     alts: tuple[str, ...]  # " key key " phrases that name the same thing (capex: purchases of property ...)
     items: tuple[str, ...] = ()  # " key key " labels statements print for the line item the term is part of
+    printed: tuple[str, ...] = ()  # of those, the labels of an item the question names in everyday words
 
     def found(self, keyset: set[str], joined: str) -> bool:
         return all(k in keyset for k in self.keys) or any(a in joined for a in self.alts)
@@ -296,14 +302,24 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:
                 for phrase in phrases:
-                    if not _STATEMENT_NAMES.search(phrase):
+                    if not _STATEMENT_NAMES.search(phrase) and keys(phrase):  # "u s": no key (single letters)
                         alts.append(_joined(keys(phrase)))
         for trigger, phrases in LINE_ITEMS.items():
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
-        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
+        printed = _analyst_items(t, grams)
+        items.extend(printed)
+        out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items)), tuple(dict.fromkeys(printed))))
     return out
+
+
+def _analyst_items(term: str, grams: Collection[tuple[str, ...]]) -> list[str]:
+    """The labels a question's everyday words for an item are printed under (vocabulary.py ANALYST_ITEMS: "buy back
+    its own stock" -> "Repurchases of common stock"), for a term of those words: a row or a sentence opening with
+    one names the asked item."""
+    return [_joined(keys(phrase)) for trigger, phrases in ANALYST_ITEMS.items() if term in trigger and trigger in grams
+            for phrase in phrases]
 
 
 def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
@@ -685,7 +701,16 @@ def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[
     runs = _item_runs(rest, {k for t in tk for k in t.keys}, titles)
     runs = [r for r in runs if not set(r.split()) <= set(titles)] or runs  # the issuer's name is no item
     longest = max((len(r.split()) for r in runs), default=0)
-    return [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+    runs = [r for r in runs if len(r.split()) == longest]  # the item, not a lone verb ("... did it earn")
+    return runs + _printed_runs(runs, tk)
+
+
+def _printed_runs(runs: Sequence[str], tk: Sequence[_Term]) -> list[str]:
+    """The labels an item named in an analyst's everyday words is printed under (`_Term.items` from vocabulary.py
+    ANALYST_ITEMS), for the `runs` holding such a word: "How much did Acme sell in Freedonia" asks for the "net
+    sales" a row under that title prints."""
+    words = {k for r in runs for k in r.split()}
+    return list(dict.fromkeys(item for t in tk if set(t.keys) <= words for item in t.printed if item not in runs))
 
 
 def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
@@ -883,10 +908,27 @@ def _qualified_row(u: _Unit, label: str, row: TableRow | None, quals: Sequence[q
     bare = qualifier.strip(quals, label)
     if names_item(grouped_label(u.passage.text, u.seg, bare), tk, item_runs) & set(asked):
         return True
-    if keys(bare):
+    if keys(bare) or _headed_otherwise(row, item_runs):
         return False
     around = _joined(keys(qualifier.context(u.passage.text, u.passage.title, u.seg, row, None, u.passage.path)))
     return any(run in around for run in item_runs)
+
+
+# words of the labels statements print for a line item (retrieval/query.py LINE_ITEMS), as keys: a table's header
+# holding one names what its rows are ("Property, Plant and Equipment - net"); not the words qualifying any item
+_LINE_ITEM_KEYS = frozenset(k for phrases in LINE_ITEMS.values() for p in phrases for w in p.split()
+                            if w not in STOPWORDS and w not in _QUALIFIERS for k in keys(w)) \
+    - set(keys("shares"))  # "(in millions, except per share data)": a table's unit, no item
+
+
+def _headed_otherwise(row: TableRow | None, item_runs: Sequence[str]) -> bool:
+    """A table whose own header lines name another line item than the asked one: its rows are that item's (a
+    region's "Asia Pacific 1,582" under "Property, Plant and Equipment - net" is no net sales, whatever the lead-in
+    says in passing); a header naming no item ("(Millions) 2021 2020") says nothing."""
+    if row is None or not row.headers:
+        return False
+    head = keys(" ".join(h.text for h in row.headers))
+    return not any(run in _joined(head) for run in item_runs) and bool(set(head) & _LINE_ITEM_KEYS)
 
 
 def _qualified(u: _Unit, naming: qualifier.Naming, item: bool, reading: Reading | None,

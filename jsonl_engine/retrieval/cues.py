@@ -36,6 +36,10 @@ _TRIGGERS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("free", "cash"): (CASH_FLOW,), ("retention", "ratio"): (CASH_FLOW, INCOME),
     ("operating", "activities"): (CASH_FLOW,), ("investing", "activities"): (CASH_FLOW,),
     ("financing", "activities"): (CASH_FLOW,),
+    # what a company paid for its own shares is a financing activity's line ("Repurchases of common stock")
+    ("buy", "back"): (CASH_FLOW,), ("buying", "back"): (CASH_FLOW,), ("bought", "back"): (CASH_FLOW,),
+    ("buyback",): (CASH_FLOW,), ("buybacks",): (CASH_FLOW,), ("repurchasing",): (CASH_FLOW,),
+    ("share", "repurchases"): (CASH_FLOW,),
     ("balance", "sheet"): (BALANCE,), ("financial", "position"): (BALANCE,), ("income", "statement"): (INCOME,),
     ("statement", "of", "income"): (INCOME,), ("statement", "of", "operations"): (INCOME,),
     ("p", "l"): (INCOME,), ("statement", "of", "earnings"): (INCOME,),
