@@ -18,7 +18,7 @@ exact (the same sum, rounding and rank rules), so a fit takes seconds:
     .venv/bin/python bench/order_fit.py [--set NAME:QUESTIONS:KB ...] [--records FILE] [--load FILE]
                                         [--pairs] [--min-gain 1]
 
-Default sets: the dev split (bench/out/dev-kb), figures, figures3 and figures5 (bench/out/<stem>-kb, built by
+Default sets: the dev split (bench/out/dev-kb), figures, figures3, figures5 and figures6 (bench/out/<stem>-kb, built by
 synthesize.py --questions). figures2 and figures4 are the held-out judges: never fitted on (refused here).
 """
 
@@ -75,10 +75,10 @@ def _bench_synthesize():
 def record_set(name: str, questions: list[dict], store, ids: dict[str, str]) -> list[dict]:
     """One record per figure question of `questions` whose filing (doc name -> document id: `ids`) is in `store`."""
     bs = _bench_synthesize()
-    from jsonl_engine.answer import direct, order
+    from jsonl_engine.answer import direct, order, qualifier
 
     names = _weights()
-    judge, rank = order.judge, order.rank
+    judge, rank, weigh = order.judge, order.rank, qualifier.weigh
     vectors: dict[int, tuple[float, list[float]]] = {}
     seen: dict = {}
 
@@ -96,7 +96,16 @@ def record_set(name: str, questions: list[dict], store, ids: dict[str, str]) -> 
             seen["key"] = key
         return out
 
-    order.judge, order.rank = judged, ranked
+    def weighed(judgement, naming, asked):
+        # the qualifier's share (qualifier.W_QUALIFIED, no order weight) is added to a new Judged: its vector is the
+        # judged one's, its base raised by what was added
+        out = weigh(judgement, naming, asked)
+        if out is not judgement and id(judgement) in vectors:
+            base, f = vectors[id(judgement)]
+            vectors[id(out)] = (base + out.directness - judgement.directness, f)
+        return out
+
+    order.judge, order.rank, qualifier.weigh = judged, ranked, weighed
     recs = []
     try:
         for n, q in enumerate(questions):
@@ -121,7 +130,7 @@ def record_set(name: str, questions: list[dict], store, ids: dict[str, str]) -> 
                          "override": claim is None or lead_body is None
                          or " ".join(claim.split()) != " ".join(lead_body.split())})
     finally:
-        order.judge, order.rank = judge, rank
+        order.judge, order.rank, qualifier.weigh = judge, rank, weigh
     return recs
 
 
@@ -257,7 +266,7 @@ def main() -> None:
     else:
         data, out = ROOT / "bench" / "data", ROOT / "bench" / "out"
         specs = args.set or [f"dev:{DEV / 'questions.jsonl'}:{out / 'dev-kb'}"] + \
-            [f"{s}:{data / s}.jsonl:{out / s}-kb" for s in ("figures", "figures3", "figures5")]
+            [f"{s}:{data / s}.jsonl:{out / s}-kb" for s in ("figures", "figures3", "figures5", "figures6")]
         sets = []
         for spec in specs:
             name, qpath, kb = spec.split(":")
