@@ -12,6 +12,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
+ +0.15 unit       it prints a figure in the unit the question asks ("how many hours": "119 hours", answer/units.py)
+A question's term also matches the words documents print for it (answer/wording.py: "participants": "subjects").
 Each passage contributes its best few units above a relative threshold (and every table row whose label names the
 asked item: `_item_rows`); the answer lists them most direct first
 (answer/order.py: the unit that answers the question leads, the reasons in `first_claim`; answer/qualifier.py: of a
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from jsonl_engine.answer import extreme, order, qualifier
+from jsonl_engine.answer import extreme, order, qualifier, wording
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
@@ -57,6 +59,8 @@ from jsonl_engine.answer.tables import (
     read_row,
     table_line,
 )
+from jsonl_engine.answer.units import Asked, carries, names_in
+from jsonl_engine.answer.units import asked as asked_units
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -219,7 +223,7 @@ def asks_for_amount(query: str) -> bool:
     of asking for a size ("How large was the backlog ...?", `_AMOUNT_ASKED`)."""
     low = query.lower()
     return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low)) \
-        or bool(_AMOUNT_ASKED.search(low))
+        or bool(_AMOUNT_ASKED.search(low)) or bool(asked_units(query))
 
 
 def _min_window(positions: list[list[int]]) -> int:
@@ -302,6 +306,7 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
+        alts.extend(_joined(keys(word)) for word in wording.alternates(t))  # "participants": "subjects"
         out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items))))
     return out
 
@@ -570,6 +575,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     forward=order.asks_forward(query), kind=order.asks_kind(query),
                     nine=order.asks_nine(query) and not quarter and not half)
     units = _score(tk, raw, ask.figure, frozenset(deep))
+    in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
     item_rest = qualifier.item_tokens(rest, quals) if quals else rest
@@ -583,7 +589,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                            _item_runs(item_rest, {k for t in tk for k in t.keys},
                                       {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
                            frozenset(deep), quals,
-                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}))
+                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
+                           in_unit)
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -607,6 +614,25 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
                      more=len(items) - len(shown), first_claim=first_claim, tables=tables)
+
+
+W_IN_UNIT = 0.15  # a unit printing a figure in the unit the question asks (answer/units.py): a candidate like a figure
+
+
+def _in_asked_unit(units: list[_Unit], want: Asked) -> frozenset[int]:
+    """The units (id()) printing a figure in the unit the question asks for ("119 hours" for "how many hours"), their
+    score raised by W_IN_UNIT: they are the answer's candidates before the figures in other units."""
+    if not want:
+        return frozenset()
+    out = set()
+    for u in units:
+        text, seg = u.passage.text, u.seg
+        row = seg.kind == "row" and names_in(want, " ".join(
+            [text[seg.start:seg.end], *(text[span[0]:span[1]] for span in (seg.group, seg.header, seg.lead) if span)]))
+        if row or carries(want, text[seg.start:seg.end]):
+            u.score = round(u.score + W_IN_UNIT, 9)
+            out.add(id(u))
+    return frozenset(out)
 
 
 def _column_header(body: str) -> bool:
@@ -744,7 +770,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
-           item_runs: Sequence[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(),
+           ) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
     `quals` (the qualifier the question puts on its item, `item_runs` the item's words), a unit naming the
@@ -818,7 +845,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
-            deep=u.passage.section_id in deep)
+            deep=u.passage.section_id in deep, in_unit=id(u) in in_unit)
         if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})

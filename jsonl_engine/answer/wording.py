@@ -1,0 +1,59 @@
+"""The words a question asks with, and the words documents print for the same thing.
+
+A reader asks "how many participants", "how long is the runway", "how many people were killed", "by how much did it
+differ"; a protocol prints "subjects", a form "Runway Length", a report "people died", "the variance". Filings have
+their own table (jsonl_engine/vocabulary.py, which retrieval also searches); this one is the plain English every
+kind of document shares, used by answer synthesis only: a question's term also matches the words of its group
+(`alternates`), and a count asked ("how many participants") is also printed with them (answer/units.py).
+
+  groups    the people a study enrols (participants, subjects, patients, volunteers), an adjective of size and
+            the noun a form labels (long/length, wide/width, high and tall/height, far/distance, deep/depth,
+            old/age, fast/speed, heavy/weight, often/frequency), how death is counted (killed, died, deaths,
+            fatalities), flying (flown, flight), a difference (differ, difference, variance), buildings
+            (buildings, facilities), staff (employees, staff, personnel);
+  adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
+            without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
+  nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments").
+"""
+
+from __future__ import annotations
+
+_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("participant", "participants", "subject", "subjects", "patient", "patients", "volunteer", "volunteers"),
+    ("long", "length"),
+    ("wide", "width"),
+    ("high", "tall", "height"),
+    ("far", "distance"),
+    ("deep", "depth"),
+    ("old", "age", "aged"),
+    ("fast", "speed"),
+    ("heavy", "weight"),
+    ("often", "frequency", "every"),
+    ("killed", "died", "deaths", "fatalities"),
+    ("flown", "flew", "flight", "flying"),
+    ("differ", "differed", "difference", "variance"),
+    ("building", "buildings", "facility", "facilities"),
+    ("employee", "employees", "staff", "personnel"),
+)
+# verbs a question asks with whose noun in -ment a document prints ("paid improperly": "improper payments")
+_MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest", "enrol", "enroll", "recruit", "employ"})
+_GROUP_OF = {w: g for g in _GROUPS for w in g}
+_PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "weekly", "daily", "early", "only",
+                             "fully", "family", "apply", "supply", "reply", "rely", "likely"})
+
+
+def printed_for(word: str) -> tuple[str, ...]:
+    """The other words of `word`'s group (lower case): what a document may print for it."""
+    return tuple(w for w in _GROUP_OF.get(word.lower(), ()) if w != word.lower())
+
+
+def alternates(term: str) -> tuple[str, ...]:
+    """Words that stand for the question's `term` in a document's text (module docstring): its group's other
+    words, the adjective of an adverb in -ly, the noun in -ment of a short verb."""
+    low = term.lower()
+    out = list(printed_for(low))
+    if low.endswith("ly") and len(low) > 6 and low not in _PERIOD_ADVERBS:
+        out.append(low[:-2])
+    if low in _MENT_VERBS:
+        out.append(low + "ment")
+    return tuple(dict.fromkeys(out))
