@@ -533,7 +533,7 @@ def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list
     if ask.share and has_figure and _PERCENT_FIGURE.search(body):
         value += W_SHARE
         why.append("a percentage, as the question asks a share")
-    if in_unit:
+    if in_unit and (ask.forward or not _PLANNED.search(body)):
         value += W_IN_UNIT
         why.append("a figure in the unit the question asks")
     return value

@@ -59,7 +59,7 @@ from jsonl_engine.answer.tables import (
     read_row,
     table_line,
 )
-from jsonl_engine.answer.units import Asked, carries, names_in
+from jsonl_engine.answer.units import Asked, carries, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
@@ -498,6 +498,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
     weight = [1.0 + math.log((n + 1) / (d + 1)) for d in df]
     total_weight = sum(weight)
     units: list[_Unit] = []
+    named = _named_numbers(tk)
     for r in raw:
         p, rank, seg, matched, in_ctx, body_keys = r.passage, r.rank, r.seg, r.matched, r.in_ctx, r.body_keys
         body = p.text[seg.start:seg.end]
@@ -509,7 +510,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
         else:
             proximity = 0.5
         figures = figures_of(body)
-        has_figure = _has_figure(body)
+        has_figure = _has_figure(unnamed(body, named))  # not "Cessna 152" for "the Cessna 152 accident"
         score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
             + W_RANK / (1 + rank)
         words = len(body_keys)
@@ -681,6 +682,12 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
     return head + fill + rest[len(fill):]
 
 
+def _named_numbers(tk: Sequence[_Term]) -> frozenset[str]:
+    """The numbers the question itself writes (its numeric keys: "152" of "the Cessna 152"), which are no answer; not
+    its years (the asked period, which order.py weighs)."""
+    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not _YEARLIKE.fullmatch(k))
+
+
 def _has_figure(text: str) -> bool:
     text = _PAGE_LINE.sub("", text)  # "28\nThe restructuring charges ...": a page's number glued to a sentence
     return bool(figures_of(text) or _FIGURE.search(text) or _COUNT.search(text))
@@ -779,6 +786,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     the item that follows it, and the whole is not asked."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    named = _named_numbers(tk)
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
@@ -839,9 +847,9 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judging[id(u)] = functools.partial(
-            order.judge, ask, body, score=u.score, has_figure=_has_figure(body),
+            order.judge, ask, body, score=u.score, has_figure=_has_figure(unnamed(body, named)),
             table=reading.row if reading else None, label_share=label_share,
-            labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
+            labelled_hit=labelled, figure_near=_figure_near(tk, content, unnamed(body, named)),
             words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
