@@ -527,7 +527,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
             statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = (),
             page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None, ends: Collection[str] = (),
-            annual: bool = False) -> Synthesis:
+            annual: bool = False, issuers: Collection[str] = ()) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -537,7 +537,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     covering the period the query names) come before all others; `statement_pages` (document id -> page ->
     statement kind) tells which units sit on a financial statement's page; `ends` are the asked period's end
     dates in the documents read (`period_ends`), `annual` says they are all annual reports (a column whose
-    table does not say how long its period is is a year's)."""
+    table does not say how long its period is is a year's); `issuers` are the names of the entities their cards
+    name (a question naming one by its initials asks about the documents' issuer, not a part of it)."""
     tokens = tokenize(query)
     named, rest = cues.named_statement(tokens)
     item_keys = set(keys(" ".join(rest)))
@@ -579,6 +580,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
+    quals = tuple(q for q in quals if not _issuer_initials(q, issuers))  # "OPM's resources": the issuer's
     item_rest = qualifier.item_tokens(rest, quals) if quals else rest
     if not _item_runs(item_rest, {k for t in tk for k in t.keys}):
         item_rest = rest
@@ -1232,7 +1234,8 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(store, query, {p.document_id for p in passages}),
-                  annual=annual_reports(store, {p.document_id for p in passages}))
+                  annual=annual_reports(store, {p.document_id for p in passages}),
+                  issuers=entities(store, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
 
@@ -1250,6 +1253,18 @@ def period_ends(store: Store, query: str, document_ids: Collection[str]) -> froz
         if card.period_end and card.fiscal_year in years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
+
+
+def entities(store: Store, document_ids: Collection[str]) -> list[str]:
+    """The entities (issuer, agency, sponsor) the cards of the documents read name."""
+    cards = store.cards(sorted(document_ids)) if document_ids else {}
+    return sorted({e for card in cards.values() for e in card.entities or ()})
+
+
+def _issuer_initials(q: qualifier.Qualifier, issuers: Collection[str]) -> bool:
+    """The qualifier is one word of initials naming one of the documents' `issuers` ("OPM's", answer/wording.py)."""
+    word = re.sub(r"['’]s?$", "", q.text)
+    return len(q.words) == 1 and word.isupper() and wording.initials_of(word, list(issuers))
 
 
 def annual_reports(store: Store, document_ids: Collection[str]) -> bool:

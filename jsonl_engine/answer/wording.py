@@ -13,10 +13,18 @@ kind of document shares, used by answer synthesis only: a question's term also m
             (buildings, facilities), staff (employees, staff, personnel);
   adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
             without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
-  nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments").
+  nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments");
+  initials  a question names an issuer, an agency, a sponsor by its initials ("OPM's resources" for a report of the
+            "United States Office of Personnel Management", whose title names only "Annual Performance Report"): the
+            initials of the capitalised words of one of the documents' entities, or of its last ones (a country's
+            name before an agency's is left out of its initials), are the issuer, not a part of it asked
+            (`initials_of`).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
 
 _GROUPS: tuple[tuple[str, ...], ...] = (
     ("participant", "participants", "subject", "subjects", "patient", "patients", "volunteer", "volunteers"),
@@ -57,3 +65,20 @@ def alternates(term: str) -> tuple[str, ...]:
     if low in _MENT_VERBS:
         out.append(low + "ment")
     return tuple(dict.fromkeys(out))
+
+
+_JOINERS = frozenset({"of", "and", "for", "the", "on", "in", "&"})
+
+
+def initials_of(word: str, names: Sequence[str]) -> bool:
+    """`word` (three letters or more, upper case in the question) is the initials of one of `names`, or of its
+    last words: "OPM" of "United States Office of Personnel Management", "EPA" of "Environmental Protection
+    Agency" (module docstring)."""
+    if len(word) < 3 or not word.isalpha():
+        return False
+    low = word.lower()
+    for name in names:
+        heads = [w[0].lower() for w in re.findall(r"[A-Za-z][\w'’.-]*", name) if w.lower() not in _JOINERS]
+        if len(heads) >= len(low) and "".join(heads[len(heads) - len(low):]) == low:
+            return True
+    return False
