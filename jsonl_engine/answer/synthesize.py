@@ -452,15 +452,17 @@ class _Match:
     body_keys: list[str]
 
 
-def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover) -> list[_Match]:
+def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover, titled: bool = False) -> list[_Match]:
     """Candidate units and their matched terms, in passage rank then source order.
 
-    A unit must contain a content term: not only a year or number, nor only its document's name."""
+    A unit must contain a content term: not only a year or number, nor only its document's name (unless `titled`:
+    no unit holds another of the question's terms, which are gaps then)."""
     numeric = {i for i, t in enumerate(tk) if all(k[0].isdigit() for k in t.keys)}
     raw: list[_Match] = []
     for rank, p in enumerate(passages):
         doc_terms = _covered(tk, cover.doc_keys[rank])
-        weak = numeric | doc_terms if len(numeric | doc_terms) < len(tk) else set()
+        weak = numeric | (set() if titled else doc_terms)
+        weak = weak if len(weak) < len(tk) else set()
         title_keys = cover.title_keys[rank]
         memo: dict[tuple[int, int], list[str]] = {}  # keys of this passage's units, table headers, lead-ins
         ctx_cover: dict[tuple[tuple[int, int] | None, tuple[int, int] | None], frozenset[int]] = {}
@@ -562,7 +564,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return nothing
     cover = _passage_cover(tk, passages)
     gaps = [names[i] for i in range(len(names)) if i not in cover.any]
-    raw = _matches(tk, passages, cover)
+    # a question whose other words no passage holds is answered from the units holding the document's name's words
+    # ("How many patients will the study enrol?" of "A study of ... in patients with ...": "enrol" is its gap)
+    raw = _matches(tk, passages, cover) or _matches(tk, passages, cover, titled=True)
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)

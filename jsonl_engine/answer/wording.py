@@ -6,7 +6,8 @@ their own table (jsonl_engine/vocabulary.py, which retrieval also searches); thi
 kind of document shares, used by answer synthesis only: a question's term also matches the words of its group
 (`alternates`), and a count asked ("how many participants") is also printed with them (answer/units.py).
 
-  groups    the people a study enrols (participants, subjects, patients, volunteers), an adjective of size and
+  groups    the people a study enrols (participants, subjects, patients, volunteers), enrolling them (enrol,
+            enroll, enrolment, recruit), an adjective of size and
             the noun a form labels (long/length, wide/width, high and tall/height, far/distance, deep/depth,
             old/age, fast/speed, heavy/weight, often/frequency), how death is counted (killed, died, deaths,
             fatalities), flying (flown, flight), a difference (differ, difference, variance), buildings
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 
 _GROUPS: tuple[tuple[str, ...], ...] = (
     ("participant", "participants", "subject", "subjects", "patient", "patients", "volunteer", "volunteers"),
+    ("enrol", "enroll", "enrolled", "enrolment", "enrollment", "recruit", "recruited"),
     ("long", "length"),
     ("wide", "width"),
     ("high", "tall", "height"),
@@ -44,7 +46,7 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("employee", "employees", "staff", "personnel"),
 )
 # verbs a question asks with whose noun in -ment a document prints ("paid improperly": "improper payments")
-_MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest", "enrol", "enroll", "recruit", "employ"})
+_MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest", "recruit", "employ"})
 _GROUP_OF = {w: g for g in _GROUPS for w in g}
 _PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "weekly", "daily", "early", "only",
                              "fully", "family", "apply", "supply", "reply", "rely", "likely"})
