@@ -427,13 +427,13 @@ class _Cover:
     approved: frozenset[int]       # terms some approved passage covers
 
 
-def _passage_cover(tk: Sequence[_Term], passages: Sequence[Passage]) -> _Cover:
+def _passage_cover(tk: Sequence[_Term], passages: Sequence[Passage], issuer: Collection[str] = ()) -> _Cover:
     passage_cover, title_keys_of, doc_keys_of = [], [], []
     for p in passages:
         titles = [p.title, *p.path, p.document_title.replace("_", " ")]
         title_part_keys = [keys(t) for t in titles]
         title_keys_of.append(_keys_of_lines(titles, title_part_keys))
-        doc_keys_of.append(title_part_keys[-1])
+        doc_keys_of.append(title_part_keys[-1] + list(issuer))
         passage_cover.append(_covered(tk, _keys_of_lines([p.text, *titles], [keys(p.text), *title_part_keys])))
     any_cover = frozenset().union(*passage_cover)
     approved_cover = frozenset().union(*(c for c, p in zip(passage_cover, passages, strict=True)
@@ -562,7 +562,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
         return nothing
-    cover = _passage_cover(tk, passages)
+    # the issuer the question names by its initials ("OPM's"; answer/wording.py) is named like the document's title
+    issuer = _issuer_keys(query, issuers)
+    cover = _passage_cover(tk, passages, issuer)
     gaps = [names[i] for i in range(len(names)) if i not in cover.any]
     # a question whose other words no passage holds is answered from the units holding the document's name's words
     # ("How many patients will the study enrol?" of "A study of ... in patients with ...": "enrol" is its gap)
@@ -584,20 +586,21 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
-    quals = tuple(q for q in quals if not _issuer_initials(q, issuers))  # "OPM's resources": the issuer's
+    quals = tuple(q for q in quals if not set(q.words) <= issuer)  # "OPM's resources": the issuer's
     item_rest = qualifier.item_tokens(rest, quals) if quals else rest
     if not _item_runs(item_rest, {k for t in tk for k in t.keys}):
         item_rest = rest
-    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, item_rest, quals))
+    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, item_rest, quals, issuer))
     readings = _read_tables(chosen, ask, read_table)
     kind_words = qualifier.kind_words(query, quals)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS or t.name in kind_words)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
                            _item_runs(item_rest, {k for t in tk for k in t.keys},
-                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
+                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))} | issuer),
                            frozenset(deep), quals,
-                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
-                           in_unit)
+                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}
+                                          | issuer),
+                           in_unit, issuer)
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -728,12 +731,12 @@ def main_item_runs(rest: Sequence[str], tk: Sequence[_Term], titles: Collection[
 
 
 def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
-               quals: Sequence[qualifier.Qualifier] = ()) -> frozenset[int]:
+               quals: Sequence[qualifier.Qualifier] = (), issuer: frozenset[str] = frozenset()) -> frozenset[int]:
     """The table rows (id() of the unit) whose label names the line item the question asks for (`names_item`:
     "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name; a label
     opening with the asked qualifier read without it, "Widgets" under "Operating profit:"): a statement
     prints many rows sharing the question's words, and the one asked may come after three of them."""
-    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))})
+    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))} | issuer)
     if not runs:
         return frozenset()
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
@@ -746,7 +749,7 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
             continue
         doc = u.passage.document_id
         if doc not in titled:
-            titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+            titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")) + list(issuer))
         if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]) \
                 or (quals and _qualified_row(u, label.text, None, quals, tk, runs, content - titled[doc])):
             out.add(id(u))
@@ -783,7 +786,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
-           item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(),
+           item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(), issuer: frozenset[str] = frozenset(),
            ) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
@@ -800,7 +803,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
-            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")) + list(issuer))
     # the asked terms a row names in its label or its context (the segment's section, its table's lead-in)
     named_by_row = {id(u): (u.matched | u.context) & (content - named_by_title[u.passage.document_id] - framing)
                     for u in chosen}
@@ -847,7 +850,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
-            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
+            subject = list(itertools.dropwhile(lambda k: k in issuer, keys(body)))  # "OPM's discretionary budget"
+            item = bool(names_item(subject[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
         item = item or _qualified_item(u, naming.get(id(u)), reading, quals, tk, item_runs,
                                        content - named_by_title[doc] - framing)
         page = reading.page if reading is not None and reading.page is not None else \
@@ -1265,10 +1269,13 @@ def entities(store: Store, document_ids: Collection[str]) -> list[str]:
     return sorted({e for card in cards.values() for e in card.entities or ()})
 
 
-def _issuer_initials(q: qualifier.Qualifier, issuers: Collection[str]) -> bool:
-    """The qualifier is one word of initials naming one of the documents' `issuers` ("OPM's", answer/wording.py)."""
-    word = re.sub(r"['’]s?$", "", q.text)
-    return len(q.words) == 1 and word.isupper() and wording.initials_of(word, list(issuers))
+def _issuer_keys(query: str, issuers: Collection[str]) -> frozenset[str]:
+    """The keys of the question's words in capitals that are the initials of one of the documents' `issuers`
+    ("OPM's" of "... Office of Personnel Management", answer/wording.py): the issuer's name, not the item asked."""
+    if not issuers:
+        return frozenset()
+    return frozenset(k for word in re.findall(r"\b[A-Z]{3,}\b", query) if wording.initials_of(word, list(issuers))
+                     for k in keys(word))
 
 
 def annual_reports(store: Store, document_ids: Collection[str]) -> bool:
