@@ -60,7 +60,10 @@ an answer direct, judged from how the text is written, never from what it is abo
   +0.25 a unit printing a figure in the unit the question asks ("how many hours": "119 hours"; "how long": "8500 ft";
         "how many trials": "24 trials"; a table row whose label, group line, header or lead-in names it;
         answer/units.py), which synthesis also scores higher (synthesize.W_IN_UNIT) so that it is a candidate
-  +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
+  +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds"), +0.10 more
+        of the item a "What is the ... of ...?" question asks ("What are the assets of the plans ...?": "these plans
+        hold estimated assets of $12.9 trillion"; answer/wording.py); the numbers the question writes ("the Cessna
+        152"), a name's ("AT-401") and a part's ("2.3.2.") are no figure (answer/units.py)
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
@@ -91,6 +94,7 @@ from jsonl_engine.identity.dates import DATE, parse_date
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
+W_NEAR_ITEM = 0.10  # the figure next to the item a "What is the ... of ...?" question asks (answer/wording.py)
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
 W_OTHER_PERIOD = 0.15  # a sentence holding a figure naming only other years than the asked ones
 W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
@@ -460,7 +464,7 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
-          label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
+          label_share: float, labelled_hit: bool, figure_near: int = 0, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
           whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False,
           in_unit: bool = False) -> Judged:
@@ -575,12 +579,15 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     return value, cells, period
 
 
-def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int, body: str = "") -> float:
-    """`value` with a sentence's terms added in turn (a figure near the terms, its length, a plan stated), `why`
-    extended."""
+def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:
+    """`value` with a sentence's terms added in turn (a figure near the terms, 2: and next to the asked item, its
+    length, a plan stated), `why` extended."""
     if ask.figure and figure_near:
         value += W_NEAR
         why.append("a figure next to the question's terms")
+    if ask.figure and figure_near > 1:
+        value += W_NEAR_ITEM
+        why.append("a figure next to the asked item")
     if words > LONG_WORDS:
         value -= W_LONG
         why.append(f"long ({words} words)")

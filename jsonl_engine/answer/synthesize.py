@@ -4,7 +4,7 @@ From the passages retrieval finds (`depth` of them shown, and POOL x `depth` who
 ones, of the same documents, come after the shown ones and lose order.W_DEEP; how rare a term is and the floor are
 measured on the shown ones; each shown passage followed by the other sections of the page of the statement the question
 names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
-(sentence, table row, bullet; not a line of column titles) is scored by
+(sentence, table row, bullet; not a line of column titles, nor a table of contents' entries with dot leaders) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
                   found only in its context, section title or table header, count half; the words naming the
                   statement to read, "... in the balance sheet", or the document, "its 8-K dated March 1,
@@ -81,6 +81,7 @@ _PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_LEADER = re.compile(r"\.{6,}|(?:\.\s){5,}|…{3,}")  # a table of contents' dot leaders
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _GROUP_MARKS = re.compile(r"\((?:\d{1,2}|[a-z])\)")  # footnote marks of a group line: "Units shipped: (2)"
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
@@ -252,6 +253,8 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
     if seg.kind == "row" and contents_line(body):
         return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
+    if _LEADER.search(body):
+        return False  # "Retirement, Health & Benefits ........ 26 EBSA 2.3.": contents entries, run together
     if _column_header(body):
         return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
@@ -600,7 +603,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                            frozenset(deep), quals,
                            main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}
                                           | issuer),
-                           in_unit, issuer)
+                           in_unit, issuer, _head_keys(query))
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -673,6 +676,24 @@ def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
     figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
                and not (j and seq[j - 1] in _MONTH_KEYS and k.isdigit() and int(k) <= 31)]  # "August 30": a date
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
+
+
+def _head_keys(query: str) -> tuple[str, ...]:
+    """The keys of the item a "What is the ... of ...?" question asks for (wording.asked_item), its period's words
+    and numbers left out: "assets" of "What are the assets of the plans ... estimated at?"."""
+    return tuple(k for k in keys(" ".join(wording.asked_item(query))) if not k[0].isdigit() and k not in _PERIOD_WORDS)
+
+
+def _figure_by(head: Sequence[str], body: str) -> bool:
+    """A figure within order.NEAR_TOKENS keys after the asked item's last word, or before its first ("these plans
+    hold estimated assets of $12.9 trillion", "$12.9 trillion in assets")."""
+    if not head:
+        return False
+    seq = keys(_SHARE_OF.sub(" ", body))
+    n = len(head)
+    at = [j for j in range(len(seq) - n + 1) if tuple(seq[j:j + n]) == tuple(head)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    return any(0 < f - (a + n - 1) <= order.NEAR_TOKENS or 0 < a - f <= order.NEAR_TOKENS for a in at for f in figures)
 
 
 def _spread(items: list[_Unit], n: int) -> list[_Unit]:
@@ -787,7 +808,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
            item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(), issuer: frozenset[str] = frozenset(),
-           ) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           head: Sequence[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
     `quals` (the qualifier the question puts on its item, `item_runs` the item's words), a unit naming the
@@ -859,7 +880,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         judging[id(u)] = functools.partial(
             order.judge, ask, body, score=u.score, has_figure=_has_figure(unnamed(body, named)),
             table=reading.row if reading else None, label_share=label_share,
-            labelled_hit=labelled, figure_near=_figure_near(tk, content, unnamed(body, named)),
+            labelled_hit=labelled,
+            figure_near=_figure_near(tk, content, unnamed(body, named)) + _figure_by(head, unnamed(body, named)),
             words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),

@@ -178,14 +178,17 @@ def names_in(want: Asked, text: str) -> bool:
 
 
 _IDENTIFIER = re.compile(r"(?<![\w.,$])([A-Za-z]{1,6}-)(\d[\w-]*)")  # "AT-401", "PA-18-135", "COVID-19": a name
+_SECTION = re.compile(r"(?<![\w.,$])\d{1,2}(?:\.\d{1,2}){2,}\.?(?![\w%])")  # "2.3.2.", "1.1.1.1": a part's number
 _FIGURE_TOKEN = re.compile(r"(?<![\w.,$])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 
 
 def unnamed(body: str, named: frozenset[str]) -> str:
     """`body` with the numbers that are no answer blanked ("#"): those the question itself writes (`named`, without
-    separators: "the Cessna 152", "the AT-401 seeding flight", "Phase 2") and those that are part of a name, after
-    letters and a hyphen ("Air Tractor AT-401", "COVID-19"): a unit holding only those holds no figure asked."""
+    separators: "the Cessna 152", "the AT-401 seeding flight", "Phase 2"), those that are part of a name, after
+    letters and a hyphen ("Air Tractor AT-401", "COVID-19"), and a part's number ("EBSA 2.3.2. Compliance",
+    "KPI 1.1.1"): a unit holding only those holds no figure asked."""
     out = _IDENTIFIER.sub(lambda m: m.group(1) + re.sub(r"\d", "#", m.group(2)), body)
+    out = _SECTION.sub(lambda m: re.sub(r"\d", "#", m.group(0)), out)
     if named:
         out = _FIGURE_TOKEN.sub(lambda m: "#" if m.group(0).replace(",", "") in named else m.group(0), out)
     return out

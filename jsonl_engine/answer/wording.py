@@ -15,6 +15,10 @@ kind of document shares, used by answer synthesis only: a question's term also m
   adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
             without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
   nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments");
+  the item  "What are the assets of the plans ...?", "What was the lowest ceiling reported near ...?": the words
+            after "what is/are/was/were (the)" up to a preposition or a participle are the item asked
+            (`asked_item`), and a figure printed next to them ("these plans hold estimated assets of $12.9
+            trillion") states it (answer/order.py);
   initials  a question names an issuer, an agency, a sponsor by its initials ("OPM's resources" for a report of the
             "United States Office of Personnel Management", whose title names only "Annual Performance Report"): the
             initials of the capitalised words of one of the documents' entities, or of its last ones (a country's
@@ -84,3 +88,19 @@ def initials_of(word: str, names: Sequence[str]) -> bool:
         if len(heads) >= len(low) and "".join(heads[len(heads) - len(low):]) == low:
             return True
     return False
+
+
+_ITEM_WORDS = r"((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*?)"
+_ITEM_ENDS = (r"(?:'s)?(?:\s+(?:of|for|in|at|on|from|under|by|during|that|which|when|as|to|with|reported|recorded|"
+              r"estimated|expected|planned|given|used|set|required|listed|stated)\b|\s*[,?])")
+_ASKED_ITEM = re.compile(  # "What are the <item> of ...", "What <item> was reported ..."
+    r"\b(?:what|which)\s+(?:is|are|was|were|will\s+be|would\s+be)\s+(?:the\s+|its\s+|their\s+)?" + _ITEM_WORDS + _ITEM_ENDS
+    + r"|\b(?:what|which)\s+" + _ITEM_WORDS + r"\s+(?:is|are|was|were|did|does|do|will|had|has|have)\b", re.IGNORECASE)
+
+
+def asked_item(query: str) -> tuple[str, ...]:
+    """The words of the item a "What is the ... of ...?" question asks for ("assets" of "What are the assets of the
+    plans ... estimated at?"), lower case; () when it is not asked so."""
+    m = _ASKED_ITEM.search(query)
+    words = [w.lower() for w in (m.group(1) or m.group(2)).split()] if m else []
+    return tuple(words[:words.index("of")] if "of" in words else words)  # "dose of daratumumab": the dose
