@@ -175,6 +175,8 @@ def stem(word: str) -> str:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             word = word[: len(word) - len(suffix)] + repl
+            if suffix in ("ed", "ing", "ings") and len(word) >= 5 and word[-1] == word[-2] and word[-1] not in "aeiouylsz":
+                word = word[:-1]  # "planned", "committed": "plan", "commit"
             break
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
