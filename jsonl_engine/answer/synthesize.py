@@ -103,6 +103,7 @@ _PERIOD_WORDS = frozenset({"year", "end", "fiscal", "month", "week", "quarter", 
                            "may", "june", "july", "august", "september", "october", "november", "december"})
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
+PLAN_KINDS = ("clinical protocol",)  # documents stating what will be done (identity/kinds.py): "Subjects will receive ..."
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
@@ -301,6 +302,9 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
         if not k:
             continue
         alts: list[str] = []
+        if measure := wording.measured_by(query, t):  # "How long is ...": a "Length", never "long"
+            k = tuple(keys(measure[0]))
+            alts.extend(_joined(keys(word)) for word in measure[1:])
         items: list[str] = []
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:
@@ -534,7 +538,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
             statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = (),
             page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None, ends: Collection[str] = (),
-            annual: bool = False, issuers: Collection[str] = ()) -> Synthesis:
+            annual: bool = False, issuers: Collection[str] = (), plans: Collection[str] = ()) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -545,7 +549,9 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     statement kind) tells which units sit on a financial statement's page; `ends` are the asked period's end
     dates in the documents read (`period_ends`), `annual` says they are all annual reports (a column whose
     table does not say how long its period is is a year's); `issuers` are the names of the entities their cards
-    name (a question naming one by its initials asks about the documents' issuer, not a part of it)."""
+    name (a question naming one by its initials asks about the documents' issuer, not a part of it); `plans` are
+    the documents written as a plan of what will be done (a trial protocol, PLAN_KINDS), whose sentences stating
+    it are not "a plan, not what was" (answer/order.py)."""
     tokens = tokenize(query)
     named, rest = cues.named_statement(tokens)
     item_keys = set(keys(" ".join(rest)))
@@ -570,7 +576,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     # the issuer the question names by its initials ("OPM's"; answer/wording.py) is named like the document's title
     issuer = _issuer_keys(query, issuers)
     cover = _passage_cover(tk, passages, issuer)
-    gaps = [names[i] for i in range(len(names)) if i not in cover.any]
+    gaps = [names[i] for i in range(len(names)) if i not in cover.any
+            and not wording.measured_by(query, names[i])]  # "how long": the figure's unit says it, not a word
     # a question whose other words no passage holds is answered from the units holding the document's name's words
     # ("How many patients will the study enrol?" of "A study of ... in patients with ...": "enrol" is its gap)
     raw = _matches(tk, passages, cover) or _matches(tk, passages, cover, titled=True)
@@ -605,7 +612,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                            frozenset(deep), quals,
                            main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}
                                           | issuer),
-                           in_unit, issuer, _head_keys(query))
+                           in_unit, issuer, _head_keys(query), plans)
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -810,7 +817,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
            item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(), issuer: frozenset[str] = frozenset(),
-           head: Sequence[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           head: Sequence[str] = (), plans: Collection[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
     `quals` (the qualifier the question puts on its item, `item_runs` the item's words), a unit naming the
@@ -819,6 +826,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
     named = _named_numbers(tk)
+    planned = dataclasses.replace(ask, forward=True)  # a protocol states what will be done: its plan is the answer
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
@@ -880,7 +888,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judging[id(u)] = functools.partial(
-            order.judge, ask, body, score=u.score, has_figure=_has_figure(unnamed(body, named)),
+            order.judge, planned if doc in plans else ask, body, score=u.score, has_figure=_has_figure(unnamed(body, named)),
             table=reading.row if reading else None, label_share=label_share,
             labelled_hit=labelled,
             figure_near=_figure_near(tk, content, unnamed(body, named)) + _figure_by(head, unnamed(body, named)),
@@ -1267,7 +1275,8 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(store, query, {p.document_id for p in passages}),
                   annual=annual_reports(store, {p.document_id for p in passages}),
-                  issuers=entities(store, {p.document_id for p in passages}))
+                  issuers=entities(store, {p.document_id for p in passages}),
+                  plans=plan_documents(store, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
 
@@ -1285,6 +1294,12 @@ def period_ends(store: Store, query: str, document_ids: Collection[str]) -> froz
         if card.period_end and card.fiscal_year in years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
+
+
+def plan_documents(store: Store, document_ids: Collection[str]) -> frozenset[str]:
+    """The documents read whose kind is a plan of what will be done (PLAN_KINDS, by their cards)."""
+    cards = store.cards(sorted(document_ids)) if document_ids else {}
+    return frozenset(doc for doc, card in cards.items() if card.kind in PLAN_KINDS)
 
 
 def entities(store: Store, document_ids: Collection[str]) -> list[str]:

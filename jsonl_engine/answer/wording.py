@@ -12,6 +12,8 @@ kind of document shares, used by answer synthesis only: a question's term also m
             old/age, fast/speed, heavy/weight, often/frequency), how death is counted (killed, died, deaths,
             fatalities), flying (flown, flight), a difference (differ, difference, variance), buildings
             (buildings, facilities), staff (employees, staff, personnel);
+  how       "how long", "how old", "how often": the adjective asks for a measure, printed as its noun ("Runway
+            Length", "Age: 40"), never as itself (`measured_by`);
   adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
             without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
   nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments");
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 _GROUPS: tuple[tuple[str, ...], ...] = (
     ("participant", "participants", "subject", "subjects", "patient", "patients", "volunteer", "volunteers"),
     ("enrol", "enroll", "enrolled", "enrolment", "enrollment", "recruit", "recruited"),
-    ("long", "length"),
+    ("long", "length", "duration"),
     ("wide", "width"),
     ("high", "tall", "height"),
     ("far", "distance"),
@@ -51,6 +53,9 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 )
 # verbs a question asks with whose noun in -ment a document prints ("paid improperly": "improper payments")
 _MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest", "recruit", "employ"})
+# the adjective of "how long", "how old": the measure asked, printed as its noun ("Length", "Age"), never itself ("as
+# long as 10 minutes" says nothing of a length asked)
+_HOW = frozenset({"long", "wide", "high", "tall", "far", "deep", "old", "fast", "heavy", "often"})
 _GROUP_OF = {w: g for g in _GROUPS for w in g}
 _PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "weekly", "daily", "early", "only",
                              "fully", "family", "apply", "supply", "reply", "rely", "likely"})
@@ -59,6 +64,15 @@ _PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "week
 def printed_for(word: str) -> tuple[str, ...]:
     """The other words of `word`'s group (lower case): what a document may print for it."""
     return tuple(w for w in _GROUP_OF.get(word.lower(), ()) if w != word.lower())
+
+
+def measured_by(query: str, term: str) -> tuple[str, ...]:
+    """The nouns a "how <adjective>" question's `term` stands for ("How long is ...": "length", "duration"), or ()
+    when `term` is not so asked."""
+    low = term.lower()
+    if low not in _HOW or not re.search(rf"\bhow\s+{low}\b", query, re.IGNORECASE):
+        return ()
+    return tuple(w for w in printed_for(low) if w not in _HOW and w not in ("tall", "every"))
 
 
 def alternates(term: str) -> tuple[str, ...]:
