@@ -18,7 +18,7 @@ from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
 
 NAMES = ("20080115X00053", "20080111X00040", "20080116X00055", "20080109X00035", "NCT06158269_Prot_000",
-         "NCT06151600_Prot_000", "2015-annual-performance-report")
+         "NCT06151600_Prot_000", "NCT06152900_Prot_SAP_000", "2015-annual-performance-report")
 
 
 def _kinds_dir() -> Path | None:
@@ -30,7 +30,7 @@ def _kinds_dir() -> Path | None:
 
 @pytest.fixture(scope="module")
 def kinds(tmp_path_factory) -> Store:
-    """One KB of seven real documents of three kinds (skipped when shared/library-kinds is absent)."""
+    """One KB of eight real documents of three kinds (skipped when shared/library-kinds is absent)."""
     folder = _kinds_dir()
     if folder is None:
         pytest.skip("library-kinds not present")
@@ -88,6 +88,13 @@ def test_participants_are_the_protocols_subjects(kinds: Store):
     """"How many participants" is printed "20 subjects" ("We plan to enroll 20 subjects of any age ...")."""
     out = ask(kinds, "NCT06151600_Prot_000", "How many participants will the natural history study enrol?")
     assert "enroll 20 subjects" in out.claims[0].text
+
+
+def test_a_protocols_plan_is_its_answer(kinds: Store):
+    """A protocol states what will be done ("Each subject will receive up to 8 study treatments over a 4-week
+    period."): that is no "plan, not what was" (a filing's rule), and "treatment sessions" are counted as printed."""
+    out = ask(kinds, "NCT06152900_Prot_SAP_000", "How many treatment sessions will each subject have?")
+    assert out.claims[0].text.startswith("Each subject will receive up to 8 study treatments")
 
 
 def test_the_issuers_initials_and_a_planned_variance(kinds: Store):

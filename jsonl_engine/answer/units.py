@@ -43,7 +43,7 @@ _FORMS: dict[str, tuple[str, ...]] = {
     "knot": ("knots", "knot", "kts", "kt"),
     "speed": ("mph", "kph", "km/h"),
     "dose": ("mg/kg", "mg/m2", "mg", "g", "kg", "mcg", "µg", "μg", "ml", "iu", "grams", "milligrams", "micrograms",
-             "lbs", "lb", "pounds", "gy", "mg/day", "mg/d"),
+             "lbs", "lb", "pounds", "gy", "mg/day", "mg/d", "milliliters", "millilitres", "liters", "litres"),
     "degree": ("°", "°c", "°f", "degrees", "degree"),
     "pressure": ("inhg", "hpa", "mb", "millibars", "psi", "mmhg", "hg"),
 }
