@@ -302,9 +302,6 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
         if not k:
             continue
         alts: list[str] = []
-        if measure := wording.measured_by(query, t):  # "How long is ...": a "Length", never "long"
-            k = tuple(keys(measure[0]))
-            alts.extend(_joined(keys(word)) for word in measure[1:])
         items: list[str] = []
         for trigger, phrases in EXPANSIONS.items():
             if t in trigger and trigger in grams:

@@ -13,7 +13,8 @@ kind of document shares, used by answer synthesis only: a question's term also m
             fatalities), flying (flown, flight), a difference (differ, difference, variance), buildings
             (buildings, facilities), staff (employees, staff, personnel);
   how       "how long", "how old", "how often": the adjective asks for a measure, printed as its noun ("Runway
-            Length", "Age: 40"), never as itself (`measured_by`);
+            Length", "Age: 40") or after the figure ("31 metres tall"), and a document not printing it leaves no
+            gap: the figure's unit answers (`measured_by`);
   adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
             without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
   nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments");
@@ -53,8 +54,7 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 )
 # verbs a question asks with whose noun in -ment a document prints ("paid improperly": "improper payments")
 _MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest", "recruit", "employ"})
-# the adjective of "how long", "how old": the measure asked, printed as its noun ("Length", "Age"), never itself ("as
-# long as 10 minutes" says nothing of a length asked)
+# the adjective of "how long", "how old": the measure asked, printed as its noun ("Length", "Age") or after its figure
 _HOW = frozenset({"long", "wide", "high", "tall", "far", "deep", "old", "fast", "heavy", "often"})
 _GROUP_OF = {w: g for g in _GROUPS for w in g}
 _PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "weekly", "daily", "early", "only",
