@@ -137,6 +137,15 @@ def test_units_printed():
     assert units.names_in(stores, "Stores open at the end of the quarter were as follows:")
 
 
+def test_the_word_framing_the_asked_figure():
+    after = units.asked("After how many interviews will the study assess saturation?")
+    assert after.frame == "after" and after.nouns == {"interview"}
+    assert units.framed(after, "Saturation is assessed after 15 interviews.")
+    assert not units.framed(after, "Every 3 interviews a further analysis is made.")
+    assert units.asked("Over what period are the cycles given?").frame == "over"
+    assert not units.asked("What happened after the merger?").frame  # no figure asked
+
+
 def test_numbers_that_are_no_answer():
     assert units.unnamed("Aircraft: Cessna 152 Aircraft Damage: 3 Fatal", frozenset({"152"})) == \
         "Aircraft: Cessna # Aircraft Damage: 3 Fatal"

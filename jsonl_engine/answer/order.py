@@ -102,6 +102,7 @@ W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_KIND = 0.15  # a row of counts when money is asked ("Number of shares repurchased"), of money when a count is
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
+W_FRAMED = 0.10  # and after the word framing it in the question ("After how many interviews": "after 15 interviews")
 W_IN_UNIT = 0.25  # a figure in the unit the question asks ("how many hours": "119 hours"; answer/units.py)
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
 _LABELLED = re.compile(r"^(?:\d{1,2}[.)]\s+)?([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(≥≤<>~]")  # the value starts like one: "Probable cause: The ..."
@@ -467,7 +468,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
           label_share: float, labelled_hit: bool, figure_near: int = 0, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
           whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False,
-          in_unit: bool = False) -> Judged:
+          in_unit: int = 0) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -524,7 +525,7 @@ def _names_year(ask: Ask, body: str) -> bool:
         or any("20" + (m.group(1) or m.group(2)) in ask.years for m in _FISCAL_IN_TEXT.finditer(body))
 
 
-def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str], in_unit: bool = False) -> float:
+def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str], in_unit: int = 0) -> float:
     """`value` with the figure's terms added (a figure asked for; a percentage when a share is asked; a figure in the
     unit the question asks, answer/units.py)."""
     if ask.figure:
@@ -540,6 +541,9 @@ def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list
     if in_unit and (ask.forward or not _PLANNED.search(body)):
         value += W_IN_UNIT
         why.append("a figure in the unit the question asks")
+        if in_unit > 1:
+            value += W_FRAMED
+            why.append("after the word framing it in the question")
     return value
 
 

@@ -59,7 +59,7 @@ from jsonl_engine.answer.tables import (
     read_row,
     table_line,
 )
-from jsonl_engine.answer.units import Asked, carries, names_in, unnamed
+from jsonl_engine.answer.units import Asked, carries, framed, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
@@ -638,20 +638,22 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
 W_IN_UNIT = 0.15  # a unit printing a figure in the unit the question asks (answer/units.py): a candidate like a figure
 
 
-def _in_asked_unit(units: list[_Unit], want: Asked) -> frozenset[int]:
-    """The units (id()) printing a figure in the unit the question asks for ("119 hours" for "how many hours"), their
-    score raised by W_IN_UNIT: they are the answer's candidates before the figures in other units."""
+def _in_asked_unit(units: list[_Unit], want: Asked) -> dict[int, int]:
+    """The units (id()) printing a figure in the unit the question asks for ("119 hours" for "how many hours"), 2 when
+    it is after the word framing it in the question ("after 15 interviews"), their score raised by W_IN_UNIT: they
+    are the answer's candidates before the figures in other units."""
     if not want:
-        return frozenset()
-    out = set()
+        return {}
+    out = {}
     for u in units:
         text, seg = u.passage.text, u.seg
+        body = text[seg.start:seg.end]
         row = seg.kind == "row" and names_in(want, " ".join(
-            [text[seg.start:seg.end], *(text[span[0]:span[1]] for span in (seg.group, seg.header, seg.lead) if span)]))
-        if row or carries(want, text[seg.start:seg.end]):
+            [body, *(text[span[0]:span[1]] for span in (seg.group, seg.header, seg.lead) if span)]))
+        if row or carries(want, body):
             u.score = round(u.score + W_IN_UNIT, 9)
-            out.add(id(u))
-    return frozenset(out)
+            out[id(u)] = 2 if framed(want, body) else 1
+    return out
 
 
 def _column_header(body: str) -> bool:
@@ -813,7 +815,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
-           item_runs: Sequence[str] = (), in_unit: frozenset[int] = frozenset(), issuer: frozenset[str] = frozenset(),
+           item_runs: Sequence[str] = (), in_unit: dict[int, int] | None = None, issuer: frozenset[str] = frozenset(),
            head: Sequence[str] = (), plans: Collection[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
@@ -892,7 +894,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
-            deep=u.passage.section_id in deep, in_unit=id(u) in in_unit)
+            deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0))
         if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})

@@ -11,6 +11,8 @@ the same page ("a 28-hour solo student", "Cessna 152", "Page 3 of 4"). Documents
             much time", "duration", "interval", a duration; "dose", a dose; "temperature", "pressure",
             "altitude", "elevation", "height", "distance", ...), or what it counts ("how many trials", "the
             number of participants": the counted noun, or a word documents print for it, answer/wording.py);
+  framed    the word before "how many", "what period" in the question, before the figure in the text ("After how
+            many interviews ...?": "after 15 interviews"), says more (`framed`);
   printed   a figure followed, in its clause, by one of those units ("119 hours (Total, ...)", "30- and 90-days
             post treatment", "13,110-foot-long", "24 trials total", "5,016 full-time equivalent employees"), or a
             labelled statement whose label names the measure or the counted noun and whose value opens with a
@@ -76,6 +78,9 @@ _CONNECTORS = frozenset({"and", "or", "to", "-", "–", "—", "/", "x", "by", "
 _CLAUSE_END = frozenset({",", ";", ":", "(", ")", ".", "[", "]"})
 _LEAD_WORDS = 5  # words a counted noun may follow its figure by ("968 eligible federally owned ... facilities")
 _LABELLED = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?([A-Z][^:;!?\n]{1,60}?):\s*(?:[≥≤<>~]\s*|approx\w*\.?\s+)?\d")
+# the word framing the asked figure: "After how many interviews ...", "Within how many days", "Over what period"
+_FRAME = re.compile(r"\b(after|within|before|for|over|every|by|up\s+to)\s+(?:how\s+(?:many|much|long|often)|what)\b",
+                    re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))
 
@@ -85,7 +90,8 @@ class Asked:
     """What a question asks its figure to be counted or measured in."""
     units: frozenset[str] = frozenset()  # canonical units (`_FORMS`)
     nouns: frozenset[str] = frozenset()  # keys of the counted noun and the words documents print for it
-    words: tuple[str, ...] = ()  # the question's words for it, for `_meta` ("hours", "trials")
+    words: tuple[str, ...] = ()  # the question's words for it ("hours", "trials")
+    frame: str = ""  # the word before "how many", "what period" ("after", "within", "over"), if any
 
     def __bool__(self) -> bool:
         return bool(self.units or self.nouns)
@@ -126,7 +132,9 @@ def asked(query: str) -> Asked:
             nouns.add(_singular(noun))
             nouns |= {_singular(w) for w in wording.printed_for(noun)}
         words.append(counted[-1])
-    return Asked(frozenset(units), frozenset(nouns), tuple(dict.fromkeys(words)))
+    frame = _FRAME.search(query)
+    return Asked(frozenset(units), frozenset(nouns), tuple(dict.fromkeys(words)),
+                 frame.group(1).lower() if frame and (units or nouns) else "")
 
 
 def _unit_at(tokens: list[str], i: int, want: Asked) -> bool:
@@ -192,3 +200,12 @@ def unnamed(body: str, named: frozenset[str]) -> str:
     if named:
         out = _FIGURE_TOKEN.sub(lambda m: "#" if m.group(0).replace(",", "") in named else m.group(0), out)
     return out
+
+
+def framed(want: Asked, body: str) -> bool:
+    """`body` prints a figure after the word framing it in the question ("After how many interviews ...?": "after
+    15 interviews", "Over what period ...?": "over 60 days")."""
+    if not want.frame:
+        return False
+    return bool(re.search(rf"\b{want.frame}\s+(?:(?:a|an|the|about|approximately|around|up\s+to|at\s+least)\s+)?\d",
+                          body, re.IGNORECASE))

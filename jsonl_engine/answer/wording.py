@@ -17,7 +17,8 @@ kind of document shares, used by answer synthesis only: a question's term also m
             gap: the figure's unit answers (`measured_by`);
   adverbs   "improperly" is printed "improper" ("... were improper"): a term ending in -ly also matches the word
             without it (not a period's word: "quarterly", "annually" are the period asked, answer/order.py);
-  nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments");
+  nouns     a verb a question asks with is printed as its noun in -ment ("pay" -> "payments", "assessing" ->
+            "assessment");
   the item  "What are the assets of the plans ...?", "What was the lowest ceiling reported near ...?": the words
             after "what is/are/was/were (the)" up to a preposition or a participle are the item asked
             (`asked_item`), and a figure printed next to them ("these plans hold estimated assets of $12.9
@@ -84,6 +85,10 @@ def alternates(term: str) -> tuple[str, ...]:
         out.append(low[:-2])
     if low in _MENT_VERBS:
         out.append(low + "ment")
+    for ending in ("ing", "ed"):  # "assessing": "assessment", "managed": "management"
+        if low.endswith(ending) and len(low) > len(ending) + 4:
+            base = low[:-len(ending)]
+            out.extend((base + "ment", base + "ement"))
     return tuple(dict.fromkeys(out))
 
 
