@@ -146,6 +146,16 @@ def test_the_word_framing_the_asked_figure():
     assert not units.asked("What happened after the merger?").frame  # no figure asked
 
 
+def test_a_count_of_things_is_no_amount_of_money():
+    assert units.asked("How much did the program pay improperly in FY 2014?").money
+    assert units.asked("What was the agency's budget?").money
+    assert not units.asked("How many calls did the agency handle?").money
+    assert units.counts_only("In FY 2014, the agency received approximately 1.7 million customer service calls, in "
+                             "addition to more than 1,000 e-mail inquiries each day.")
+    assert not units.counts_only("Of more than $82.6 billion in payments, $313.81 million, or 0.38 percent were improper.")
+    assert not units.counts_only("The overpayment rate was 0.31 percent.")
+
+
 def test_numbers_that_are_no_answer():
     assert units.unnamed("Aircraft: Cessna 152 Aircraft Damage: 3 Fatal", frozenset({"152"})) == \
         "Aircraft: Cessna # Aircraft Damage: 3 Fatal"

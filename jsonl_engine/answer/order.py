@@ -102,6 +102,7 @@ W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_KIND = 0.15  # a row of counts when money is asked ("Number of shares repurchased"), of money when a count is
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
+W_COUNTED = 0.15  # a sentence only counting things ("1.7 million calls") when the question asks an amount of money
 W_FRAMED = 0.10  # and after the word framing it in the question ("After how many interviews": "after 15 interviews")
 W_IN_UNIT = 0.25  # a figure in the unit the question asks ("how many hours": "119 hours"; answer/units.py)
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
@@ -538,7 +539,10 @@ def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list
     if ask.share and has_figure and _PERCENT_FIGURE.search(body):
         value += W_SHARE
         why.append("a percentage, as the question asks a share")
-    if in_unit and (ask.forward or not _PLANNED.search(body)):
+    if in_unit < 0:
+        value -= W_COUNTED
+        why.append("counts things, not the amount of money asked")
+    elif in_unit and (ask.forward or not _PLANNED.search(body)):
         value += W_IN_UNIT
         why.append("a figure in the unit the question asks")
         if in_unit > 1:

@@ -59,7 +59,7 @@ from jsonl_engine.answer.tables import (
     read_row,
     table_line,
 )
-from jsonl_engine.answer.units import Asked, carries, framed, names_in, unnamed
+from jsonl_engine.answer.units import Asked, carries, counts_only, framed, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
@@ -641,13 +641,18 @@ W_IN_UNIT = 0.15  # a unit printing a figure in the unit the question asks (answ
 def _in_asked_unit(units: list[_Unit], want: Asked) -> dict[int, int]:
     """The units (id()) printing a figure in the unit the question asks for ("119 hours" for "how many hours"), 2 when
     it is after the word framing it in the question ("after 15 interviews"), their score raised by W_IN_UNIT: they
-    are the answer's candidates before the figures in other units."""
-    if not want:
+    are the answer's candidates before the figures in other units; -1: a sentence only counting things when the
+    question asks an amount of money."""
+    if not want and not want.money:
         return {}
     out = {}
     for u in units:
         text, seg = u.passage.text, u.seg
         body = text[seg.start:seg.end]
+        if want.money:  # a count of things is no amount of money ("1.7 million calls")
+            if seg.kind != "row" and counts_only(body):
+                out[id(u)] = -1
+            continue
         row = seg.kind == "row" and names_in(want, " ".join(
             [body, *(text[span[0]:span[1]] for span in (seg.group, seg.header, seg.lead) if span)]))
         if row or carries(want, body):

@@ -13,6 +13,8 @@ the same page ("a 28-hour solo student", "Cessna 152", "Page 3 of 4"). Documents
             number of participants": the counted noun, or a word documents print for it, answer/wording.py);
   framed    the word before "how many", "what period" in the question, before the figure in the text ("After how
             many interviews ...?": "after 15 interviews"), says more (`framed`);
+  money     a question asking an amount of money ("How much did it pay ...", "the budget") is not answered by a
+            sentence whose every figure counts things ("1.7 million customer service calls": `counts_only`);
   printed   a figure followed, in its clause, by one of those units ("119 hours (Total, ...)", "30- and 90-days
             post treatment", "13,110-foot-long", "24 trials total", "5,016 full-time equivalent employees"), or a
             labelled statement whose label names the measure or the counted noun and whose value opens with a
@@ -81,6 +83,12 @@ _LABELLED = re.compile(r"^\s*(?:\d{1,2}[.)]\s+)?([A-Z][^:;!?\n]{1,60}?):\s*(?:[�
 # the word framing the asked figure: "After how many interviews ...", "Within how many days", "Over what period"
 _FRAME = re.compile(r"\b(after|within|before|for|over|every|by|up\s+to)\s+(?:how\s+(?:many|much|long|often)|what)\b",
                     re.IGNORECASE)
+# an amount of money asked: "$", a sum paid, spent, earned, or a word naming one
+_MONEY = re.compile(r"\$|\bhow\s+much\s+(?:money\s+)?(?:[\w'’]+\s+){0,5}?(?:pay|paid|spend|spent|cost|earn|earned|raise|raised|"
+                    r"invest|invested|receive|received|lose|lost|borrow|borrowed|owe|owed|save|saved|"
+                    r"charge|charged|improperly)\b|\b(?:budget|costs?|spending|payments?|funding|fees?|dollars?)\b",
+                    re.IGNORECASE)
+_SCALE = frozenset({"million", "millions", "billion", "billions", "thousand", "thousands", "trillion", "trillions"})
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))
 
@@ -92,9 +100,10 @@ class Asked:
     nouns: frozenset[str] = frozenset()  # keys of the counted noun and the words documents print for it
     words: tuple[str, ...] = ()  # the question's words for it ("hours", "trials")
     frame: str = ""  # the word before "how many", "what period" ("after", "within", "over"), if any
+    money: bool = False  # an amount of money ("How much did it pay ...", "the budget"): a count of things is none
 
     def __bool__(self) -> bool:
-        return bool(self.units or self.nouns)
+        return bool(self.units or self.nouns)  # a figure in a unit asked (money is no unit of its own)
 
 
 def _singular(word: str) -> str:
@@ -133,8 +142,9 @@ def asked(query: str) -> Asked:
             nouns |= {_singular(w) for w in wording.printed_for(noun)}
         words.append(counted[-1])
     frame = _FRAME.search(query)
+    money = bool(_MONEY.search(query)) and not units and not nouns
     return Asked(frozenset(units), frozenset(nouns), tuple(dict.fromkeys(words)),
-                 frame.group(1).lower() if frame and (units or nouns) else "")
+                 frame.group(1).lower() if frame and (units or nouns) else "", money)
 
 
 def _unit_at(tokens: list[str], i: int, want: Asked) -> bool:
@@ -209,3 +219,25 @@ def framed(want: Asked, body: str) -> bool:
         return False
     return bool(re.search(rf"\b{want.frame}\s+(?:(?:a|an|the|about|approximately|around|up\s+to|at\s+least)\s+)?\d",
                           body, re.IGNORECASE))
+
+
+def counts_only(body: str) -> bool:
+    """Every figure of `body` (not a year) counts things it names right after it ("1.7 million customer service
+    calls", "more than 1,000 e-mail inquiries"): no amount of money, rate or measure."""
+    tokens = _TOKEN.findall(body.replace("-", " - "))
+    found = False
+    for i, tok in enumerate(tokens):
+        if not tok[0].isdigit() or _YEAR.fullmatch(tok):
+            continue
+        if i and tokens[i - 1] in ("$", "€", "£"):
+            return False
+        nxt = [t.lower() for t in tokens[i + 1:i + 3]]
+        while nxt and nxt[0] in _SCALE:
+            nxt = nxt[1:]
+        if not nxt or not nxt[0].isalpha() or nxt[0] in _UNIT_OF or nxt[0] in STOPWORDS or nxt[0] in _MONEY_WORDS:
+            return False
+        found = True
+    return found
+
+
+_MONEY_WORDS = frozenset({"dollars", "dollar", "usd", "eur", "euros", "percent", "basis"})
