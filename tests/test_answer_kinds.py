@@ -115,6 +115,7 @@ def test_units_asked():
     assert units.asked("How many trials will each participant complete?").nouns == {"trial"}
     assert {"participant", "subject", "patient"} <= units.asked("What is the number of participants?").nouns
     assert not units.asked("What was the FY2018 capital expenditure of Acme?")
+    assert not units.asked("How far did actual spending differ from the plan?").units  # no distance
 
 
 def test_units_printed():

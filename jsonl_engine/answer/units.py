@@ -69,6 +69,7 @@ _MEASURES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple((re.compil
     (r"\btemperatures?\b", frozenset({"degree"})),
     (r"\bpressures?\b", frozenset({"pressure"})),
 ))
+_FIGURATIVE = re.compile(r"\bhow\s+far\b.*\b(?:differ|deviat|exceed|var(?:y|ied|ies)|miss)", re.IGNORECASE)  # no distance
 _NAMED_UNIT = re.compile(r"\b(?:how\s+many|number\s+of|in|how\s+much)\s+([a-z]+)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\b(?:how\s+many|(?:the\s+)?(?:\w+\s+)?number\s+of)\s+((?:[\w-]+\s+){0,4}?[\w-]+)"
                        r"(?=\s+(?:of|in|for|at|on|did|do|does|will|would|can|could|had|has|have|were|was|are|is|"
@@ -127,7 +128,7 @@ def asked(query: str) -> Asked:
     named = bool(units)
     if not named:  # a unit named ("how long, in hours") is the measure's; else the measure's units
         for pattern, found in _MEASURES:
-            if m := pattern.search(query):
+            if (m := pattern.search(query)) and not (found == LENGTH and _FIGURATIVE.search(query)):
                 units |= found
                 words.append(m.group(0).lower())
     nouns: set[str] = set()
