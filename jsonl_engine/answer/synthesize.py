@@ -910,7 +910,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                        document_of=lambda u: u.passage.document_id)
     items = qualifier.lead(items, lambda u: qualified.get(id(u), qualifier.Naming()), lambda u: judged[id(u)],
                            lambda u: u.passage.document_id in first,
-                           lambda u: not ask.figure or _has_figure(u.passage.text[u.seg.start:u.seg.end]))
+                           lambda u: not ask.figure or _has_figure(unnamed(u.passage.text[u.seg.start:u.seg.end], named)))
     return items, judged
 
 
