@@ -51,12 +51,19 @@ an answer direct, judged from how the text is written, never from what it is abo
         "the International segment's net sales")
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 x the share of the question's content terms found in the label of a labelled statement ("Probable cause:
-        ...", "Primary endpoint: ..."; not a table row: "Market price of common stock: High ..." heads its cells),
+        ...", "Primary endpoint: ...", "2. Age: >= 18 years", a form's field "Lowest Ceiling: Overcast / 200 ft"
+        before an empty one; not a table row: "Market price of common stock: High ..." heads its cells),
         read as a row's label (-0.03 per other word of it): a paragraph's run-in heading naming another item
         ("In-Process Research and Development (IPR&D): ..." for research and development) leads no more than a row
   +0.30 a unit stating a percentage when the question asks a share ("what share of total assets ...") or a rate
         ("the churn rate": a row of percentages over the row of counts labelled alike)
-  +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds")
+  +0.25 a unit printing a figure in the unit the question asks ("how many hours": "119 hours"; "how long": "8500 ft";
+        "how many trials": "24 trials"; a table row whose label, group line, header or lead-in names it;
+        answer/units.py), which synthesis also scores higher (synthesize.W_IN_UNIT) so that it is a candidate
+  +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds"), +0.10 more
+        of the item a "What is the ... of ...?" question asks ("What are the assets of the plans ...?": "these plans
+        hold estimated assets of $12.9 trillion"; answer/wording.py); the numbers the question writes ("the Cessna
+        152"), a name's ("AT-401") and a part's ("2.3.2.") are no figure (answer/units.py)
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
@@ -89,6 +96,7 @@ from jsonl_engine.identity.dates import DATE, parse_date
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
 W_NEAR, W_LONG, LONG_WORDS, NEAR_TOKENS = 0.15, 0.10, 45, 3
+W_NEAR_ITEM = 0.10  # the figure next to the item a "What is the ... of ...?" question asks (answer/wording.py)
 W_NAMED_STATEMENT, W_STATEMENT, W_ITEM, W_WHOLE = 0.20, 0.10, 0.15, 0.25
 W_OTHER_PERIOD = 0.15  # a sentence holding a figure naming only other years than the asked ones
 W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the question asks what was
@@ -96,9 +104,15 @@ W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_KIND = 0.15  # a row of counts when money is asked ("Number of shares repurchased"), of money when a count is
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
+W_COUNTED = 0.15  # a sentence only counting things ("1.7 million calls") when the question asks an amount of money
+W_FRAMED = 0.10  # and after the word framing it in the question ("After how many interviews": "after 15 interviews")
+W_IN_UNIT = 0.25  # a figure in the unit the question asks ("how many hours": "119 hours"; answer/units.py)
 W_EXTRA, MAX_EXTRA = 0.03, 5  # per word of a row's label the question does not have (the closest label first)
-_LABELLED = re.compile(r"^([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(]")  # the value starts like one: "Probable cause: The ..."
+_LABELLED = re.compile(r"^(?:\d{1,2}[.)]\s+)?([A-Z][^:.;!?\n]{1,60}?):\s+[A-Z0-9$\"“(≥≤<>~]")  # the value starts like one: "Probable cause: The ..."
 MAX_LABEL_WORDS = 6
+# a form's field without a value ending a line: its label's capitalised words (and a parenthesis), then the colon
+_EMPTY_FIELD = re.compile(r"(?:^|\s)(?:[A-Z][\w/&'’-]*|\([^)]*\))(?:\s+(?:[A-Z][\w/&'’-]*|\([^)]*\)|of|and|or|the|"
+                          r"from|to|for|in|at))*\s*:\s*$")
 _STATEMENT_NAME = {"income": "income statement", "balance": "balance sheet", "cash_flow": "cash flow statement"}
 
 
@@ -143,9 +157,13 @@ def is_note(body: str) -> bool:
 
 
 def label_of(body: str) -> str | None:
-    """The label of a labelled statement ("Probable cause: The pilot's ..." -> "Probable cause"), if any."""
+    """The label of a labelled statement ("Probable cause: The pilot's ..." -> "Probable cause"), if any. A form
+    prints two labelled fields on one line, the second one's value sometimes empty: "Lowest Ceiling: Overcast / 200
+    ft agl Visibility (RVR):" is labelled, "Pilot: Last Flight Review:" is two labels and no value."""
     m = _LABELLED.match(body)
-    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS or body.rstrip().endswith(":"):
+    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS:
+        return None
+    if body.rstrip().endswith(":") and not re.search(r"\w", _EMPTY_FIELD.sub("", body[m.end(1) + 1:])):
         return None  # "Pilot: Last Flight Review:": a form's labels, no value
     return m.group(1)
 
@@ -450,14 +468,15 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
 
 
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
-          label_share: float, labelled_hit: bool, figure_near: bool = False, words: int = 0,
+          label_share: float, labelled_hit: bool, figure_near: int = 0, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
-          whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False) -> Judged:
+          whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False,
+          in_unit: int = 0) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
     period = 0
-    value = _judge_figure(ask, body, has_figure, value, why)
+    value = _judge_figure(ask, body, has_figure, value, why, in_unit)
     if table is not None:
         value, cells, period = _judge_row(ask, table, value, why, label_share, label_extra, label_from_lead)
     if names_item:
@@ -509,8 +528,9 @@ def _names_year(ask: Ask, body: str) -> bool:
         or any("20" + (m.group(1) or m.group(2)) in ask.years for m in _FISCAL_IN_TEXT.finditer(body))
 
 
-def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str]) -> float:
-    """`value` with the figure's terms added (a figure asked for; a percentage when a share is asked)."""
+def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list[str], in_unit: int = 0) -> float:
+    """`value` with the figure's terms added (a figure asked for; a percentage when a share is asked; a figure in the
+    unit the question asks, answer/units.py)."""
     if ask.figure:
         if has_figure:
             value += W_FIGURE
@@ -521,6 +541,15 @@ def _judge_figure(ask: Ask, body: str, has_figure: bool, value: float, why: list
     if ask.share and has_figure and _PERCENT_FIGURE.search(body):
         value += W_SHARE
         why.append("a percentage, as the question asks a share")
+    if in_unit < 0:
+        value -= W_COUNTED
+        why.append("counts things, not the amount of money asked")
+    elif in_unit and (ask.forward or not _PLANNED.search(body)):
+        value += W_IN_UNIT
+        why.append("a figure in the unit the question asks")
+        if in_unit > 1:
+            value += W_FRAMED
+            why.append("after the word framing it in the question")
     return value
 
 
@@ -560,12 +589,15 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
     return value, cells, period
 
 
-def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: bool, words: int, body: str = "") -> float:
-    """`value` with a sentence's terms added in turn (a figure near the terms, its length, a plan stated), `why`
-    extended."""
+def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:
+    """`value` with a sentence's terms added in turn (a figure near the terms, 2: and next to the asked item, its
+    length, a plan stated), `why` extended."""
     if ask.figure and figure_near:
         value += W_NEAR
         why.append("a figure next to the question's terms")
+    if ask.figure and figure_near > 1:
+        value += W_NEAR_ITEM
+        why.append("a figure next to the asked item")
     if words > LONG_WORDS:
         value -= W_LONG
         why.append(f"long ({words} words)")

@@ -4,7 +4,7 @@ From the passages retrieval finds (`depth` of them shown, and POOL x `depth` who
 ones, of the same documents, come after the shown ones and lose order.W_DEEP; how rare a term is and the floor are
 measured on the shown ones; each shown passage followed by the other sections of the page of the statement the question
 names, or of the statement holding a metric's figure, that it reaches: `_whole_statement`), each candidate unit
-(sentence, table row, bullet; not a line of column titles) is scored by
+(sentence, table row, bullet; not a line of column titles, nor a table of contents' entries with dot leaders) is scored by
   0.55 coverage   weighted share of the query's salient terms it contains (rarer terms weigh more; terms
                   found only in its context, section title or table header, count half; the words naming the
                   statement to read, "... in the balance sheet", or the document, "its 8-K dated March 1,
@@ -12,6 +12,8 @@ names, or of the statement holding a metric's figure, that it reaches: `_whole_s
   0.10 proximity  how close together its matched terms are
   0.15 figures    it carries an amount or count ($, %, 1,234, 1.2, 14) and the query asks for one
   0.20 rank       1 / (1 + retrieval rank of its passage)
+ +0.15 unit       it prints a figure in the unit the question asks ("how many hours": "119 hours", answer/units.py)
+A question's term also matches the words documents print for it (answer/wording.py: "participants": "subjects").
 Each passage contributes its best few units above a relative threshold (and every table row whose label names the
 asked item: `_item_rows`); the answer lists them most direct first
 (answer/order.py: the unit that answers the question leads, the reasons in `first_claim`; answer/qualifier.py: of a
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from jsonl_engine.answer import extreme, order, qualifier
+from jsonl_engine.answer import extreme, order, qualifier, wording
 from jsonl_engine.answer.absent import glosses
 from jsonl_engine.answer.citations import Claim, make_claim, page_at
 from jsonl_engine.answer.sentences import MAX_SENTENCE_CHARS, Segment, segment
@@ -57,6 +59,8 @@ from jsonl_engine.answer.tables import (
     read_row,
     table_line,
 )
+from jsonl_engine.answer.units import Asked, carries, counts_only, framed, names_in, unnamed
+from jsonl_engine.answer.units import asked as asked_units
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -78,6 +82,7 @@ _PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _YEARLIKE = re.compile(r"(?:19|20)\d\d")
+_LEADER = re.compile(r"\.{6,}|(?:\.\s){5,}|…{3,}")  # a table of contents' dot leaders
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _GROUP_MARKS = re.compile(r"\((?:\d{1,2}|[a-z])\)")  # footnote marks of a group line: "Units shipped: (2)"
 _AMPERSAND = re.compile(r"(?<=\s)&(?=\s)")
@@ -101,6 +106,7 @@ _PERIOD_WORDS = frozenset({"year", "end", "fiscal", "month", "week", "quarter", 
                            "may", "june", "july", "august", "september", "october", "november", "december"})
 _STATEMENT_NAMES = re.compile(r"\bstatements?\b|\bsheets?\b|\bfinancial position\b")
 W_COVERAGE, W_PROXIMITY, W_FIGURE, W_RANK = 0.55, 0.10, 0.15, 0.20
+PLAN_KINDS = ("clinical protocol",)  # documents stating what will be done (identity/kinds.py): "Subjects will receive ..."
 MAX_CLAIMS = 5  # claims of a default answer; the others are counted in `more`
 PER_SECTION_SHOWN = 2  # claims of one section among the first MAX_CLAIMS, while other sections have some
 PER_PASSAGE = 3
@@ -173,6 +179,8 @@ def stem(word: str) -> str:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             word = word[: len(word) - len(suffix)] + repl
+            if suffix in ("ed", "ing", "ings") and len(word) >= 5 and word[-1] == word[-2] and word[-1] not in "aeiouylsz":
+                word = word[:-1]  # "planned", "committed": "plan", "commit"
             break
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
@@ -224,7 +232,7 @@ def asks_for_amount(query: str) -> bool:
     of asking for a size ("How large was the backlog ...?", `_AMOUNT_ASKED`)."""
     low = query.lower()
     return "$" in low or "%" in low or any(w in _AMOUNT_CUES for w in re.findall(r"[a-z]+", low)) \
-        or bool(_AMOUNT_ASKED.search(low))
+        or bool(_AMOUNT_ASKED.search(low)) or bool(asked_units(query))
 
 
 def _min_window(positions: list[list[int]]) -> int:
@@ -253,6 +261,8 @@ def _candidate(seg: Segment, text: str) -> bool:
         return False  # "(b) (c) (b)", "$ 1 $ 2": no words to read
     if seg.kind == "row" and contents_line(body):
         return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
+    if _LEADER.search(body):
+        return False  # "Retirement, Health & Benefits ........ 26 EBSA 2.3.": contents entries, run together
     if _column_header(body):
         return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
@@ -310,6 +320,7 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
         printed = _analyst_items(t, grams)
         items.extend(printed)
+        alts.extend(_joined(keys(word)) for word in wording.alternates(t))  # "participants": "subjects"
         out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items)), tuple(dict.fromkeys(printed))))
     return out
 
@@ -438,13 +449,13 @@ class _Cover:
     approved: frozenset[int]       # terms some approved passage covers
 
 
-def _passage_cover(tk: Sequence[_Term], passages: Sequence[Passage]) -> _Cover:
+def _passage_cover(tk: Sequence[_Term], passages: Sequence[Passage], issuer: Collection[str] = ()) -> _Cover:
     passage_cover, title_keys_of, doc_keys_of = [], [], []
     for p in passages:
         titles = [p.title, *p.path, p.document_title.replace("_", " ")]
         title_part_keys = [keys(t) for t in titles]
         title_keys_of.append(_keys_of_lines(titles, title_part_keys))
-        doc_keys_of.append(title_part_keys[-1])
+        doc_keys_of.append(title_part_keys[-1] + list(issuer))
         passage_cover.append(_covered(tk, _keys_of_lines([p.text, *titles], [keys(p.text), *title_part_keys])))
     any_cover = frozenset().union(*passage_cover)
     approved_cover = frozenset().union(*(c for c, p in zip(passage_cover, passages, strict=True)
@@ -463,15 +474,17 @@ class _Match:
     body_keys: list[str]
 
 
-def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover) -> list[_Match]:
+def _matches(tk: Sequence[_Term], passages: Sequence[Passage], cover: _Cover, titled: bool = False) -> list[_Match]:
     """Candidate units and their matched terms, in passage rank then source order.
 
-    A unit must contain a content term: not only a year or number, nor only its document's name."""
+    A unit must contain a content term: not only a year or number, nor only its document's name (unless `titled`:
+    no unit holds another of the question's terms, which are gaps then)."""
     numeric = {i for i, t in enumerate(tk) if all(k[0].isdigit() for k in t.keys)}
     raw: list[_Match] = []
     for rank, p in enumerate(passages):
         doc_terms = _covered(tk, cover.doc_keys[rank])
-        weak = numeric | doc_terms if len(numeric | doc_terms) < len(tk) else set()
+        weak = numeric | (set() if titled else doc_terms)
+        weak = weak if len(weak) < len(tk) else set()
         title_keys = cover.title_keys[rank]
         memo: dict[tuple[int, int], list[str]] = {}  # keys of this passage's units, table headers, lead-ins
         ctx_cover: dict[tuple[tuple[int, int] | None, tuple[int, int] | None], frozenset[int]] = {}
@@ -509,6 +522,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
     weight = [1.0 + math.log((n + 1) / (d + 1)) for d in df]
     total_weight = sum(weight)
     units: list[_Unit] = []
+    named = _named_numbers(tk)
     for r in raw:
         p, rank, seg, matched, in_ctx, body_keys = r.passage, r.rank, r.seg, r.matched, r.in_ctx, r.body_keys
         body = p.text[seg.start:seg.end]
@@ -520,7 +534,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
         else:
             proximity = 0.5
         figures = figures_of(body)
-        has_figure = _has_figure(body)
+        has_figure = _has_figure(unnamed(body, named))  # not "Cessna 152" for "the Cessna 152 accident"
         score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
             + W_RANK / (1 + rank)
         words = len(body_keys)
@@ -537,7 +551,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
             read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None = None,
             statement_pages: dict[str, dict[int, str]] | None = None, deep: Collection[str] = (),
             page_sections: Callable[[Passage, int, set[str]], list[Passage]] | None = None, ends: Collection[str] = (),
-            annual: bool = False) -> Synthesis:
+            annual: bool = False, issuers: Collection[str] = (), plans: Collection[str] = ()) -> Synthesis:
     """The pure part of kb.synthesize: pick, order and cite units of the passages' text.
 
     The steps: the salient terms (`_terms`), what each passage covers (`_passage_cover`, giving the gaps),
@@ -547,7 +561,10 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     covering the period the query names) come before all others; `statement_pages` (document id -> page ->
     statement kind) tells which units sit on a financial statement's page; `ends` are the asked period's end
     dates in the documents read (`period_ends`), `annual` says they are all annual reports (a column whose
-    table does not say how long its period is is a year's)."""
+    table does not say how long its period is is a year's); `issuers` are the names of the entities their cards
+    name (a question naming one by its initials asks about the documents' issuer, not a part of it); `plans` are
+    the documents written as a plan of what will be done (a trial protocol, PLAN_KINDS), whose sentences stating
+    it are not "a plan, not what was" (answer/order.py)."""
     tokens = tokenize(query)
     named, rest = cues.named_statement(tokens)
     item_keys = set(keys(" ".join(rest)))
@@ -569,9 +586,14 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
         return nothing
-    cover = _passage_cover(tk, passages)
-    gaps = [names[i] for i in range(len(names)) if i not in cover.any]
-    raw = _matches(tk, passages, cover)
+    # the issuer the question names by its initials ("OPM's"; answer/wording.py) is named like the document's title
+    issuer = _issuer_keys(query, issuers)
+    cover = _passage_cover(tk, passages, issuer)
+    gaps = [names[i] for i in range(len(names)) if i not in cover.any
+            and not wording.measured_by(query, names[i])]  # "how long": the figure's unit says it, not a word
+    # a question whose other words no passage holds is answered from the units holding the document's name's words
+    # ("How many patients will the study enrol?" of "A study of ... in patients with ...": "enrol" is its gap)
+    raw = _matches(tk, passages, cover) or _matches(tk, passages, cover, titled=True)
     if not raw:
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
@@ -586,20 +608,24 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     forward=order.asks_forward(query), kind=order.asks_kind(query),
                     nine=order.asks_nine(query) and not quarter and not half)
     units = _score(tk, raw, ask.figure, frozenset(deep))
+    in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
+    quals = tuple(q for q in quals if not set(q.words) <= issuer)  # "OPM's resources": the issuer's
     item_rest = qualifier.item_tokens(rest, quals) if quals else rest
     if not _item_runs(item_rest, {k for t in tk for k in t.keys}):
         item_rest = rest
-    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, item_rest, quals))
+    chosen = _choose(units, frozenset(first), frozenset(deep), _item_rows(units, tk, item_rest, quals, issuer))
     readings = _read_tables(chosen, ask, read_table)
     kind_words = qualifier.kind_words(query, quals)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS or t.name in kind_words)
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
                            _item_runs(item_rest, {k for t in tk for k in t.keys},
-                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))}),
+                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))} | issuer),
                            frozenset(deep), quals,
-                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}))
+                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}
+                                          | issuer),
+                           in_unit, issuer, _head_keys(query), plans)
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:
@@ -623,6 +649,32 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     tables = {c.id: readings[id(u)] for c, u in zip(claims, shown, strict=False) if id(u) in readings}
     return Synthesis(answer, claims, gaps, grade, len(passages), list(terms), truncated,
                      more=len(items) - len(shown), first_claim=first_claim, tables=tables)
+
+
+W_IN_UNIT = 0.15  # a unit printing a figure in the unit the question asks (answer/units.py): a candidate like a figure
+
+
+def _in_asked_unit(units: list[_Unit], want: Asked) -> dict[int, int]:
+    """The units (id()) printing a figure in the unit the question asks for ("119 hours" for "how many hours"), 2 when
+    it is after the word framing it in the question ("after 15 interviews"), their score raised by W_IN_UNIT: they
+    are the answer's candidates before the figures in other units; -1: a sentence only counting things when the
+    question asks an amount of money."""
+    if not want and not want.money:
+        return {}
+    out = {}
+    for u in units:
+        text, seg = u.passage.text, u.seg
+        body = text[seg.start:seg.end]
+        if want.money:  # a count of things is no amount of money ("1.7 million calls")
+            if seg.kind != "row" and counts_only(body):
+                out[id(u)] = -1
+            continue
+        row = seg.kind == "row" and names_in(want, " ".join(
+            [body, *(text[span[0]:span[1]] for span in (seg.group, seg.header, seg.lead) if span)]))
+        if row or carries(want, body):
+            u.score = round(u.score + W_IN_UNIT, 9)
+            out[id(u)] = 2 if framed(want, body) else 1
+    return out
 
 
 def _column_header(body: str) -> bool:
@@ -655,6 +707,24 @@ def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
 
 
+def _head_keys(query: str) -> tuple[str, ...]:
+    """The keys of the item a "What is the ... of ...?" question asks for (wording.asked_item), its period's words
+    and numbers left out: "assets" of "What are the assets of the plans ... estimated at?"."""
+    return tuple(k for k in keys(" ".join(wording.asked_item(query))) if not k[0].isdigit() and k not in _PERIOD_WORDS)
+
+
+def _figure_by(head: Sequence[str], body: str) -> bool:
+    """A figure within order.NEAR_TOKENS keys after the asked item's last word, or before its first ("these plans
+    hold estimated assets of $12.9 trillion", "$12.9 trillion in assets")."""
+    if not head:
+        return False
+    seq = keys(_SHARE_OF.sub(" ", body))
+    n = len(head)
+    at = [j for j in range(len(seq) - n + 1) if tuple(seq[j:j + n]) == tuple(head)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    return any(0 < f - (a + n - 1) <= order.NEAR_TOKENS or 0 < a - f <= order.NEAR_TOKENS for a in at for f in figures)
+
+
 def _spread(items: list[_Unit], n: int) -> list[_Unit]:
     """The first `n` of `items` take at most PER_SECTION_SHOWN from one section (more sources in a short
     answer), in their order; the others follow in theirs."""
@@ -669,6 +739,12 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
             rest.append(u)
     fill = rest[:max(0, n - len(head))]  # the other sections ran out: the same section again
     return head + fill + rest[len(fill):]
+
+
+def _named_numbers(tk: Sequence[_Term]) -> frozenset[str]:
+    """The numbers the question itself writes (its numeric keys: "152" of "the Cessna 152"), which are no answer; not
+    its years (the asked period, which order.py weighs)."""
+    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not _YEARLIKE.fullmatch(k))
 
 
 def _has_figure(text: str) -> bool:
@@ -714,12 +790,12 @@ def _printed_runs(runs: Sequence[str], tk: Sequence[_Term]) -> list[str]:
 
 
 def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
-               quals: Sequence[qualifier.Qualifier] = ()) -> frozenset[int]:
+               quals: Sequence[qualifier.Qualifier] = (), issuer: frozenset[str] = frozenset()) -> frozenset[int]:
     """The table rows (id() of the unit) whose label names the line item the question asks for (`names_item`:
     "Total debt" for "... increased its debt"; not a word of the document's title, its issuer's name; a label
     opening with the asked qualifier read without it, "Widgets" under "Operating profit:"): a statement
     prints many rows sharing the question's words, and the one asked may come after three of them."""
-    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))})
+    runs = main_item_runs(rest, tk, {k for u in units for k in keys(u.passage.document_title.replace("_", " "))} | issuer)
     if not runs:
         return frozenset()
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
@@ -732,7 +808,7 @@ def _item_rows(units: list[_Unit], tk: Sequence[_Term], rest: Sequence[str],
             continue
         doc = u.passage.document_id
         if doc not in titled:
-            titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+            titled[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")) + list(issuer))
         if names_item(grouped_label(u.passage.text, u.seg, label.text), tk, runs) & (content - titled[doc]) \
                 or (quals and _qualified_row(u, label.text, None, quals, tk, runs, content - titled[doc])):
             out.add(id(u))
@@ -769,7 +845,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
            first: frozenset[str], framing: frozenset[int] = frozenset(),
            statement_pages: dict[str, dict[int, str]] | None = None, runs: Sequence[str] = (),
            deep: frozenset[str] = frozenset(), quals: Sequence[qualifier.Qualifier] = (),
-           item_runs: Sequence[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
+           item_runs: Sequence[str] = (), in_unit: dict[int, int] | None = None, issuer: frozenset[str] = frozenset(),
+           head: Sequence[str] = (), plans: Collection[str] = ()) -> tuple[list[_Unit], dict[int, order.Judged]]:
     """The chosen units most direct first (answer/order.py), and each one's judgement (keyed by id()). The
     `framing` terms (the statement to read, the period's words) are not the item a row's label should name. With
     `quals` (the qualifier the question puts on its item, `item_runs` the item's words), a unit naming the
@@ -777,6 +854,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     the item that follows it, and the whole is not asked."""
     judged: dict[int, order.Judged] = {}
     content = {i for i, t in enumerate(tk) if not all(k[0].isdigit() for k in t.keys)}
+    named = _named_numbers(tk)
+    planned = dataclasses.replace(ask, forward=True)  # a protocol states what will be done: its plan is the answer
     query_keys = {k for t in tk for k in t.keys} | {k for t in tk for alt in (*t.alts, *t.items) for k in alt.split()}
     named_by_title: dict[str, frozenset[int]] = {}  # terms a document's title holds: its name, not the item asked
     notes_memo: dict[int, list[Segment]] = {}
@@ -784,7 +863,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     for u in chosen:
         doc = u.passage.document_id
         if doc not in named_by_title:
-            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")))
+            named_by_title[doc] = _covered(tk, keys(u.passage.document_title.replace("_", " ")) + list(issuer))
     # the asked terms a row names in its label or its context (the segment's section, its table's lead-in)
     named_by_row = {id(u): (u.matched | u.context) & (content - named_by_title[u.passage.document_id] - framing)
                     for u in chosen}
@@ -831,19 +910,21 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
-            item = bool(names_item(keys(body)[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
+            subject = list(itertools.dropwhile(lambda k: k in issuer, keys(body)))  # "OPM's discretionary budget"
+            item = bool(names_item(subject[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
         item = item or _qualified_item(u, naming.get(id(u)), reading, quals, tk, item_runs,
                                        content - named_by_title[doc] - framing)
         page = reading.page if reading is not None and reading.page is not None else \
             page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
         judging[id(u)] = functools.partial(
-            order.judge, ask, body, score=u.score, has_figure=_has_figure(body),
+            order.judge, planned if doc in plans else ask, body, score=u.score, has_figure=_has_figure(unnamed(body, named)),
             table=reading.row if reading else None, label_share=label_share,
-            labelled_hit=labelled, figure_near=_figure_near(tk, content, body),
+            labelled_hit=labelled,
+            figure_near=_figure_near(tk, content, unnamed(body, named)) + _figure_by(head, unnamed(body, named)),
             words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
-            deep=u.passage.section_id in deep)
+            deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0))
         if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})
@@ -854,7 +935,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
                        document_of=lambda u: u.passage.document_id)
     items = qualifier.lead(items, lambda u: qualified.get(id(u), qualifier.Naming()), lambda u: judged[id(u)],
                            lambda u: u.passage.document_id in first,
-                           lambda u: not ask.figure or _has_figure(u.passage.text[u.seg.start:u.seg.end]))
+                           lambda u: not ask.figure or _has_figure(unnamed(u.passage.text[u.seg.start:u.seg.end], named)))
     return items, judged
 
 
@@ -1239,7 +1320,9 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(store, query, {p.document_id for p in passages}),
-                  annual=annual_reports(store, {p.document_id for p in passages}))
+                  annual=annual_reports(store, {p.document_id for p in passages}),
+                  issuers=entities(store, {p.document_id for p in passages}),
+                  plans=plan_documents(store, {p.document_id for p in passages}))
     out.warnings = warnings
     return out
 
@@ -1257,6 +1340,27 @@ def period_ends(store: Store, query: str, document_ids: Collection[str]) -> froz
         if card.period_end and card.fiscal_year in years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
+
+
+def plan_documents(store: Store, document_ids: Collection[str]) -> frozenset[str]:
+    """The documents read whose kind is a plan of what will be done (PLAN_KINDS, by their cards)."""
+    cards = store.cards(sorted(document_ids)) if document_ids else {}
+    return frozenset(doc for doc, card in cards.items() if card.kind in PLAN_KINDS)
+
+
+def entities(store: Store, document_ids: Collection[str]) -> list[str]:
+    """The entities (issuer, agency, sponsor) the cards of the documents read name."""
+    cards = store.cards(sorted(document_ids)) if document_ids else {}
+    return sorted({e for card in cards.values() for e in card.entities or ()})
+
+
+def _issuer_keys(query: str, issuers: Collection[str]) -> frozenset[str]:
+    """The keys of the question's words in capitals that are the initials of one of the documents' `issuers`
+    ("OPM's" of "... Office of Personnel Management", answer/wording.py): the issuer's name, not the item asked."""
+    if not issuers:
+        return frozenset()
+    return frozenset(k for word in re.findall(r"\b[A-Z]{3,}\b", query) if wording.initials_of(word, list(issuers))
+                     for k in keys(word))
 
 
 def annual_reports(store: Store, document_ids: Collection[str]) -> bool:
