@@ -93,16 +93,19 @@ def build(location: Path | str, pdfs: list[Path],
         rate = None
         if missing:
             server0 = _backends_cpu(location) if stats is not None and isinstance(location, str) else None
-            t, cpu = time.perf_counter(), time.process_time()
+            t, cpu, queued = time.perf_counter(), time.process_time(), _queued_s("thread-self")
             outcomes = ingest_paths(store, missing)
             elapsed = time.perf_counter() - t
             ingested = sum(o.pages or 0 for o in outcomes if not o.error)
             rate = ingested / elapsed
             if stats is not None:
-                stats.update(ingested_pages=ingested, elapsed_s=elapsed, cpu_s=time.process_time() - cpu)
+                stats.update(ingested_pages=ingested, elapsed_s=elapsed, cpu_s=time.process_time() - cpu,
+                             queued_s=_queued_s("thread-self") - queued)
                 if server0 is not None:
                     server1 = _backends_cpu(location) or {}
-                    stats["server_cpu_s"] = sum(c - server0.get(pid, 0.0) for pid, c in server1.items())
+                    zero = (0.0, 0.0)
+                    stats["server_cpu_s"] = sum(c - server0.get(pid, zero)[0] for pid, (c, _q) in server1.items())
+                    stats["server_queued_s"] = sum(q - server0.get(pid, zero)[1] for pid, (_c, q) in server1.items())
             if isinstance(location, str):  # after a bulk load, as a team would (not timed)
                 import psycopg
 
@@ -114,10 +117,19 @@ def build(location: Path | str, pdfs: list[Path],
         store.close()
 
 
-def _backends_cpu(url: str) -> dict[int, float] | None:
-    """CPU seconds so far of the server processes connected to `url`'s database (its backends and autovacuum
-    workers), by pid, when the server runs on this machine; else None. A backend that exits between two readings
-    is not counted."""
+def _queued_s(task: str) -> float:
+    """Seconds a task (`thread-self`, a pid) has so far waited runnable for a CPU (/proc/.../schedstat): the time
+    the machine's other load took from it; 0 when unknown."""
+    try:
+        return int(Path(f"/proc/{task}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _backends_cpu(url: str) -> dict[int, tuple[float, float]] | None:
+    """CPU seconds so far and seconds waited runnable (`_queued_s`) of the server processes connected to `url`'s
+    database (its backends and autovacuum workers), by pid, when the server runs on this machine; else None. A
+    backend that exits between two readings is not counted."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -128,7 +140,7 @@ def _backends_cpu(url: str) -> dict[int, float] | None:
             return None
     except OSError:
         return None
-    return {pid: cpu_s(pid) for pid in pids}
+    return {pid: (cpu_s(pid), _queued_s(str(pid))) for pid in pids}
 
 
 def build_apart(location: Path | str, pdfs: list[Path],
