@@ -79,8 +79,10 @@ def library(dev: Path, docs: int | None) -> list[Path]:
     return pdfs[:docs] if docs else pdfs
 
 
-def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float | None, int]:
-    """Ingest what is missing (in-process); (doc name -> id, pages/s of this ingest or None, total pages)."""
+def build(location: Path | str, pdfs: list[Path],
+          stats: dict | None = None) -> tuple[dict[str, str], float | None, int]:
+    """Ingest what is missing (in-process); (doc name -> id, pages/s of this ingest or None, total pages). `stats`,
+    when given, gets the timed ingest's pages, seconds and this process's CPU seconds (user + system)."""
     from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import open_store
 
@@ -90,10 +92,20 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
         missing = [str(p) for p in pdfs if p.stem not in have]
         rate = None
         if missing:
-            t = time.perf_counter()
+            server0 = _backends_cpu(location) if stats is not None and isinstance(location, str) else None
+            t, cpu, queued = time.perf_counter(), time.process_time(), _queued_s("thread-self")
             outcomes = ingest_paths(store, missing)
             elapsed = time.perf_counter() - t
-            rate = sum(o.pages or 0 for o in outcomes if not o.error) / elapsed
+            ingested = sum(o.pages or 0 for o in outcomes if not o.error)
+            rate = ingested / elapsed
+            if stats is not None:
+                stats.update(ingested_pages=ingested, elapsed_s=elapsed, cpu_s=time.process_time() - cpu,
+                             queued_s=_queued_s("thread-self") - queued)
+                if server0 is not None:
+                    server1 = _backends_cpu(location) or {}
+                    zero = (0.0, 0.0)
+                    stats["server_cpu_s"] = sum(c - server0.get(pid, zero)[0] for pid, (c, _q) in server1.items())
+                    stats["server_queued_s"] = sum(q - server0.get(pid, zero)[1] for pid, (_c, q) in server1.items())
             if isinstance(location, str):  # after a bulk load, as a team would (not timed)
                 import psycopg
 
@@ -105,21 +117,51 @@ def build(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float
         store.close()
 
 
-def build_apart(location: Path | str, pdfs: list[Path]) -> tuple[dict[str, str], float | None, int, float]:
-    """build() in a subprocess of its own: (as build, the ingest process's peak RSS in MB)."""
+def _queued_s(task: str) -> float:
+    """Seconds a task (`thread-self`, a pid) has so far waited runnable for a CPU (/proc/.../schedstat): the time
+    the machine's other load took from it; 0 when unknown."""
+    try:
+        return int(Path(f"/proc/{task}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _backends_cpu(url: str) -> dict[int, tuple[float, float]] | None:
+    """CPU seconds so far and seconds waited runnable (`_queued_s`) of the server processes connected to `url`'s
+    database (its backends and autovacuum workers), by pid, when the server runs on this machine; else None. A
+    backend that exits between two readings is not counted."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                           "AND pid <> pg_backend_pid()")]
+    try:
+        if pids and b"postgres" not in Path(f"/proc/{pids[0]}/cmdline").read_bytes():
+            return None
+    except OSError:
+        return None
+    return {pid: (cpu_s(pid), _queued_s(str(pid))) for pid in pids}
+
+
+def build_apart(location: Path | str, pdfs: list[Path],
+                stats: dict | None = None) -> tuple[dict[str, str], float | None, int, float]:
+    """build() in a subprocess of its own: (as build, the ingest process's peak RSS in MB); `stats` as build's."""
     out = subprocess.run([sys.executable, __file__, "--ingest-worker", str(location)],
                          input="\n".join(map(str, pdfs)), capture_output=True, text=True, check=False)
     if out.returncode:
         sys.exit(f"ingest failed:\n{out.stderr[-4000:]}")
     r = json.loads(out.stdout.splitlines()[-1])
+    if stats is not None:
+        stats.update(r.get("stats", {}))
     return r["ids"], r["rate"], r["pages"], r["peak_rss_mb"]
 
 
 def ingest_worker(location: str) -> None:
     where: Path | str = location if location.startswith("postgresql://") else Path(location)  # build() tells by type
-    ids, rate, pages = build(where, [Path(line) for line in sys.stdin.read().splitlines() if line])
+    stats: dict = {}
+    ids, rate, pages = build(where, [Path(line) for line in sys.stdin.read().splitlines() if line], stats)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"ids": ids, "rate": rate, "pages": pages, "peak_rss_mb": peak}))
+    print(json.dumps({"ids": ids, "rate": rate, "pages": pages, "peak_rss_mb": peak, "stats": stats}))
 
 
 def kb_bytes(location: Path | str) -> int:
