@@ -62,8 +62,8 @@ an answer direct, judged from how the text is written, never from what it is abo
         answer/units.py), which synthesis also scores higher (synthesize.W_IN_UNIT) so that it is a candidate
   +0.15 a sentence with a figure within 3 words of a question's term ("$13.2 billion in cash proceeds"), +0.10 more
         of the item a "What is the ... of ...?" question asks ("What are the assets of the plans ...?": "these plans
-        hold estimated assets of $12.9 trillion"; answer/wording.py); the numbers the question writes ("the Cessna
-        152"), a name's ("AT-401") and a part's ("2.3.2.") are no figure (answer/units.py)
+        hold estimated assets of $12.9 trillion"; answer/wording.py); the numbers the question writes ("the Kestrel
+        152"), a name's ("ZX-401") and a part's ("2.3.2.") are no figure (answer/units.py)
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something

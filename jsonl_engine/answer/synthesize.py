@@ -262,7 +262,7 @@ def _candidate(seg: Segment, text: str) -> bool:
     if seg.kind == "row" and contents_line(body):
         return False  # "3.2.1 Primary Endpoint 13": a table of contents entry
     if _LEADER.search(body):
-        return False  # "Retirement, Health & Benefits ........ 26 EBSA 2.3.": contents entries, run together
+        return False  # "Widget Safety ........ 26 WXYZ 2.3.": contents entries, run together
     if _column_header(body):
         return False  # "April 30, January 31, April 30,": a table's column titles, no answer
     if seg.kind == "heading":  # titles are context, unless a short line carries a figure or is labelled
@@ -534,7 +534,7 @@ def _score(tk: Sequence[_Term], raw: list[_Match], wants_amount: bool,
         else:
             proximity = 0.5
         figures = figures_of(body)
-        has_figure = _has_figure(unnamed(body, named))  # not "Cessna 152" for "the Cessna 152 accident"
+        has_figure = _has_figure(unnamed(body, named))  # not "Kestrel 152" for "the Kestrel 152 accident"
         score = W_COVERAGE * coverage + W_PROXIMITY * proximity + W_FIGURE * (wants_amount and has_figure) \
             + W_RANK / (1 + rank)
         words = len(body_keys)
@@ -586,7 +586,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     nothing = Synthesis("", [], names, "none", len(passages), list(terms))
     if not tk or not passages:
         return nothing
-    # the issuer the question names by its initials ("OPM's"; answer/wording.py) is named like the document's title
+    # the issuer the question names by its initials ("OFA's"; answer/wording.py) is named like the document's title
     issuer = _issuer_keys(query, issuers)
     cover = _passage_cover(tk, passages, issuer)
     gaps = [names[i] for i in range(len(names)) if i not in cover.any
@@ -611,7 +611,7 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
     quals = qualifier.asked(query, {p.document_title for p in passages})
-    quals = tuple(q for q in quals if not set(q.words) <= issuer)  # "OPM's resources": the issuer's
+    quals = tuple(q for q in quals if not set(q.words) <= issuer)  # "OFA's resources": the issuer's
     item_rest = qualifier.item_tokens(rest, quals) if quals else rest
     if not _item_runs(item_rest, {k for t in tk for k in t.keys}):
         item_rest = rest
@@ -742,7 +742,7 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
 
 
 def _named_numbers(tk: Sequence[_Term]) -> frozenset[str]:
-    """The numbers the question itself writes (its numeric keys: "152" of "the Cessna 152"), which are no answer; not
+    """The numbers the question itself writes (its numeric keys: "152" of "the Kestrel 152"), which are no answer; not
     its years (the asked period, which order.py weighs)."""
     return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not _YEARLIKE.fullmatch(k))
 
@@ -910,7 +910,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         if reading is None and u.seg.kind == "sentence" and u.matched and _has_figure(body):
             # "Total workforce level at December 31, 2019 was approximately 161,100.": its subject is the item
             asked = content - named_by_title[u.passage.document_id] - framing
-            subject = list(itertools.dropwhile(lambda k: k in issuer, keys(body)))  # "OPM's discretionary budget"
+            subject = list(itertools.dropwhile(lambda k: k in issuer, keys(body)))  # "OFA's discretionary budget"
             item = bool(names_item(subject[:SUBJECT_KEYS], tk, runs, printed=False) & asked)
         item = item or _qualified_item(u, naming.get(id(u)), reading, quals, tk, item_runs,
                                        content - named_by_title[doc] - framing)
@@ -1356,7 +1356,7 @@ def entities(store: Store, document_ids: Collection[str]) -> list[str]:
 
 def _issuer_keys(query: str, issuers: Collection[str]) -> frozenset[str]:
     """The keys of the question's words in capitals that are the initials of one of the documents' `issuers`
-    ("OPM's" of "... Office of Personnel Management", answer/wording.py): the issuer's name, not the item asked."""
+    ("OFA's" of "... Office of Farm Affairs", answer/wording.py): the issuer's name, not the item asked."""
     if not issuers:
         return frozenset()
     return frozenset(k for word in re.findall(r"\b[A-Z]{3,}\b", query) if wording.initials_of(word, list(issuers))

@@ -2,7 +2,7 @@
 
 A question asking "how many hours", "how long", "what wind speed", "what dose" or "how many trials" is answered by a
 figure followed by its unit ("119 hours", "8500 ft", "8 knots", "16 mg/kg", "24 trials"), not by another figure of
-the same page ("a 28-hour solo student", "Cessna 152", "Page 3 of 4"). Documents that are not financial statements
+the same page ("a 28-hour solo student", "Kestrel 152", "Page 3 of 4"). Documents that are not financial statements
 (reports, protocols, forms) print most of their figures with a unit, and a reader asks in those units' terms:
 
   asked     the units a question asks for (`asked`): a unit it names ("how many hours", "in feet", "how many
@@ -196,15 +196,15 @@ def names_in(want: Asked, text: str) -> bool:
     return False
 
 
-_IDENTIFIER = re.compile(r"(?<![\w.,$])([A-Za-z]{1,6}-)(\d[\w-]*)")  # "AT-401", "PA-18-135", "COVID-19": a name
+_IDENTIFIER = re.compile(r"(?<![\w.,$])([A-Za-z]{1,6}-)(\d[\w-]*)")  # "ZX-401", "PA-18-135", "COVID-19": a name
 _SECTION = re.compile(r"(?<![\w.,$])\d{1,2}(?:\.\d{1,2}){2,}\.?(?![\w%])")  # "2.3.2.", "1.1.1.1": a part's number
 _FIGURE_TOKEN = re.compile(r"(?<![\w.,$])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 
 
 def unnamed(body: str, named: frozenset[str]) -> str:
     """`body` with the numbers that are no answer blanked ("#"): those the question itself writes (`named`, without
-    separators: "the Cessna 152", "the AT-401 seeding flight", "Phase 2"), those that are part of a name, after
-    letters and a hyphen ("Air Tractor AT-401", "COVID-19"), and a part's number ("EBSA 2.3.2. Compliance",
+    separators: "the Kestrel 152", "the ZX-401 seeding flight", "Phase 2"), those that are part of a name, after
+    letters and a hyphen ("Acme Sprayer ZX-401", "COVID-19"), and a part's number ("WXYZ 2.3.2. Compliance",
     "KPI 1.1.1"): a unit holding only those holds no figure asked."""
     out = _IDENTIFIER.sub(lambda m: m.group(1) + re.sub(r"\d", "#", m.group(2)), body)
     out = _SECTION.sub(lambda m: re.sub(r"\d", "#", m.group(0)), out)

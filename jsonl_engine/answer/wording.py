@@ -23,8 +23,8 @@ kind of document shares, used by answer synthesis only: a question's term also m
             after "what is/are/was/were (the)" up to a preposition or a participle are the item asked
             (`asked_item`), and a figure printed next to them ("these plans hold estimated assets of $12.9
             trillion") states it (answer/order.py);
-  initials  a question names an issuer, an agency, a sponsor by its initials ("OPM's resources" for a report of the
-            "United States Office of Personnel Management", whose title names only "Annual Performance Report"): the
+  initials  a question names an issuer, an agency, a sponsor by its initials ("OFA's resources" for a report of the
+            "United States Office of Farm Affairs", whose title names only "Annual Performance Report"): the
             initials of the capitalised words of one of the documents' entities, or of its last ones (a country's
             name before an agency's is left out of its initials), are the issuer, not a part of it asked
             (`initials_of`).
@@ -97,8 +97,8 @@ _JOINERS = frozenset({"of", "and", "for", "the", "on", "in", "&"})
 
 def initials_of(word: str, names: Sequence[str]) -> bool:
     """`word` (three letters or more, upper case in the question) is the initials of one of `names`, or of its
-    last words: "OPM" of "United States Office of Personnel Management", "EPA" of "Environmental Protection
-    Agency" (module docstring)."""
+    last words: "OFA" of "United States Office of Farm Affairs", "BWS" of "Bureau of Widget
+    Standards" (module docstring)."""
     if len(word) < 3 or not word.isalpha():
         return False
     low = word.lower()
