@@ -674,7 +674,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
                                     ask.dated, ask.which, ask.quarters, ask.nine)
-        out[id(u)] = Reading(page, row, asked, table_line(row, asked))
+        out[id(u)] = Reading(page, row, asked, table_line(row, asked, page))
     return out
 
 
@@ -1179,7 +1179,7 @@ def pool_depth(depth: int) -> int:
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
-    from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.answer.pages import table_row_on_page
     from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
@@ -1193,7 +1193,7 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     passages = passages + deep
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
+                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end),
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(store, query, {p.document_id for p in passages}),
