@@ -768,8 +768,11 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     of_item = {id(u) for u in chosen if (r := readings.get(id(u))) is not None and r.row.label is not None
                and names_item(grouped_label(u.passage.text, u.seg, r.row.label.text), tk, runs)
                & (content - named_by_title[u.passage.document_id] - framing)}
-    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
-                           named_by_row, of_item)
+    # the whole of the parts shown may be a deeper passage's row (the consolidated statement's, ranked below the
+    # segments' tables): rows alike are compared across them, a group of deeper rows alone left out
+    parts: set[int] = set()
+    whole = _largest_alike(chosen, readings, named_by_row, of_item,
+                           shown={id(u) for u in chosen if u.passage.section_id not in deep}, parts=parts)
     naming = _naming(chosen, readings, quals)
     qualified: dict[int, qualifier.Naming] = {}
     judging: dict[int, Callable[..., order.Judged]] = {}
@@ -823,7 +826,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})
     for u in chosen:  # a part asked (a segment's, a region's) leads, and the whole is not asked
-        judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0)),
+        judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0),
+                                                       part=not qualified and id(u) in parts),
                                         qualified.get(id(u), qualifier.Naming()), asked_named)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
@@ -1076,8 +1080,29 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
     return winner.why
 
 
+_TOTAL_WORDS = frozenset({"total", "consolidat", "combin"})  # keys() of "Total", "Consolidated", "Combined"
+
+
+def _whole_key(label: str) -> str:
+    """The key rows are labelled alike by: the label's words, less the words opening it that say it is the whole
+    ("Total net sales", "Consolidated net sales" are labelled like each segment's "Net sales": the whole of the
+    parts printed beside it, not another item)."""
+    found = keys(label)
+    i = 0
+    while i < len(found) - 1 and found[i] in _TOTAL_WORDS:
+        i += 1
+    return " ".join(found[i:])
+
+
+def _deep_copies(winners: Sequence[int], shown: Collection[int] | None) -> bool:
+    """Rows printing the same largest figure, all from deeper passages: the consolidated statement's row and its
+    copy in a summary (both the whole of the parts shown), not two parts alike."""
+    return shown is not None and not any(i in shown for i in winners)
+
+
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
-                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = ()) -> dict[int, int]:
+                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = (),
+                   shown: Collection[int] | None = None, parts: set[int] | None = None) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
     subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
     those whose asked period's column is known (never compared with another period's figure), as long as no row
@@ -1088,7 +1113,9 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
     the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends.
     Nor is the largest the whole asked when another row alike, or another row naming the asked item (`of_item`),
     names an asked term it does not (in its label or context, `named`: the question names the part, "the
-    International segment's net sales", whose table is under that segment's heading)."""
+    International segment's net sales", whose table is under that segment's heading). With `shown` (the units of
+    the passages shown), only groups holding one of them are read (a deeper row may be their whole); `parts`
+    gets the other rows of the groups whose whole is found."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
@@ -1100,7 +1127,7 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
                   and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
-            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
+            groups.setdefault(_whole_key(reading.row.label.text), []).append(
                 (asked[0] if asked else None, max(values), id(u)))
     rows_read = [id(u) for u in chosen if id(u) in of_item]
     out = {}
@@ -1108,16 +1135,19 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         known = [(v, i) for v, _top, i in alike if v is not None]
         rows = known or [(top, i) for _v, top, i in alike]
         top = max(v for v, _ in rows)
-        if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
+        winners = [i for v, i in rows if v == top]
+        if len(alike) < 2 or (len(winners) != 1 and not _deep_copies(winners, shown)) \
+                or (shown is not None and not any(i in shown for *_, i in alike)):
             continue
-        winner = next(i for v, i in rows if v == top)
-        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset())
+        if named is not None and any(named.get(i, frozenset()) - named.get(winners[0], frozenset())
                                      for i in [*rows_read, *(i for *_, i in alike)]):
             continue  # the question names a part: the whole is not what it asks
         if not any((v if v is not None else t) < top for v, t, _i in alike):
             continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
-        if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
-            out[winner] = len(alike)
+        if max(t for _v, t, i in alike if i in winners) >= max((t for v, t, _i in alike if v is None), default=0):
+            out.update((w, len(alike)) for w in winners)
+            if parts is not None:
+                parts.update(i for v, t, i in alike if i not in winners and (v if v is not None else t) < top)
     return out
 
 
