@@ -76,14 +76,22 @@ def test_a_row_under_its_own_headers_or_after_prose_is_not_continued(pages):
     assert read_continued(pages[i - 1], text, start, end) is None
 
 
-def test_synthesize_reads_the_continued_row_with_the_page_befores_headers(tmp_path):
-    from jsonl_engine.answer.pages import locate_with_tables
-    from jsonl_engine.answer.synthesize import synthesize
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
     from jsonl_engine.ingest.sync import ingest_paths
     from jsonl_engine.store import open_store
 
-    store = open_store(tmp_path / "kb")
+    store = open_store(tmp_path_factory.mktemp("continued") / "kb")
     doc = ingest_paths(store, [str(MORE / FILING)])[0].document_id
+    yield store, doc
+    store.close()
+
+
+def test_synthesize_reads_the_continued_row_with_the_page_befores_headers(kb):
+    from jsonl_engine.answer.pages import locate_with_tables
+    from jsonl_engine.answer.synthesize import synthesize
+
+    store, doc = kb
     out = synthesize(store, "What did Lockheed Martin's Aeronautics segment earn in operating profit in the first "
                             "half of 2023?", document_ids=[doc])
     found = [(c, r) for c in out.claims if (r := out.tables.get(c.id)) is not None
@@ -96,4 +104,21 @@ def test_synthesize_reads_the_continued_row_with_the_page_befores_headers(tmp_pa
     for part in [parts["label"], parts["unit"], *parts["headers"], *parts["cells"]]:
         assert texts[part["page"]][part["start"]:part["end"]] == part["text"]
     assert {h["page"] for h in parts["headers"]} == {reading.page - 1}
-    store.close()
+
+
+def test_the_whole_leads_over_the_segments_rows_when_no_segment_is_asked(kb):
+    """Each segment's table prints its own "Net sales" / "Operating profit" rows (under the segment's heading), and
+    the consolidated statement or summary prints the company's ("Total net sales", "Operating profit"), often in a
+    passage ranked below them: a question naming no segment leads with the company's figure, one naming a segment
+    with the segment's."""
+    from jsonl_engine.answer.synthesize import synthesize
+
+    store, doc = kb
+
+    def first(question: str) -> str:
+        out = synthesize(store, question, document_ids=[doc])
+        return out.answer.split("\n")[0]
+
+    assert "31,819" in first("What were Lockheed Martin's net sales in the first half of 2023?")
+    assert "2,135" in first("What was Lockheed Martin's operating profit in the second quarter of 2023?")
+    assert "6,125" in first("What were the Space segment's net sales in the first half of 2023?")

@@ -771,8 +771,9 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     # the whole of the parts shown may be a deeper passage's row (the consolidated statement's, ranked below the
     # segments' tables): rows alike are compared across them, a group of deeper rows alone left out
     parts: set[int] = set()
-    whole = _largest_alike(chosen, readings, named_by_row, of_item,
-                           shown={id(u) for u in chosen if u.passage.section_id not in deep}, parts=parts)
+    shown = {id(u) for u in chosen if u.passage.section_id not in deep}
+    whole = _largest_alike([u for u in chosen if id(u) in shown or _whole_like(u, readings.get(id(u)), statement_pages)],
+                           readings, named_by_row, of_item, shown=shown, parts=parts)
     naming = _naming(chosen, readings, quals)
     qualified: dict[int, qualifier.Naming] = {}
     judging: dict[int, Callable[..., order.Judged]] = {}
@@ -1094,6 +1095,25 @@ def _whole_key(label: str) -> str:
     return " ".join(found[i:])
 
 
+# a table's title saying it is the company's ("Consolidated Statements of Earnings", "Condensed Consolidated
+# Balance Sheets"), on a line of its own above the row
+_CONSOLIDATED_TITLE = re.compile(r"(?im)^[ \t]*(?:condensed\s+)?consolidated\b[^\n.]{0,80}$")
+TITLE_REACH = 1500  # characters above a row read for its table's title
+
+
+def _whole_like(u: _Unit, reading: Reading | None, statement_pages: dict[str, dict[int, str]] | None) -> bool:
+    """A row that says it is the company's figure: labelled a total ("Total net sales", "Consolidated ..."),
+    printed on a page of a financial statement (identity/statements.py), or under a consolidated table's title."""
+    if reading is None or reading.row.label is None:
+        return False
+    if keys(reading.row.label.text)[:1] and keys(reading.row.label.text)[0] in _TOTAL_WORDS:
+        return True
+    page = reading.page if reading.page is not None else page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
+    if (statement_pages or {}).get(u.passage.document_id, {}).get(page) is not None:
+        return True
+    return bool(_CONSOLIDATED_TITLE.search(u.passage.text, max(0, u.seg.start - TITLE_REACH), u.seg.start))
+
+
 def _deep_copies(winners: Sequence[int], shown: Collection[int] | None) -> bool:
     """Rows printing the same largest figure, all from deeper passages: the consolidated statement's row and its
     copy in a summary (both the whole of the parts shown), not two parts alike."""
@@ -1121,8 +1141,9 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         reading = readings.get(id(u))
         if reading is None or reading.row.label is None or _PER_UNIT.search(reading.row.label.text) \
                 or any("%" in reading.row.cells[i].text for i in reading.asked[:1]) \
-                or (not reading.asked and any("%" in c.text for c in reading.row.cells)):
-            continue  # a row of percentages (its asked cell one, or any cell when none is asked)
+                or (not reading.asked and all("%" in c.text or c.empty for c in reading.row.cells)):
+            continue  # a row of percentages (its asked cell one, or every cell when none is asked: the amounts
+            # of a row printing a change beside each, its columns unread, are compared by its largest)
         values = [abs(v) for c in reading.row.cells if not c.empty and "%" not in c.text
                   and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
