@@ -1141,9 +1141,8 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         reading = readings.get(id(u))
         if reading is None or reading.row.label is None or _PER_UNIT.search(reading.row.label.text) \
                 or any("%" in reading.row.cells[i].text for i in reading.asked[:1]) \
-                or (not reading.asked and all("%" in c.text or c.empty for c in reading.row.cells)):
-            continue  # a row of percentages (its asked cell one, or every cell when none is asked: the amounts
-            # of a row printing a change beside each, its columns unread, are compared by its largest)
+                or (not reading.asked and any("%" in c.text for c in reading.row.cells)):
+            continue  # a row of percentages (its asked cell one, or any cell when none is asked)
         values = [abs(v) for c in reading.row.cells if not c.empty and "%" not in c.text
                   and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
