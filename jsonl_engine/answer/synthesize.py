@@ -1115,9 +1115,9 @@ def _whole_like(u: _Unit, reading: Reading | None, statement_pages: dict[str, di
 
 
 def _deep_copies(winners: Sequence[int], shown: Collection[int] | None) -> bool:
-    """Rows printing the same largest figure, all from deeper passages: the consolidated statement's row and its
-    copy in a summary (both the whole of the parts shown), not two parts alike."""
-    return shown is not None and not any(i in shown for i in winners)
+    """Rows printing the same largest figure, one of them from a deeper passage: the consolidated statement's row
+    and its copy in a summary (each the whole of the parts shown), not two parts alike."""
+    return shown is not None and any(i not in shown for i in winners)
 
 
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
