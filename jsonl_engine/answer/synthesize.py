@@ -1035,6 +1035,21 @@ def _leads_into(unit: _Unit, measure: str) -> bool:
     return want[0] in lead_in
 
 
+def _rows_before_break(p: Passage, segs: Sequence[Segment], reading: Reading,
+                       read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                       ) -> list[tuple[Passage, Segment, int | None, TableRow]]:
+    """A lead row of a table continued from the page before (its headers printed there): the passage's rows on
+    that page (`segs`, before the lead's run), whose members under the same headers compare too (`extreme.pick`)."""
+    if reading.page is None or read_table is None or not any(h.pages_back for h in reading.row.headers):
+        return []
+    out: list[tuple[Passage, Segment, int | None, TableRow]] = []
+    for seg in (s for s in segs if s.kind == "row"):
+        placed = read_table(p, seg)
+        if placed is not None and placed[0] == reading.page - 1:
+            out.append((p, seg, placed[0], placed[1]))
+    return out
+
+
 def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_Unit], readings: dict[int, Reading],
                     read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
                     judged: dict[int, order.Judged] | None) -> str | None:
@@ -1059,6 +1074,7 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
         page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
         if page == reading.page:
             found.append((p, seg, page, row))
+    found[:0] = _rows_before_break(p, segs[:first], reading, read_table)
     if ask.among:  # and the rows of the other sections of that page among the claims
         found += [(u.passage, u.seg, r.page, r.row) for u in items if u.passage is not p
                   and u.passage.document_id == p.document_id and (r := readings.get(id(u))) is not None
