@@ -19,7 +19,8 @@ FILING = "LOCKHEEDMARTIN_2023Q2_10Q.pdf"  # a news release printed from HTML: ta
 
 def _span(text: str, starts: str) -> tuple[int, int]:
     i = text.index(starts)
-    return i, text.index("\n", i)
+    end = text.find("\n", i)
+    return i, end if end >= 0 else len(text)
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +133,24 @@ def test_the_whole_leads_over_the_segments_rows_when_no_segment_is_asked(tmp_pat
         assert "26,119" in first("What was the Corporate & Investment Bank's total net revenue in the first half of 2023?")
     finally:
         store.close()
+
+
+def test_a_superlative_compares_the_rows_on_both_sides_of_the_page_break(pages):
+    """"Which segment ... the most": the rows of a table continued across a page break are one table, compared
+    whole (the member above the break included), read under the same headers on the page before."""
+    from jsonl_engine.answer import extreme
+
+    i = _continued_page(pages, "Total net sales $")
+    previous, text = pages[i - 1], pages[i]
+    start, end = _span(text, "Space 3,166")
+    lead = read_continued(previous, text, start, end)
+    assert lead is not None
+    before = [read_row(previous, *_span(previous, label)) for label in ("Aeronautics $",)]
+    after = [read_continued(previous, text, *_span(text, label)) for label in
+             ("Missiles and Fire Control", "Rotary and Mission Systems", "Space 3,166")]
+    assert all(r is not None and r.mapped for r in before + after)
+    ask = extreme.asked("Which segment had the most net sales in the second quarter of 2023?")
+    alone = extreme.pick(ask, lead, 0, after, " ".join)
+    whole = extreme.pick(ask, lead, 0, before + after, " ".join)
+    assert alone is not None and after[alone.index].label.text == "Rotary and Mission Systems"
+    assert whole is not None and (before + after)[whole.index].label.text == "Aeronautics" and whole.members == 4
