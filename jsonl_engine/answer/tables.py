@@ -36,6 +36,7 @@ Every part is a verbatim span of the text read, with its offsets.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -770,19 +771,28 @@ def headerless(text: str, start: int, end: int, row: TableRow) -> bool:
 
 
 def _leading(text: str, start: int) -> bool:
-    """The row is one of the page's leading rows: walking up from it to the page's top meets no column line, no
-    group or unit line (headers of its own), no prose, only rows, labels and headings (a running header)."""
-    spans = _line_spans(text, start)
-    if len(spans) >= MAX_LINES_UP:
-        return False
-    for s, e in spans:
-        line = text[s:e]
-        if s == e:
+    """The row at `start` is one of the page's leading rows: walking up from it to the page's top meets no column
+    line, no group or unit line (headers of its own), no prose, only rows, labels and headings (a running header);
+    and it is among the page's first MAX_LINES_UP lines."""
+    block, lines = _page_lead(text)
+    return start <= block and text.count("\n", 0, start) < min(lines, MAX_LINES_UP)
+
+
+@functools.lru_cache(maxsize=32)
+def _page_lead(text: str) -> tuple[int, int]:
+    """(where the page's first header line or prose line starts, or the page's end; how many lines come before
+    it): a page's leading rows are those above it (read once a page: each of its rows asks)."""
+    pos = 0
+    for n, line in enumerate(text.split("\n")):
+        s = pos + len(line) - len(line.lstrip())
+        pos += len(line) + 1
+        line = line.strip()
+        if not line:
             continue
+        e = s + len(line)
         kind = classify(line)
-        if _is_column_line(line, _periods(text, s, e)) or _GROUP.search(line) or UNIT.search(line):
-            return False
-        if kind != "row" and (_SENTENCE_END.search(line) or len(line) > 160
-                              or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line))):
-            return False
-    return True
+        if _is_column_line(line, _periods(text, s, e)) or _GROUP.search(line) or UNIT.search(line) \
+                or (kind != "row" and (_SENTENCE_END.search(line) or len(line) > 160
+                                       or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line)))):
+            return s, n
+    return len(text), text.count("\n") + 1
