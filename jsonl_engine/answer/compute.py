@@ -499,7 +499,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
     """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`, or `fit_of(label)` when
     given) and whose column of the operand's year holds a value; not a share ("%") when the operand asks for none."""
-    from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.answer.pages import table_row_on_page
 
     best: list[tuple[int, Input]] = []
     for p in passages:
@@ -514,7 +514,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 continue  # read on its page (headers above it) only a row that names the operand (not per share)
             key = ("row", p.section_id, seg.start)
             if key not in memo:
-                on_page = row_on_page(store, p, seg.start, seg.end, read_row)
+                on_page = table_row_on_page(store, p, seg.start, seg.end)
                 memo[key] = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
             page, row = memo[key]
             share = any("%" in c.text for c in row.cells) or _scale(row.unit.text if row.unit else "") in ("percent", "%")
@@ -737,7 +737,7 @@ def input_claims(inputs: Sequence[Input], years: dict[int, tuple[str, ...]] | No
             continue
         asked = asked_cells(i.row, tuple(sorted(asked_years[(p.section_id, i.start)], reverse=True)),
                             quarter=i.operand.quarter is not None, which=i.operand.quarter, change=change)
-        reading = Reading(i.page, i.row, asked, table_line(i.row, asked))
+        reading = Reading(i.page, i.row, asked, table_line(i.row, asked, i.page))
         tables[claim.id] = reading
         claims.append(claim)
         lines.append(f"{reading.line or ' '.join(claim.text.split())} [{claim.id}]")

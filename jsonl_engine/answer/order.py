@@ -49,6 +49,9 @@ an answer direct, judged from how the text is written, never from what it is abo
         a per-share figure; nor rows of percentages), unless another row alike, or another row naming the asked
         item, names an asked term the largest does not (in its label or context: the question names the part,
         "the International segment's net sales")
+  -0.15 of those rows labelled alike, the others (the parts: a segment's "Net sales" beside the consolidated
+        "Total net sales", "Total" and "Consolidated" opening a label read as saying it is the whole), when
+        the largest is the whole: a question naming no part asks for the company's figure
   -0.03 per word of a row's label that the question does not have (at most 5): the closest label first
   +0.30 x the share of the question's content terms found in the label of a labelled statement ("Probable cause:
         ...", "Primary endpoint: ...", "2. Age: >= 18 years", a form's field "Lowest Ceiling: Overcast / 200 ft"
@@ -103,6 +106,7 @@ W_PLANNED = 0.15  # a sentence stating a plan or an expectation, when the questi
 W_SHARE = 0.30  # a unit stating a percentage, when the question asks what share of something
 W_NOTE = 0.15  # a note under a table ("(1) Revenues include ..."): it qualifies the table's figures, not the answer
 W_KIND = 0.15  # a row of counts when money is asked ("Number of shares repurchased"), of money when a count is
+W_PART = 0.15  # a row alike smaller than the whole of its group (a segment's "Net sales" beside "Total net sales")
 W_DEEP = 0.15  # a unit of a passage below the depth shown (synthesize.POOL): it leads only when clearly more direct
 W_COUNTED = 0.15  # a sentence only counting things ("1.7 million calls") when the question asks an amount of money
 W_FRAMED = 0.10  # and after the word framing it in the question ("After how many interviews": "after 15 interviews")
@@ -467,11 +471,22 @@ def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -
     return bool(year) and year in years
 
 
+def _judge_whole(value: float, why: list[str], whole: int, part: bool, names_item: bool) -> float:
+    """A row naming the asked item: the whole of rows labelled alike gains, a part of them loses."""
+    if whole and names_item:
+        why.append(f"the largest of {whole} rows labelled alike")
+        return value + W_WHOLE
+    if part and names_item:
+        why.append("a part of a larger row labelled alike (the whole is asked)")
+        return value - W_PART
+    return value
+
+
 def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRow | None,
           label_share: float, labelled_hit: bool, figure_near: int = 0, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
           whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False,
-          in_unit: int = 0) -> Judged:
+          in_unit: int = 0, part: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -483,9 +498,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value += W_ITEM
         why.append("its label names the asked line item" if table is not None else "it opens with the asked item")
     if table is not None:
-        if whole and names_item:
-            value += W_WHOLE
-            why.append(f"the largest of {whole} rows labelled alike")
+        value = _judge_whole(value, why, whole, part, names_item)
     elif ask.years and has_figure:
         value, period = _judge_period(ask, body, value, why)
     if table is None:

@@ -122,10 +122,12 @@ def locate_with_tables(store: Store, quotes: Sequence[Quote], tables: Sequence[t
     for document_id, reading in tables:
         doc = docs.get(document_id)
         if reading.page is not None and doc is not None and doc.media_type == PDF:
-            wanted.setdefault((document_id, reading.page), []).extend((p.start, p.end) for p in _parts(reading.row))
+            for p in _parts(reading.row):
+                wanted.setdefault((document_id, reading.page - p.pages_back), []).append((p.start, p.end))
     found = _find_boxes(store, docs, wanted)
     _put_boxes(quotes, out, found)
-    return out, [_table_dict(reading, found.get((document_id, reading.page))) for document_id, reading in tables]
+    return out, [_table_dict(reading, {back: found.get((document_id, reading.page - back)) for back in (0, 1)}
+                             if reading.page is not None else {}) for document_id, reading in tables]
 
 
 def _put_boxes(quotes: Sequence[Quote], located: list[Location], found: dict[tuple[str, int], Any]) -> None:
@@ -203,6 +205,25 @@ def row_on_page(store: Store, passage: Passage, start: int, end: int,
     return page, read(text, a, b)
 
 
+def table_row_on_page(store: Store, passage: Passage, start: int, end: int) -> tuple[int, Any] | None:
+    """The table row [start, end) of a passage's section text read on its page (`row_on_page` of
+    `tables.read_row`); one of the page's leading rows printed under no column line of its own read with the
+    column headers printed last on the page before (`tables.read_continued`: a table continued across a page
+    break), those parts at their offsets on that page (pages_back=1)."""
+    from jsonl_engine.answer.tables import headerless, read_continued, read_row
+
+    placed = row_on_page(store, passage, start, end, lambda text, a, b: (text, a, b))
+    if placed is None:
+        return None
+    page, (text, a, b) = placed
+    row = read_row(text, a, b)
+    if not headerless(text, a, b, row):
+        return page, row
+    previous = store.page_texts([(passage.document_id, page - 1)]).get((passage.document_id, page - 1))
+    continued = read_continued(previous, text, a, b) if previous else None
+    return page, continued or row
+
+
 def page_spans_boxes(store: Store, document_id: str, page: int,
                      spans: Sequence[tuple[int, int]]) -> list[list[list[float]] | None]:
     """Boxes of spans of one page's text (PDFs; None per span when the page's geometry is not available)."""
@@ -227,17 +248,21 @@ def _parts(row: Any) -> list[Any]:
     return [p for p in (row.label, row.unit) if p is not None] + list(row.headers) + list(row.cells)
 
 
-def _table_dict(reading: Any, found: tuple[pdfgeom.PageGeometry | None, dict[tuple[int, int], Any], str] | None,
+def _table_dict(reading: Any,
+                found: dict[int, tuple[pdfgeom.PageGeometry | None, dict[tuple[int, int], Any], str] | None],
                 ) -> dict[str, Any]:
-    """`table_parts`' dict of a reading, its parts' boxes from `_find_boxes` (None without the page's geometry)."""
+    """`table_parts`' dict of a reading, its parts' boxes from `_find_boxes` (None without the page's geometry),
+    keyed by how many pages before the row's a part is printed (0: the row's page; 1: column headers printed on
+    the page before, `tables.read_continued`)."""
     row = reading.row
-    boxes = found[1] if found is not None and found[0] is not None else {}
+    boxes = {back: f[1] if f is not None and f[0] is not None else {} for back, f in found.items()}
 
     def part(p: Any) -> dict[str, Any] | None:
         if p is None:
             return None
-        return {"text": p.text, "page": reading.page, "start": p.start, "end": p.end,
-                "boxes": boxes.get((p.start, p.end))}
+        page = reading.page - p.pages_back if reading.page is not None else None
+        return {"text": p.text, "page": page, "start": p.start, "end": p.end,
+                "boxes": boxes.get(p.pages_back, {}).get((p.start, p.end))}
 
     return {"label": part(row.label), "unit": part(row.unit), "headers": [part(h) for h in row.headers],
             "cells": [{**part(c), "column": c.column_text or None, "empty": c.empty, "asked": i in reading.asked}

@@ -766,7 +766,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
                                     ask.dated, ask.which, ask.quarters, ask.nine)
-        out[id(u)] = Reading(page, row, asked, table_line(row, asked))
+        out[id(u)] = Reading(page, row, asked, table_line(row, asked, page))
     return out
 
 
@@ -872,8 +872,12 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
     of_item = {id(u) for u in chosen if (r := readings.get(id(u))) is not None and r.row.label is not None
                and names_item(grouped_label(u.passage.text, u.seg, r.row.label.text), tk, runs)
                & (content - named_by_title[u.passage.document_id] - framing)}
-    whole = _largest_alike([u for u in chosen if u.passage.section_id not in deep] or chosen, readings,
-                           named_by_row, of_item)
+    # the whole of the parts shown may be a deeper passage's row (the consolidated statement's, ranked below the
+    # segments' tables): rows alike are compared across them, a group of deeper rows alone left out
+    parts: set[int] = set()
+    shown = {id(u) for u in chosen if u.passage.section_id not in deep}
+    whole = _largest_alike([u for u in chosen if id(u) in shown or _whole_like(u, readings.get(id(u)), statement_pages)],
+                           readings, named_by_row, of_item, shown=shown, parts=parts)
     naming = _naming(chosen, readings, quals)
     qualified: dict[int, qualifier.Naming] = {}
     judging: dict[int, Callable[..., order.Judged]] = {}
@@ -929,7 +933,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})
     for u in chosen:  # a part asked (a segment's, a region's) leads, and the whole is not asked
-        judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0)),
+        judged[id(u)] = qualifier.weigh(judging[id(u)](whole=0 if qualified else whole.get(id(u), 0),
+                                                       part=not qualified and id(u) in parts),
                                         qualified.get(id(u), qualifier.Naming()), asked_named)
     items = order.rank(chosen, lambda u: judged[id(u)], lambda u: (u.rank, u.seg.start), first=first,
                        document_of=lambda u: u.passage.document_id)
@@ -1153,6 +1158,21 @@ def _leads_into(unit: _Unit, measure: str) -> bool:
     return want[0] in lead_in
 
 
+def _rows_before_break(p: Passage, segs: Sequence[Segment], reading: Reading,
+                       read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
+                       ) -> list[tuple[Passage, Segment, int | None, TableRow]]:
+    """A lead row of a table continued from the page before (its headers printed there): the passage's rows on
+    that page (`segs`, before the lead's run), whose members under the same headers compare too (`extreme.pick`)."""
+    if reading.page is None or read_table is None or not any(h.pages_back for h in reading.row.headers):
+        return []
+    out: list[tuple[Passage, Segment, int | None, TableRow]] = []
+    for seg in (s for s in segs if s.kind == "row"):
+        placed = read_table(p, seg)
+        if placed is not None and placed[0] == reading.page - 1:
+            out.append((p, seg, placed[0], placed[1]))
+    return out
+
+
 def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_Unit], readings: dict[int, Reading],
                     read_table: Callable[[Passage, Segment], tuple[int | None, TableRow] | None] | None,
                     judged: dict[int, order.Judged] | None) -> str | None:
@@ -1177,6 +1197,7 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
         page, row = placed if placed is not None else (None, read_row(p.text, seg.start, seg.end))
         if page == reading.page:
             found.append((p, seg, page, row))
+    found[:0] = _rows_before_break(p, segs[:first], reading, read_table)
     if ask.among:  # and the rows of the other sections of that page among the claims
         found += [(u.passage, u.seg, r.page, r.row) for u in items if u.passage is not p
                   and u.passage.document_id == p.document_id and (r := readings.get(id(u))) is not None
@@ -1199,8 +1220,48 @@ def _superlative_at(ask: extreme.Asked, lead: _Unit, total: bool, items: list[_U
     return winner.why
 
 
+_TOTAL_WORDS = frozenset({"total", "consolidat", "combin"})  # keys() of "Total", "Consolidated", "Combined"
+
+
+def _whole_key(label: str) -> str:
+    """The key rows are labelled alike by: the label's words, less the words opening it that say it is the whole
+    ("Total net sales", "Consolidated net sales" are labelled like each segment's "Net sales": the whole of the
+    parts printed beside it, not another item)."""
+    found = keys(label)
+    i = 0
+    while i < len(found) - 1 and found[i] in _TOTAL_WORDS:
+        i += 1
+    return " ".join(found[i:])
+
+
+# a table's title saying it is the company's ("Consolidated Statements of Earnings", "Condensed Consolidated
+# Balance Sheets"), on a line of its own above the row
+_CONSOLIDATED_TITLE = re.compile(r"(?im)^[ \t]*(?:condensed\s+)?consolidated\b[^\n.]{0,80}$")
+TITLE_REACH = 1500  # characters above a row read for its table's title
+
+
+def _whole_like(u: _Unit, reading: Reading | None, statement_pages: dict[str, dict[int, str]] | None) -> bool:
+    """A row that says it is the company's figure: labelled a total ("Total net sales", "Consolidated ..."),
+    printed on a page of a financial statement (identity/statements.py), or under a consolidated table's title."""
+    if reading is None or reading.row.label is None:
+        return False
+    if keys(reading.row.label.text)[:1] and keys(reading.row.label.text)[0] in _TOTAL_WORDS:
+        return True
+    page = reading.page if reading.page is not None else page_at(u.passage.page_map, u.seg.start, u.passage.page_start)
+    if (statement_pages or {}).get(u.passage.document_id, {}).get(page) is not None:
+        return True
+    return bool(_CONSOLIDATED_TITLE.search(u.passage.text, max(0, u.seg.start - TITLE_REACH), u.seg.start))
+
+
+def _deep_copies(winners: Sequence[int], shown: Collection[int] | None) -> bool:
+    """Rows printing the same largest figure, one of them from a deeper passage: the consolidated statement's row
+    and its copy in a summary (each the whole of the parts shown), not two parts alike."""
+    return shown is not None and any(i not in shown for i in winners)
+
+
 def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
-                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = ()) -> dict[int, int]:
+                   named: dict[int, frozenset[int]] | None = None, of_item: Collection[int] = (),
+                   shown: Collection[int] | None = None, parts: set[int] | None = None) -> dict[int, int]:
     """Rows labelled alike ("Total current liabilities" of the consolidated balance sheet and of a condensed
     subsidiary's, a segment's or a per-share table): the one whose asked cell is the largest in magnitude among
     those whose asked period's column is known (never compared with another period's figure), as long as no row
@@ -1211,7 +1272,9 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
     the company's, and the larger rate is not the whole; a year's dividend per share is no whole of the dividends.
     Nor is the largest the whole asked when another row alike, or another row naming the asked item (`of_item`),
     names an asked term it does not (in its label or context, `named`: the question names the part, "the
-    International segment's net sales", whose table is under that segment's heading)."""
+    International segment's net sales", whose table is under that segment's heading). With `shown` (the units of
+    the passages shown), only groups holding one of them are read (a deeper row may be their whole); `parts`
+    gets the other rows of the groups whose whole is found."""
     groups: dict[str, list[tuple[Decimal | None, Decimal, int]]] = {}
     for u in chosen:
         reading = readings.get(id(u))
@@ -1223,7 +1286,7 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
                   and (v := number(c.text)) is not None]  # the amounts, not the changes printed beside them
         asked = [abs(v) for i in reading.asked[:1] if (v := number(reading.row.cells[i].text)) is not None]
         if values:
-            groups.setdefault(" ".join(keys(reading.row.label.text)), []).append(
+            groups.setdefault(_whole_key(reading.row.label.text), []).append(
                 (asked[0] if asked else None, max(values), id(u)))
     rows_read = [id(u) for u in chosen if id(u) in of_item]
     out = {}
@@ -1231,16 +1294,19 @@ def _largest_alike(chosen: list[_Unit], readings: dict[int, Reading],
         known = [(v, i) for v, _top, i in alike if v is not None]
         rows = known or [(top, i) for _v, top, i in alike]
         top = max(v for v, _ in rows)
-        if len(alike) < 2 or sum(v == top for v, _ in rows) != 1:
+        winners = [i for v, i in rows if v == top]
+        if len(alike) < 2 or (len(winners) != 1 and not _deep_copies(winners, shown)) \
+                or (shown is not None and not any(i in shown for *_, i in alike)):
             continue
-        winner = next(i for v, i in rows if v == top)
-        if named is not None and any(named.get(i, frozenset()) - named.get(winner, frozenset())
+        if named is not None and any(named.get(i, frozenset()) - named.get(winners[0], frozenset())
                                      for i in [*rows_read, *(i for *_, i in alike)]):
             continue  # the question names a part: the whole is not what it asks
         if not any((v if v is not None else t) < top for v, t, _i in alike):
             continue  # no part: the rows alike print the same figure (a statement's row and its copy elsewhere)
-        if max(t for _v, t, i in alike if i == winner) >= max((t for v, t, _i in alike if v is None), default=0):
-            out[winner] = len(alike)
+        if max(t for _v, t, i in alike if i in winners) >= max((t for v, t, _i in alike if v is None), default=0):
+            out.update((w, len(alike)) for w in winners)
+            if parts is not None:
+                parts.update(i for v, t, i in alike if i not in winners and (v if v is not None else t) < top)
     return out
 
 
@@ -1302,7 +1368,7 @@ def pool_depth(depth: int) -> int:
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
-    from jsonl_engine.answer.pages import row_on_page
+    from jsonl_engine.answer.pages import table_row_on_page
     from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
@@ -1316,7 +1382,7 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     passages = passages + deep
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: row_on_page(store, p, seg.start, seg.end, read_row),
+                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end),
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(store, query, {p.document_id for p in passages}),

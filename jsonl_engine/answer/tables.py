@@ -36,6 +36,7 @@ Every part is a verbatim span of the text read, with its offsets.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -83,10 +84,12 @@ GROUP_LINES_UP = 3  # lines above the column line still read for groups and the 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """A verbatim span of the text read: text[start:end] == text."""
+    """A verbatim span of the text read: text[start:end] == text (of the page `pages_back` pages before the row's:
+    a table's column headers printed at the foot of the page before, `read_continued`)."""
     text: str
     start: int
     end: int
+    pages_back: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,11 @@ class Cell:
     end: int
     empty: bool = False  # a dash: the column has no value in this row
     column: tuple[Part, ...] = ()  # the header parts naming this cell's column (group, then period), if known
+
+    @property
+    def pages_back(self) -> int:
+        """A cell is printed on its row's page (only column headers may be on the page before)."""
+        return 0
 
     @property
     def column_text(self) -> str:
@@ -418,7 +426,7 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
             else:
                 return None
         return out if len(out) == n else None
-    if q == n and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
+    if q == n and distinct and len(years) == len(distinct) and q % len(distinct) == 0:  # "2016 2015" over "4th ... 1st 4th ..."
         width = q // len(distinct)
         return [(named[i], years[i // width]) for i in range(n)]
     return None
@@ -689,9 +697,11 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def table_line(row: TableRow, asked: tuple[int, ...]) -> str | None:
+def table_line(row: TableRow, asked: tuple[int, ...], page: int | None = None) -> str | None:
     """The row as a reader needs it, from its verbatim parts: "Label, 2022: (1,749) (Millions)" for the asked
-    period's cell, or every column's cell when no period is asked; None when the columns are not known."""
+    period's cell, or every column's cell when no period is asked; None when the columns are not known. Headers
+    read on the page before (`read_continued`) are said to be ("(column headers on page 11)", the row on `page`
+    12)."""
     if row.label is None or not row.cells:
         return None
     label = _flat(row.label.text).rstrip(" :")
@@ -704,4 +714,85 @@ def table_line(row: TableRow, asked: tuple[int, ...]) -> str | None:
         return None
     if row.unit is not None and row.unit.text not in row.label.text:
         line += f" {_flat(row.unit.text)}"
+    if any(p.pages_back for p in row.headers):
+        line += f" (column headers on page {page - 1})" if page is not None else " (column headers on the page before)"
     return line
+
+
+_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,4}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?", re.IGNORECASE)
+
+
+def read_continued(previous: str, text: str, start: int, end: int) -> TableRow | None:
+    """The row text[start:end] of a table continued from the page before: a page's leading rows, printed under no
+    column line of their own (walking up from the row meets only rows, labels and the page's running header),
+    their table's column headers being the last printed on the page before (`previous`), at its foot or over its
+    first rows. Read as one text, the page before then this page (the page before's page number, and this page's
+    lines above its first row, blanked: no part of the table), when the headers' columns are as many as the row's
+    cells; the parts read on the page before carry pages_back=1, their offsets into `previous`. None when the row
+    has its own column line, or the page before gives it no columns."""
+    if not headerless(text, start, end, read_row(text, start, end)):
+        return None
+    tail = len(previous)
+    for s, e in _line_spans(previous + "\n", len(previous) + 1):  # the page before's page number, at its foot
+        if s == e or _PAGE_NUMBER.fullmatch(previous[s:e]):
+            tail = s
+            continue
+        break
+    top = next((s for s, e in _line_spans(text, start)[::-1] if s < e and classify(text[s:e]) == "row"), start)
+    joined = previous[:tail] + " " * (len(previous) - tail) + "\n" + " " * top + text[top:]
+    shift = len(previous) + 1
+    found = read_row(joined, start + shift, end + shift)
+    if not found.mapped or not any(h.end <= len(previous) for h in found.headers):
+        return None
+
+    def moved(p: Part) -> Part:
+        if p.start >= shift:
+            return Part(p.text, p.start - shift, p.end - shift)
+        if p.end <= len(previous):
+            return Part(p.text, p.start, p.end, pages_back=1)
+        raise ValueError("a part across the page break")
+
+    try:
+        cells = tuple(Cell(c.text, c.start - shift, c.end - shift, c.empty, tuple(moved(p) for p in c.column))
+                      for c in found.cells)
+        return TableRow(moved(found.label) if found.label else None, cells,
+                        moved(found.unit) if found.unit else None, tuple(moved(h) for h in found.headers))
+    except ValueError:
+        return None
+
+
+def headerless(text: str, start: int, end: int, row: TableRow) -> bool:
+    """The row text[start:end] (`row`, read on its page) is one of its page's leading rows printed under no
+    column line of its own: two cells or more and no columns, and walking up from it to the page's top meets no
+    header line, no prose (`_leading`); not a line of periods, or a contents entry (a year among its cells)."""
+    line = text[text.rfind("\n", 0, start) + 1:start] + text[start:end]
+    return not (row.mapped or len(row.cells) < 2 or _is_column_line(line, _periods(line, 0, len(line)))
+                or any(re.fullmatch(r"(?:19|20)\d\d", c.text) for c in row.cells)) and _leading(text, start)
+
+
+def _leading(text: str, start: int) -> bool:
+    """The row at `start` is one of the page's leading rows: walking up from it to the page's top meets no column
+    line, no group or unit line (headers of its own), no prose, only rows, labels and headings (a running header);
+    and it is among the page's first MAX_LINES_UP lines."""
+    block, lines = _page_lead(text)
+    return start <= block and text.count("\n", 0, start) < min(lines, MAX_LINES_UP)
+
+
+@functools.lru_cache(maxsize=32)
+def _page_lead(text: str) -> tuple[int, int]:
+    """(where the page's first header line or prose line starts, or the page's end; how many lines come before
+    it): a page's leading rows are those above it (read once a page: each of its rows asks)."""
+    pos = 0
+    for n, line in enumerate(text.split("\n")):
+        s = pos + len(line) - len(line.lstrip())
+        pos += len(line) + 1
+        line = line.strip()
+        if not line:
+            continue
+        e = s + len(line)
+        kind = classify(line)
+        if _is_column_line(line, _periods(text, s, e)) or _GROUP.search(line) or UNIT.search(line) \
+                or (kind != "row" and (_SENTENCE_END.search(line) or len(line) > 160
+                                       or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line)))):
+            return s, n
+    return len(text), text.count("\n") + 1
