@@ -293,18 +293,25 @@ def test_figures5_fields_ids_and_mix():
     assert not {(e["doc_name"], e["evidence_page_num"]) for q in qs for e in q["evidence"]} & asked
 
 
-@pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
-def test_figures5_domain_questions_reuse_the_dev_templates():
+def _assert_dev_templates(ours: list[dict]) -> dict[str, list[list[str]]]:
+    """Each of `ours` asks a dev split's domain template word for word (another company and period), with its
+    number and reasoning label; the dev templates by number."""
+    assert DEV_QUESTIONS is not None
     dev = [q for q in _jsonl(DEV_QUESTIONS) if q["question_type"] == "domain-relevant"]
     templates: dict[str, list[list[str]]] = {}
     for q in dev:
         templates.setdefault(q["domain_question_num"], []).append(_template_words(q["question"]))
     labels = {q["domain_question_num"]: q["question_reasoning"] for q in dev}
-    ours = [q for q in questions5() if q["question_type"] == "domain-relevant"]
     for q in ours:
-        # the dev template's wording word for word (another company and period), its number and reasoning label
         assert _template_words(q["question"]) in templates[q["domain_question_num"]], q["financebench_id"]
         assert q["question_reasoning"] == labels[q["domain_question_num"]], q["financebench_id"]
+    return templates
+
+
+@pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
+def test_figures5_domain_questions_reuse_the_dev_templates():
+    ours = [q for q in questions5() if q["question_type"] == "domain-relevant"]
+    templates = _assert_dev_templates(ours)
     # every template the dev split asks, weighted toward those whose answer is a figure (margins, debt, tax rate)
     per_template = Counter(q["domain_question_num"] for q in ours)
     assert set(per_template) == set(templates) and max(per_template.values()) <= 2
@@ -452,15 +459,8 @@ def test_figures6_fields_ids_and_mix():
 
 @pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
 def test_figures6_domain_questions_reuse_the_dev_templates():
-    dev = [q for q in _jsonl(DEV_QUESTIONS) if q["question_type"] == "domain-relevant"]
-    templates: dict[str, list[list[str]]] = {}
-    for q in dev:
-        templates.setdefault(q["domain_question_num"], []).append(_template_words(q["question"]))
-    labels = {q["domain_question_num"]: q["question_reasoning"] for q in dev}
     ours = [q for q in questions6() if q["question_type"] == "domain-relevant"]
-    for q in ours:
-        assert _template_words(q["question"]) in templates[q["domain_question_num"]], q["financebench_id"]
-        assert q["question_reasoning"] == labels[q["domain_question_num"]], q["financebench_id"]
+    _assert_dev_templates(ours)
     # one question per template: the templates whose answer holds a figure
     assert len({q["domain_question_num"] for q in ours}) == len(ours)
 
