@@ -80,13 +80,9 @@ def kb_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
 
 
 def _ingest_dev(store, dev_pdfs: Path):
-    from jsonl_engine.ingest.sync import ingest_paths
+    from tests.support.kb import ingest_named
 
-    outcomes = ingest_paths(store, [str(dev_pdfs / f"{name}.pdf") for name in DEV_KB_DOCS])
-    failed = [o for o in outcomes if o.error]
-    assert not failed, failed
-    store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}  # type: ignore[attr-defined]
-    return store
+    return ingest_named(store, dev_pdfs, DEV_KB_DOCS)
 
 
 @pytest.fixture(scope="session")

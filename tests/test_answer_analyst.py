@@ -17,31 +17,27 @@ from jsonl_engine.answer.synthesize import asks_for_amount
 from jsonl_engine.retrieval.query import parse
 from jsonl_engine.store import Store, open_store
 from jsonl_engine.vocabulary import ACCOUNTING, ANALYST_ITEMS, EXPANSIONS
-from tests.support.answer_lines import check_lines
+from tests.support.answer_lines import answered
+from tests.support.kb import ingest_named
 from tests.test_answer_first import MORE
 
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory):
     """Quarterly and annual reports and an earnings release of the FinanceBench filings."""
-    from jsonl_engine.ingest.sync import ingest_paths
-
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["NETFLIX_2023Q2_10Q", "MGMRESORTS_2021_10K", "JPMORGAN_2022Q1_10Q", "BESTBUY_2023Q4_EARNINGS",
              "LOCKHEEDMARTIN_2018_10K", "3M_2021_10K", "JOHNSON_JOHNSON_2023Q1_EARNINGS",
              "ACTIVISIONBLIZZARD_2022_10K"]
-    store = open_store(tmp_path_factory.mktemp("analyst") / "kb")
-    outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
-    store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
+    store = ingest_named(open_store(tmp_path_factory.mktemp("analyst") / "kb"), MORE, names)
     yield store
     store.close()
 
 
 def _first(store: Store, name: str, query: str) -> tuple[str, str]:
     """(the first line of the answer, why its claim leads), every line checked verbatim."""
-    out = synthesize(store, query, document_ids=[store.doc_ids[name]])  # type: ignore[attr-defined]
-    check_lines(out, lambda sid: store.section(sid).text, lambda doc, page: store.page(doc, page).text)
+    out = answered(store, name, query)
     return out.answer.split("\n")[0], out.first_claim["why"]
 
 

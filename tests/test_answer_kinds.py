@@ -13,9 +13,9 @@ from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.order import label_of
 from jsonl_engine.answer.sentences import Segment
 from jsonl_engine.answer.synthesize import _candidate, stem
-from jsonl_engine.ingest.sync import ingest_paths
 from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
+from tests.support.kb import ingest_named
 
 NAMES = ("20080115X00053", "20080111X00040", "20080116X00055", "20080109X00035", "NCT06158269_Prot_000",
          "NCT06151600_Prot_000", "NCT06152900_Prot_SAP_000", "2015-annual-performance-report")
@@ -34,9 +34,7 @@ def kinds(tmp_path_factory) -> Store:
     folder = _kinds_dir()
     if folder is None:
         pytest.skip("library-kinds not present")
-    store = open_store(tmp_path_factory.mktemp("kinds") / "kb")
-    outcomes = ingest_paths(store, [str(folder / f"{name}.pdf") for name in NAMES])
-    store.doc_ids = {Path(o.path).stem: o.document_id for o in outcomes}
+    store = ingest_named(open_store(tmp_path_factory.mktemp("kinds") / "kb"), folder, NAMES)
     yield store
     store.close()
 

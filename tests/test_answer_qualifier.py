@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from jsonl_engine.answer import qualifier
-from jsonl_engine.answer.direct import answer_first as synthesize
 from jsonl_engine.answer.synthesize import asks_for_amount
 from jsonl_engine.store import Store, open_store
-from tests.support.answer_lines import check_lines
+from tests.support.answer_lines import answered
+from tests.support.kb import ingest_named
 from tests.test_answer_first import MORE
 
 ACME = ["Acme Widgets, Inc., 10-K, fiscal year 2023 (period ended 2023-05-28)"]
@@ -70,22 +70,17 @@ def test_how_large_asks_for_an_amount():
 @pytest.fixture(scope="module")
 def filings(tmp_path_factory):
     """A KB of three annual reports and a quarterly one of the FinanceBench filings (shared/financebench-more): name -> document id."""
-    from jsonl_engine.ingest.sync import ingest_paths
-
     if MORE is None:
         pytest.skip("the FinanceBench filings (shared/financebench-more) are absent")
     names = ["GENERALMILLS_2023_annualreport", "BOEING_2019_10K", "WALMART_2022_10K", "WALMART_2024Q1_10Q"]
-    store = open_store(tmp_path_factory.mktemp("qualifier") / "kb")
-    outcomes = ingest_paths(store, [str(MORE / f"{n}.pdf") for n in names])
-    store.doc_ids = {n: o.document_id for n, o in zip(names, outcomes, strict=True)}  # type: ignore[attr-defined]
+    store = ingest_named(open_store(tmp_path_factory.mktemp("qualifier") / "kb"), MORE, names)
     yield store
     store.close()
 
 
 def _first(store: Store, name: str, query: str) -> tuple[str, str]:
     """(the first claim's text, why it leads), every line of the answer checked verbatim."""
-    out = synthesize(store, query, document_ids=[store.doc_ids[name]])  # type: ignore[attr-defined]
-    check_lines(out, lambda sid: store.section(sid).text, lambda doc, page: store.page(doc, page).text)
+    out = answered(store, name, query)
     return out.claims[0].text, out.first_claim["why"]
 
 

@@ -378,23 +378,29 @@ def test_figures7_mix_over_the_kinds():
     assert sum(e["evidence_page_num"] == 0 for q in qs for e in q["evidence"]) <= 3
 
 
+def _kinds_evidence_checked(q: dict) -> list[str]:
+    """Assert each evidence of `q` (a library-kinds question) is its zero-indexed page's pypdfium2 text and whole
+    lines of it; the document's page texts."""
+    assert KINDS_LIBRARY is not None
+    doc = pdfium.PdfDocument(str(KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf"))
+    try:
+        pages = [doc[n].get_textpage().get_text_range() for n in range(len(doc))]
+    finally:
+        doc.close()
+    for e in q["evidence"]:
+        text = pages[e["evidence_page_num"]]
+        assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
+        lines = set(text.replace("\r\n", "\n").split("\n"))
+        assert all(line in lines for line in e["evidence_text"].split("\n")), q["financebench_id"]
+    return pages
+
+
 @pytest.mark.skipif(KINDS_LIBRARY is None, reason="the other kinds' documents (../shared/library-kinds) are not available")
 def test_figures7_evidence_pages_and_printed_figures():
     synthesize = bench_synthesize()
     issuers = {Path(r["file"]).stem: r["issuer"] for r in _jsonl(KINDS_LIBRARY / "labels.jsonl")}
     for q in questions7():
-        path = KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf"
-        doc = pdfium.PdfDocument(str(path))
-        try:
-            pages = [doc[n].get_textpage().get_text_range() for n in range(len(doc))]
-        finally:
-            doc.close()
-        for e in q["evidence"]:
-            # the zero-indexed page's pypdfium2 text, and whole lines of it
-            text = pages[e["evidence_page_num"]]
-            assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
-            lines = set(text.replace("\r\n", "\n").split("\n"))
-            assert all(line in lines for line in e["evidence_text"].split("\n")), q["financebench_id"]
+        pages = _kinds_evidence_checked(q)
         # every number of the answer (years aside) is printed on the evidence page: what the bench grades
         asked = {n for n in synthesize.numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
         assert asked and synthesize.gold_figures(q) == asked, (q["financebench_id"], q["answer"])
@@ -522,17 +528,7 @@ def test_figures8_evidence_pages_and_printed_figures():
     synthesize = bench_synthesize()
     issuers = {Path(r["file"]).stem: r["issuer"] for r in _jsonl(KINDS_LIBRARY / "labels.jsonl")}
     for q in questions8():
-        doc = pdfium.PdfDocument(str(KINDS_LIBRARY / "pdfs" / f"{q['doc_name']}.pdf"))
-        try:
-            pages = [doc[n].get_textpage().get_text_range() for n in range(len(doc))]
-        finally:
-            doc.close()
-        for e in q["evidence"]:
-            # the zero-indexed page's pypdfium2 text, and whole lines of it
-            text = pages[e["evidence_page_num"]]
-            assert text == e["evidence_text_full_page"], (q["financebench_id"], e["evidence_page_num"])
-            lines = set(text.replace("\r\n", "\n").split("\n"))
-            assert all(line in lines for line in e["evidence_text"].split("\n")), q["financebench_id"]
+        pages = _kinds_evidence_checked(q)
         # the answer states one figure, printed on the evidence page and in the evidence lines: not a year (the bench
         # reads 1900-2100 as one), not a small number whose unit would be the only clue
         asked = synthesize.numbers(q["answer"])

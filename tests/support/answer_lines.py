@@ -51,3 +51,13 @@ def check_lines(out, section_text: Callable[[str], str], page_text: Callable[[st
         else:
             assert body == expected, (body, expected)
     return lines
+
+
+def answered(store, doc: str, query: str):
+    """kb.synthesize's answer (answer/direct.py answer_first) to `query` scoped to the document named `doc`
+    (`store.doc_ids`), every line checked verbatim against the store."""
+    from jsonl_engine.answer.direct import answer_first
+
+    out = answer_first(store, query, document_ids=[store.doc_ids[doc]])
+    check_lines(out, lambda sid: store.section(sid).text, lambda d, page: store.page(d, page).text)
+    return out
