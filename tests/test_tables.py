@@ -192,13 +192,13 @@ def test_the_asked_quarter_is_its_reports_three_months_column(dev_pdfs, dev_kb: 
 
     store = open_store(tmp_path / "kb")
     q2 = ingest_paths(store, [str(dev_pdfs / "BESTBUY_2024Q2_10Q.pdf")])[0].document_id
-    assert period_ends(store, "What was revenue in Q2 of FY2024?", [q2]) == {"2023-07-29"}
-    assert period_ends(store, "What was revenue in the second quarter of fiscal 2024?", [q2]) == {"2023-07-29"}
-    assert period_ends(store, "What was revenue in FY2024?", [q2]) == frozenset()
-    assert period_ends(store, "What was revenue in Q2 of FY2023?", [q2]) == frozenset()
+    assert period_ends("What was revenue in Q2 of FY2024?", store.cards([q2])) == {"2023-07-29"}
+    assert period_ends("What was revenue in the second quarter of fiscal 2024?", store.cards([q2])) == {"2023-07-29"}
+    assert period_ends("What was revenue in FY2024?", store.cards([q2])) == frozenset()
+    assert period_ends("What was revenue in Q2 of FY2023?", store.cards([q2])) == frozenset()
     annual = dev_kb.doc_ids["3M_2022_10K"]
-    assert period_ends(dev_kb, "What was capital expenditure in FY2022?", [annual]) == {"2022-12-31"}
-    assert period_ends(dev_kb, "What was capital expenditure in Q2 of FY2022?", [annual]) == frozenset()
+    assert period_ends("What was capital expenditure in FY2022?", dev_kb.cards([annual])) == {"2022-12-31"}
+    assert period_ends("What was capital expenditure in Q2 of FY2022?", dev_kb.cards([annual])) == frozenset()
     out = synthesize(store, "What was Best Buy's revenue in Q2 of FY2024?", document_ids=[q2])
     store.close()
     reading = out.tables[out.claims[0].id]

@@ -41,7 +41,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 
     from jsonl_engine.retrieval import Passage
     from jsonl_engine.store import Store
+    from jsonl_engine.store.types import Card
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(\$\s?\(?)?(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?![\w])(\s?%)?")
@@ -1380,43 +1381,40 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     have, docs = {p.section_id for p in passages}, {p.document_id for p in passages}
     deep = [p for p in found.passages[depth:] if p.section_id not in have and p.document_id in docs]
     passages = passages + deep
+    cards = store.cards(sorted({p.document_id for p in passages})) if passages else {}  # read once for the four below
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
                   read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end),
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
-                  ends=period_ends(store, query, {p.document_id for p in passages}),
-                  annual=annual_reports(store, {p.document_id for p in passages}),
-                  issuers=entities(store, {p.document_id for p in passages}),
-                  plans=plan_documents(store, {p.document_id for p in passages}))
+                  ends=period_ends(query, cards), annual=annual_reports(cards), issuers=entities(cards),
+                  plans=plan_documents(cards))
     out.warnings = warnings
     return out
 
 
-def period_ends(store: Store, query: str, document_ids: Collection[str]) -> frozenset[str]:
+def period_ends(query: str, cards: Mapping[str, Card]) -> frozenset[str]:
     """The end dates (ISO) of the period the question names, in the documents whose card is that period: the
     quarter's end in a quarterly report of the fiscal quarter named ("Q2 of FY2024": July 29, 2023), the year's
     end in an annual report of the fiscal year named (a fiscal year is not always its columns' calendar year)."""
     periods = parse_periods(query)
-    if not periods.years or not document_ids:
+    if not periods.years or not cards:
         return frozenset()
     years = {int(y) for y in order.asked_years(query, [str(y) for y in periods.years])}  # not the document's year
     out = set()
-    for card in store.cards(sorted(document_ids)).values():
+    for card in cards.values():
         if card.period_end and card.fiscal_year in years and card.fiscal_quarter == periods.quarter:
             out.add(card.period_end)
     return frozenset(out)
 
 
-def plan_documents(store: Store, document_ids: Collection[str]) -> frozenset[str]:
-    """The documents read whose kind is a plan of what will be done (PLAN_KINDS, by their cards)."""
-    cards = store.cards(sorted(document_ids)) if document_ids else {}
+def plan_documents(cards: Mapping[str, Card]) -> frozenset[str]:
+    """The documents read whose kind is a plan of what will be done (PLAN_KINDS, by their `cards`)."""
     return frozenset(doc for doc, card in cards.items() if card.kind in PLAN_KINDS)
 
 
-def entities(store: Store, document_ids: Collection[str]) -> list[str]:
-    """The entities (issuer, agency, sponsor) the cards of the documents read name."""
-    cards = store.cards(sorted(document_ids)) if document_ids else {}
+def entities(cards: Mapping[str, Card]) -> list[str]:
+    """The entities (issuer, agency, sponsor) the `cards` of the documents read name."""
     return sorted({e for card in cards.values() for e in card.entities or ()})
 
 
@@ -1429,11 +1427,10 @@ def _issuer_keys(query: str, issuers: Collection[str]) -> frozenset[str]:
                      for k in keys(word))
 
 
-def annual_reports(store: Store, document_ids: Collection[str]) -> bool:
-    """The documents read are all annual reports (10-K, 20-F, ...), by their cards."""
+def annual_reports(cards: Mapping[str, Card]) -> bool:
+    """The documents read are all annual reports (10-K, 20-F, ...), by their `cards`."""
     from jsonl_engine.identity.kinds import ANNUAL_KINDS
 
-    cards = store.cards(sorted(document_ids)) if document_ids else {}
     return bool(cards) and all(card.kind in ANNUAL_KINDS for card in cards.values())
 
 
