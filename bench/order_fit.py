@@ -35,7 +35,7 @@ from pathlib import Path
 
 from _common import DEV, ROOT, load_questions
 
-HELD_OUT = {"figures2", "figures4", "figures8"}
+HELD_OUT = {"figures2", "figures4", "figures8", "figures9"}
 STEP, EXTRA_STEP = 0.05, 0.01
 
 
