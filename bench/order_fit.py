@@ -19,8 +19,8 @@ exact (the same sum, rounding and rank rules), so a fit takes seconds:
                                         [--pairs] [--min-gain 1]
 
 Default sets: the dev split (bench/out/dev-kb), figures, figures3, figures5 and figures6 (bench/out/<stem>-kb, built by
-synthesize.py --questions). figures2 and figures4 are the held-out judges, figures8 a held-out check set run once: never
-fitted on (refused here).
+synthesize.py --questions). figures2, figures4 and figures9 are the held-out judges, figures8 a held-out check set run
+once: never fitted on (refused here).
 """
 
 from __future__ import annotations

@@ -547,3 +547,96 @@ def test_figures8_evidence_pages_and_printed_figures():
             pages[e["evidence_page_num"]] for e in q["evidence"]).lower())) + " "
         runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
         assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
+
+
+# bench/data/figures9.jsonl: a third HELD-OUT judge set on filings (issue 24), in figures2.jsonl's mix and fields, on
+# the held-out judges' filings only (figures2.jsonl's and figures4.jsonl's), never on a page any other set cites:
+# written from the pages without running the engine, run once per session by the lead, never tuned on.
+FIGURES9 = ROOT / "bench" / "data" / "figures9.jsonl"
+FIGURES9_MIX = {"domain-relevant": 16, "novel-generated": 18, "metrics-generated": 6}
+
+
+def questions9() -> list[dict]:
+    return _jsonl(FIGURES9)
+
+
+def _other_sets() -> list[dict]:
+    """Every other question set of bench/data (figures*.jsonl but this one) and the dev split's questions."""
+    qs = [q for path in sorted(FIGURES9.parent.glob("figures*.jsonl")) if path != FIGURES9 for q in _jsonl(path)]
+    if DEV_QUESTIONS is not None:
+        qs += _jsonl(DEV_QUESTIONS)
+    return qs
+
+
+def test_figures9_fields_ids_and_mix():
+    qs = questions9()
+    assert len(qs) == 40
+    _ours_fields_and_ids(qs, "ours9")
+    # figures2.jsonl's fields in its order, evidence pages zero-indexed integers
+    assert all(list(q) == list(questions2()[0]) and q["split"] == "OURS" for q in qs)
+    assert all(list(e) == EVIDENCE_KEYS and isinstance(e["evidence_page_num"], int) for q in qs for e in q["evidence"])
+    assert all(q["question"].endswith(("?", ".")) and q["answer"] for q in qs)
+    assert len({q["question"] for q in qs}) == len(qs)
+    # figures2.jsonl's mix: 16 domain, 18 novel, 6 metrics (4 computed, 2 single line items)
+    assert Counter(q["question_type"] for q in qs) == Counter(FIGURES9_MIX)
+    reasoning = Counter(q["question_reasoning"] for q in qs if q["question_type"] == "metrics-generated")
+    assert reasoning == Counter({"Numerical reasoning": 4, "Information extraction": 2})
+    assert all(re.fullmatch(r"dg\d\d", q["domain_question_num"] or "") for q in qs
+               if q["question_type"] == "domain-relevant")
+    assert not any(q["domain_question_num"] for q in qs if q["question_type"] != "domain-relevant")
+    assert not any(q["question_reasoning"] for q in qs if q["question_type"] == "novel-generated")
+    # the held-out judges' filings only, at most 2 questions each, spread over companies and forms
+    per_filing = Counter(q["doc_name"] for q in qs)
+    assert set(per_filing) <= {q["doc_name"] for q in questions2() + questions4()}
+    assert max(per_filing.values()) <= 2 and len(per_filing) >= 28 and len({q["company"] for q in qs}) >= 15
+    forms = Counter(form(q["doc_name"]) for q in qs)
+    assert forms["10-Q"] >= 5 and forms["earnings"] >= 4 and forms["8-K"] >= 3 and forms["10-K"] <= 28
+    # a quarter, a half year or nine months, asked as an analyst would
+    periods = re.compile(r"\b(first|second|third|fourth) (fiscal )?(quarter|half)\b|\bQ[1-4]\b|\bnine months\b",
+                         re.IGNORECASE)
+    assert sum(bool(periods.search(q["question"])) for q in qs) >= 8
+    # never a development set's filing (figures, figures3, figures5, figures6, the dev split), by name
+    development = {q["doc_name"] for q in questions() + questions3() + questions5() + questions6()}
+    if DEV_QUESTIONS is not None:
+        development |= {q["doc_name"] for q in _jsonl(DEV_QUESTIONS)}
+    assert not set(per_filing) & development
+    # no page another set cites
+    asked = {(e["doc_name"], e["evidence_page_num"]) for q in _other_sets() for e in q["evidence"]}
+    assert not {(e["doc_name"], e["evidence_page_num"]) for q in qs for e in q["evidence"]} & asked
+
+
+@pytest.mark.skipif(DEV_QUESTIONS is None, reason="the dev questions (../shared/financebench-dev) are not available")
+def test_figures9_domain_questions_reuse_the_dev_templates():
+    ours = [q for q in questions9() if q["question_type"] == "domain-relevant"]
+    _assert_dev_templates(ours)
+    # templates whose answer holds a figure, none more than twice
+    assert max(Counter(q["domain_question_num"] for q in ours).values()) <= 2
+    assert len({q["domain_question_num"] for q in ours}) >= 12
+
+
+@pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (../shared/financebench-more) are not available")
+def test_figures9_evidence_pages_and_printed_figures():
+    synthesize = bench_synthesize()
+    numbers, scaled = synthesize.numbers, synthesize.scaled
+    for q, printed in printed_or_worked_out(questions9()):
+        # the gold figures the bench counts are in the evidence lines, not only somewhere on the page
+        assert printed <= scaled(" ".join(e["evidence_text"] for e in q["evidence"])), q["financebench_id"]
+        if q["question_type"] == "metrics-generated" and q["question_reasoning"] == "Numerical reasoning":
+            # the answer starts with the computed value, which the pages do not print, followed by its printed inputs
+            value = numbers(q["answer"].split()[0])
+            assert value and not value & printed and value <= numbers(q["justification"]), q["financebench_id"]
+            assert len(printed) >= 2, q["financebench_id"]
+        elif q["question_type"] == "metrics-generated":
+            assert numbers(q["answer"]) <= printed, q["financebench_id"]  # a single line item, printed
+        elif q["question_type"] == "novel-generated":
+            # one-figure questions: every number of the answer (years aside) is printed on the evidence page
+            asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
+            assert asked <= printed, (q["financebench_id"], asked - printed)
+    # no development set's filing by bytes either (two FinanceBench names share bytes), nor the dev split's
+    assert_no_filing_shared(questions9(), questions() + questions3() + questions5() + questions6())
+    # nor a page another set cites under a twin name (the same bytes)
+    digest = {name: _digest(MORE / "pdfs" / f"{name}.pdf") for name in
+              {e["doc_name"] for q in questions9() + _other_sets() for e in q["evidence"]}
+              if (MORE / "pdfs" / f"{name}.pdf").is_file()}
+    asked = {(digest.get(e["doc_name"]), e["evidence_page_num"]) for q in _other_sets() for e in q["evidence"]}
+    assert not {(digest[e["doc_name"]], e["evidence_page_num"]) for q in questions9() for e in q["evidence"]} & asked
