@@ -554,7 +554,7 @@ def test_figures8_evidence_pages_and_printed_figures():
 # segments, operating metrics, notes, multi-column tables) and FinanceBench's domain templates, on development filings
 # and on pages no other set cites; written from the pages' text without running the engine.
 FIGURES10 = ROOT / "bench" / "data" / "figures10.jsonl"
-FIGURES10_MIX = {"novel-generated": 15, "domain-relevant": 5}
+FIGURES10_MIX = {"novel-generated": 30, "domain-relevant": 10}
 # filings kept for a held-out set: never a development set's
 RESERVED_FILINGS = {"AMCOR_2022_8K_2022-07-01", "AMCOR_2022_8K_dated-2022-04-26", "FOOTLOCKER_2022_10Q"}
 
