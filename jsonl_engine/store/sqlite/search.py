@@ -120,6 +120,25 @@ def search(conn: Connection, kind: str, match: str, scope: Scope, limit: int, wi
     return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
 
 
+def search_window(conn: Connection, kind: str, match: str, limit: int, window: Window, stats: Stats | None = None,
+                  weights: SectionWeights | None = None) -> list[tuple[int, float]]:
+    """`search` of one window by its FTS table alone: (rowid, score), best first, without the join with the rows
+    (a page's row holds its text: a row read per matching page, most of them cold). The store maps the rowids to
+    pages or sections and checks they are all of the documents searched (`SqliteStore._in_scope`): the rows of a
+    document are written in one transaction, so a window of searched documents holds only theirs, and the top
+    rows of the window are then the top rows `search` returns with its document filter."""
+    fts = FTS_TABLE[kind]
+    score, sargs = _score(fts, stats, weights)
+    sql = (f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
+           "ORDER BY s DESC, rowid LIMIT ?")
+    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *window, limit])]
+
+
+def page_numbers(conn: Connection, document_id: str) -> dict[int, int]:
+    """A document's pages, rowid -> page number (read from the (document_id, number) index alone)."""
+    return {r[0]: r[1] for r in conn.execute("SELECT rowid, number FROM pages WHERE document_id = ?", (document_id,))}
+
+
 def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:
     """SQL for rows of `column` inside the windows: the span filter FTS5 uses, each window's test, and the
     CASE naming a row's window (their arguments follow in that order: span, tests, CASE)."""

@@ -45,6 +45,17 @@ PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x
 REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
+DOCUMENTS_KEPT = 4_000  # documents whose page maps (rowid -> number) are kept (about 20 kB each)
+
+
+def _in(scope: Scope, document_id: str) -> bool:
+    return scope.complete or document_id in scope.documents
+
+
+def _all_in(scope: Scope, documents: Sequence[str]) -> bool:
+    return all(_in(scope, d) for d in documents)
+
+
 class SqliteDialect(Dialect):
     """SQLite's SQL is the repository's own; what is SQLite's here is its errors: an unusable file (damaged,
     truncated, an I/O error, a full disk) is kb_unavailable with its reason, and its connections are opened again
@@ -247,10 +258,29 @@ class SqliteStore(Repository):
                 rows = search.search(conn, "pages", expr, scope, limit, stats=self._stats("pages", phrases))
             else:
                 wins = self._windows("pages", within)
-                rows = search.search_in(conn, "pages", expr, scope, limit, wins,
-                                        self._stats("pages", phrases, wins)) if wins else []
+                stats = self._stats("pages", phrases, wins) if wins else None
+                rows = self._window_pages(expr, scope, limit, within, wins, stats) if wins else []
+                if rows is None:
+                    rows = search.search_in(conn, "pages", expr, scope, limit, wins, stats)
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
+
+    def _window_pages(self, expr: str, scope: Scope, limit: int, within: Sequence[str], wins: Sequence[search.Window],
+                      stats: search.Stats | None) -> list[tuple] | None:
+        """`search_in` of the pages without its join with the pages' rows, where it runs one statement per window:
+        each window's top rows by the FTS table alone (`search.search_window`), their rowids mapped to page
+        numbers by the documents' page maps (kept per KB generation). None (search with the join) when a document
+        searched is out of scope or a row is of no document searched: then the filter would drop rows."""
+        if not (len(wins) == 1 or stats is not None) or not _all_in(scope, within):
+            return None
+        conn, gen = self._conn(), self._generation()
+        maps = self._memo.get_many("page-numbers", list(dict.fromkeys((gen, d) for d in within)),
+                                   lambda keys: {k: search.page_numbers(conn, k[1]) for k in keys}, DOCUMENTS_KEPT)
+        number = {r: (d, n) for (_, d), m in maps.items() for r, n in m.items()}
+        rows = [hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)]
+        if any(r not in number for r, _ in rows):
+            return None
+        return [(*number[r], s) for r, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
@@ -260,6 +290,14 @@ class SqliteStore(Repository):
             stats = self._stats("sections", phrases, wins) if wins else None
             if stats is not None and scope.complete:  # one statement per window, each window's rows kept a while
                 hits = [row for win in wins for row in self._window_sections(expr, limit, win, stats, weights)]
+            elif wins and (len(wins) == 1 or stats is not None) and _all_in(scope, within):
+                # each window's top rows by the FTS table alone (as `_window_pages`), kept when all are in scope
+                hits = [hit for win in wins for hit in search.search_window(conn, "sections", expr, limit, win, stats,
+                                                                            weights)]
+                refs = self._section_refs(self._sql(), [r for r, _ in hits])
+                if all(r in refs and _in(scope, refs[r].document_id) for r, _ in hits):
+                    return [SectionHit(refs[r], s) for r, s in hits]
+                hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights)
             else:
                 hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
