@@ -70,3 +70,22 @@ def test_a_window_holding_another_documents_rows_keeps_the_document_filter(dev_k
         assert store.search_pages(phrases, scope, 200, within=[second]) == []
         assert store.search_sections(phrases, SECTION_WEIGHTS, scope, 200, [second]) == []
     assert spied == ["pages"]
+
+
+def test_plain_tuples_from_either_library(tmp_path):
+    """`driver.tuples`: rows as plain tuples from an APSW connection and from a `sqlite3` one (rows otherwise
+    `sqlite3.Row`), the connection's own rows unchanged."""
+    import sqlite3
+
+    from jsonl_engine.store.sqlite import driver
+
+    conns = [sqlite3.connect(tmp_path / "a.sqlite3")]
+    conns[0].row_factory = sqlite3.Row
+    if driver.APSW:
+        conns.append(driver.connect(tmp_path / "b.sqlite3"))
+    for conn in conns:
+        conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        conn.execute("INSERT INTO t VALUES (1, 'x'), (2, 'y')")
+        rows = list(driver.tuples(conn, "SELECT a, b FROM t WHERE a >= ? ORDER BY a", (1,)))
+        assert rows == [(1, "x"), (2, "y")] and all(type(r) is tuple for r in rows)
+        assert conn.execute("SELECT a, b FROM t ORDER BY a").fetchone()["b"] == "x"

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from jsonl_engine.store.sqlite import bm25
-from jsonl_engine.store.sqlite.driver import Connection
+from jsonl_engine.store.sqlite.driver import Connection, tuples
 from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 
 # Windows of documents whose rows follow one another are searched as one; never across another document's rows:
@@ -131,12 +131,12 @@ def search_window(conn: Connection, kind: str, match: str, limit: int, window: W
     score, sargs = _score(fts, stats, weights)
     sql = (f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
            "ORDER BY s DESC, rowid LIMIT ?")
-    return [(r[0], r[1]) for r in conn.execute(sql, [*sargs, match, *window, limit])]
+    return list(tuples(conn, sql, [*sargs, match, *window, limit]))
 
 
 def page_numbers(conn: Connection, document_id: str) -> dict[int, int]:
     """A document's pages, rowid -> page number (read from the (document_id, number) index alone)."""
-    return {r[0]: r[1] for r in conn.execute("SELECT rowid, number FROM pages WHERE document_id = ?", (document_id,))}
+    return dict(tuples(conn, "SELECT rowid, number FROM pages WHERE document_id = ?", (document_id,)))
 
 
 def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:

@@ -159,10 +159,11 @@ class SqliteStore(Repository):
         for start in range(0, len(pages), PAGES_PER_STATEMENT):
             chunk = pages[start:start + PAGES_PER_STATEMENT]
             args = [a for i, (doc, page) in enumerate(chunk) for a in (start + i, doc, page - back, page)]
-            rows = sql.rows(f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
-                            f"SELECT p.i, {REF_COLUMNS} FROM p JOIN section_refs s ON s.document_id = p.d "
-                            "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
-                            "ORDER BY p.i, s.page_start, s.rowid", args)
+            rows = list(driver.tuples(
+                sql.conn, f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
+                f"SELECT p.i, {REF_COLUMNS} FROM p JOIN section_refs s ON s.document_id = p.d "
+                "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
+                "ORDER BY p.i, s.page_start, s.rowid", args))
             for row in rows:
                 yield row[0], row[1:]
 
@@ -173,7 +174,7 @@ class SqliteStore(Repository):
         def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], SectionRef]:
             where, args = sql.any_of("rowid", [r for _, r in missing])
             return {(gen, r[0]): section_ref(r)
-                    for r in sql.rows(f"SELECT {REF_COLUMNS} FROM section_refs WHERE {where}", args)}
+                    for r in driver.tuples(sql.conn, f"SELECT {REF_COLUMNS} FROM section_refs WHERE {where}", args)}
 
         refs = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
         return {r: ref for (_, r), ref in refs.items()}
