@@ -6,8 +6,6 @@ query length. Scores are rounded and ties break by id, so the order is a pure fu
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from jsonl_engine.retrieval.weights import (
@@ -97,49 +95,13 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
     for section_id, s in sections:
         if section_id in cands:
             cands[section_id].section = s / best_s
-    best_page = _best_page(page_score)
     for c in cands.values():
-        c.page, c.best = best_page(c.document_id, c.page_start, c.page_end)
+        scores = [(page_score.get((c.document_id, n), 0.0), n) for n in range(c.page_start, c.page_end + 1)]
+        c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, c.page_start))
         c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     return spread(ranked) if spread_out else ranked
-
-
-SHORT_SPAN = 8  # pages a section may span before its page score is looked up among the scored pages only
-
-
-def _best_page(page_score: dict[PageKey, float]) -> Callable[[str, int, int], tuple[float, int]]:
-    """A function (document, first page, last page) -> the best page score of those pages and the first page
-    giving it ((0.0, first page) when none is scored, or the span is empty): a section spanning many pages (a
-    chapter) looks at the scored pages of its document inside its span (bisect), not at each of its pages."""
-    per_doc: dict[str, list[tuple[int, float]]] = {}
-    for (doc, n), s in page_score.items():
-        per_doc.setdefault(doc, []).append((n, s))
-    numbers = {doc: sorted(pairs) for doc, pairs in per_doc.items()}
-    firsts = {doc: [n for n, _ in pairs] for doc, pairs in numbers.items()}
-
-    def best(doc: str, start: int, end: int) -> tuple[float, int]:
-        if end - start < SHORT_SPAN:
-            scores = [(page_score.get((doc, n), 0.0), n) for n in range(start, end + 1)]
-            return max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, start))
-        pairs, nums = numbers.get(doc, []), firsts.get(doc, [])
-        lo, hi = bisect.bisect_left(nums, start), bisect.bisect_right(nums, end)
-        top, at = 0.0, -1
-        for n, s in pairs[lo:hi]:  # ascending pages: a strictly better score moves it, so equals keep the first
-            if at < 0 or s > top:
-                top, at = s, n
-        if hi - lo < end - start + 1:  # a page without a score (0.0): the first of them, against the best
-            free = start
-            for n, _ in pairs[lo:hi]:
-                if n != free:
-                    break
-                free += 1
-            if at < 0 or top < 0.0 or (top == 0.0 and free < at):
-                top, at = 0.0, free
-        return top, at
-
-    return best
 
 
 def spread(ranked: list[Candidate]) -> list[Candidate]:
