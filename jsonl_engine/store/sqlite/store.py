@@ -45,7 +45,7 @@ PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x
 REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
-DOCUMENTS_KEPT = 4_000  # documents whose page maps (rowid -> number) are kept (about 20 kB each)
+DOCUMENTS_KEPT = 4_000  # documents whose page maps (rowid -> (document, number)) are kept (about 20 kB each)
 
 
 def _in(scope: Scope, document_id: str) -> bool:
@@ -269,19 +269,20 @@ class SqliteStore(Repository):
     def _window_pages(self, expr: str, scope: Scope, limit: int, within: Sequence[str], wins: Sequence[search.Window],
                       stats: search.Stats | None) -> list[tuple] | None:
         """`search_in` of the pages without its join with the pages' rows, where it runs one statement per window:
-        each window's top rows by the FTS table alone (`search.search_window`), their rowids mapped to page
-        numbers by the documents' page maps (kept per KB generation). None (search with the join) when a document
-        searched is out of scope or a row is of no document searched: then the filter would drop rows."""
+        each window's top rows by the FTS table alone (`search.search_window`), their rowids mapped to pages by
+        the documents' page maps (rowid -> (document, number), kept per KB generation). None (search with the
+        join) when a document searched is out of scope or a row is of no document searched: then the filter
+        would drop rows."""
         if not (len(wins) == 1 or stats is not None) or not _all_in(scope, within):
             return None
         conn, gen = self._conn(), self._generation()
-        maps = self._memo.get_many("page-numbers", list(dict.fromkeys((gen, d) for d in within)),
-                                   lambda keys: {k: search.page_numbers(conn, k[1]) for k in keys}, DOCUMENTS_KEPT)
-        number = {r: (d, n) for (_, d), m in maps.items() for r, n in m.items()}
+        maps = self._memo.get_many("page-keys", list(dict.fromkeys((gen, d) for d in within)), lambda keys: {
+            k: {r: (k[1], n) for r, n in search.page_numbers(conn, k[1]).items()} for k in keys}, DOCUMENTS_KEPT)
+        key = maps[(gen, within[0])] if len(maps) == 1 else {r: pk for m in maps.values() for r, pk in m.items()}
         rows = [hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)]
-        if any(r not in number for r, _ in rows):
+        if any(r not in key for r, _ in rows):
             return None
-        return [(*number[r], s) for r, s in rows]
+        return [(*key[r], s) for r, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
