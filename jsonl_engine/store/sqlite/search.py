@@ -7,7 +7,8 @@ Scores are returned positive (FTS5's bm25() is negative, lower is better). With 
 statement scores with `bm25.FUNCTION` from the store's cached statistics instead of bm25(): the same scores,
 without bm25()'s pass over the whole index counting each phrase's rows. A document's pages and sections
 are written in one transaction, so their rowids form a contiguous window: a rowid range lets FTS5 skip
-every other document (a join filter still checks the document, so the window is only an accelerator).
+every other document (a join filter still checks the document, so the window is only an accelerator; a search of
+one window by the FTS table alone, `search_window`, leaves that check to the store, which maps its rowids).
 """
 
 from __future__ import annotations
