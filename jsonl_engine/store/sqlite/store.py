@@ -45,7 +45,7 @@ PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x
 REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
-DOCUMENTS_KEPT = 4_000  # documents whose page maps (rowid -> (document, number)) are kept (about 20 kB each)
+DOCUMENTS_KEPT = 2_000  # documents whose page maps (rowid -> (document, number)) are kept (18 kB each at 150 pages)
 
 
 def _in(scope: Scope, document_id: str) -> bool:
