@@ -95,10 +95,15 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
     for section_id, s in sections:
         if section_id in cands:
             cands[section_id].section = s / best_s
+    get = page_score.get
     for c in cands.values():
-        scores = [(page_score.get((c.document_id, n), 0.0), n) for n in range(c.page_start, c.page_end + 1)]
-        c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, c.page_start))
-        c.doc = prior.get(c.document_id, 0.0) if prior else 0.0
+        doc, start, end = c.document_id, c.page_start, c.page_end
+        if start == end:  # most sections: one page, its score
+            c.page, c.best = get((doc, start), 0.0), start
+        else:
+            scores = [(get((doc, n), 0.0), n) for n in range(start, end + 1)]
+            c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, start))
+        c.doc = prior.get(doc, 0.0) if prior else 0.0
         c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     return spread(ranked) if spread_out else ranked

@@ -8,21 +8,33 @@ from collections.abc import Callable
 from jsonl_engine.retrieval.weights import SNIPPET_CHARS, SNIPPET_CLUSTER, SNIPPET_LEAD, SNIPPET_TERMS
 
 _SPACE = re.compile(r"\s+")
+_PLAIN = re.compile(r"[a-z0-9]+")  # a query word (text.words)
+_WORD_CHAR = re.compile(r"\w")
 
 
 def finder(terms: list[str], width: int = SNIPPET_CHARS) -> Callable[[str], str]:
-    """A function text -> snippet for these query terms (the pattern is compiled once per query)."""
+    """A function text -> snippet for these query terms (the pattern is compiled once per query): a term found
+    where no word character precedes it, the longest first.
+
+    Terms of letters and digits only (a question's words) are searched without the lookbehind, which keeps `re`
+    from skipping ahead to the terms' first characters (a third faster on the passages of the dev questions), and
+    a match inside a word dropped after: such a match ends inside its word, so it never covers the start of the
+    next word, where the pattern with the lookbehind would have matched."""
     words = sorted({t for t in terms[:SNIPPET_TERMS] if t}, key=lambda t: (-len(t), t))
+    if words and all(_PLAIN.fullmatch(w) for w in words):
+        plain = re.compile("(?:" + "|".join(words) + ")")
+        return lambda text: snippet(text, plain, width, inside=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + ")") if words else None
     return lambda text: snippet(text, pattern, width)
 
 
-def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHARS) -> str:
-    """About `width` characters (whitespace collapsed) around the window with the most distinct terms."""
+def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHARS, inside: bool = False) -> str:
+    """About `width` characters (whitespace collapsed) around the window with the most distinct terms.
+    `inside`: the pattern also matches inside words (no lookbehind), those matches dropped here."""
     if len(text) <= width:
         return _SPACE.sub(" ", text).strip()
     start = 0
-    hits = [(m.start(), m.group()) for m in pattern.finditer(text.lower())] if pattern else []
+    hits = _hits(text.lower(), pattern, inside) if pattern else []
     if hits:
         start = max(0, cluster(hits, width) - width // SNIPPET_LEAD)
     # widen the raw slice so that, once whitespace runs collapse, about `width` characters remain
@@ -39,6 +51,13 @@ def snippet(text: str, pattern: re.Pattern[str] | None, width: int = SNIPPET_CHA
         if space > width // 2:
             piece = piece[:space]
     return ("…" if start > 0 else "") + piece.strip() + ("…" if more else "")
+
+
+def _hits(low: str, pattern: re.Pattern[str], inside: bool) -> list[tuple[int, str]]:
+    hits = [(m.start(), m.group()) for m in pattern.finditer(low)]
+    if inside:
+        hits = [h for h in hits if not h[0] or not _WORD_CHAR.match(low, h[0] - 1)]
+    return hits
 
 
 def cluster(hits: list[tuple[int, str]], width: int) -> int:

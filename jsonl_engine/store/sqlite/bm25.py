@@ -107,8 +107,11 @@ def _exact_columns(api: Any, phrases: int, idfs: list[float], weights: list[floa
     total = 0.0
     offsets, columns = api.phrase_column_offsets, api.phrase_columns
     for i in range(phrases):
+        found = columns(i)
+        if not found:  # most phrases of a statement are not in a given row
+            continue
         f = 0.0
-        for c in columns(i):
+        for c in found:
             f += weights[c] * len(offsets(i, c))
         if f:
             total += idfs[i] * ((f * (K1 + 1.0)) / (f + norm))

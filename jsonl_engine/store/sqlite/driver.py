@@ -158,6 +158,16 @@ def connect(path: Path | str, timeout_s: float = 30.0) -> Connection:
     return conn
 
 
+def tuples(conn: Connection, sql: str, args: Sequence[Any] = ()) -> Iterable[tuple]:
+    """The statement's rows as plain tuples (read by position only): without the per-row Python wrapper that makes
+    them readable by name, for the statements a query reads many rows of (a search's, the section refs')."""
+    if isinstance(conn, ApswConnection):
+        return conn.raw.execute(sql, args)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, args)
+
+
 def register_fts5_function(conn: Connection, name: str, function: Callable[..., Any]) -> None:
     """An FTS5 auxiliary function on this connection (APSW only)."""
     conn.raw.register_fts5_function(name, function)

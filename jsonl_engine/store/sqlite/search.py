@@ -7,7 +7,8 @@ Scores are returned positive (FTS5's bm25() is negative, lower is better). With 
 statement scores with `bm25.FUNCTION` from the store's cached statistics instead of bm25(): the same scores,
 without bm25()'s pass over the whole index counting each phrase's rows. A document's pages and sections
 are written in one transaction, so their rowids form a contiguous window: a rowid range lets FTS5 skip
-every other document (a join filter still checks the document, so the window is only an accelerator).
+every other document (a join filter still checks the document, so the window is only an accelerator; a search of
+one window by the FTS table alone, `search_window`, leaves that check to the store, which maps its rowids).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from jsonl_engine.store.sqlite import bm25
-from jsonl_engine.store.sqlite.driver import Connection
+from jsonl_engine.store.sqlite.driver import Connection, tuples
 from jsonl_engine.store.types import PageKey, Phrase, Scope, SectionWeights
 
 # Windows of documents whose rows follow one another are searched as one; never across another document's rows:
@@ -118,6 +119,25 @@ def search(conn: Connection, kind: str, match: str, scope: Scope, limit: int, wi
     sql = (f"SELECT {keys}, {score} AS s FROM {fts} JOIN {ROWS[kind]} {a} ON {a}.rowid = {fts}.rowid "
            f"WHERE {fts} MATCH ?{rng} AND {where} ORDER BY s DESC, {a}.rowid LIMIT ?")
     return [tuple(r) for r in conn.execute(sql, [*sargs, match, *bounds, *ids, limit])]
+
+
+def search_window(conn: Connection, kind: str, match: str, limit: int, window: Window, stats: Stats | None = None,
+                  weights: SectionWeights | None = None) -> list[tuple[int, float]]:
+    """`search` of one window by its FTS table alone: (rowid, score), best first, without the join with the rows
+    (a page's row holds its text: a row read per matching page, most of them cold). The store maps the rowids to
+    pages or sections and checks they are all of the documents searched (`SqliteStore._in_scope`): the rows of a
+    document are written in one transaction, so a window of searched documents holds only theirs, and the top
+    rows of the window are then the top rows `search` returns with its document filter."""
+    fts = FTS_TABLE[kind]
+    score, sargs = _score(fts, stats, weights)
+    sql = (f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
+           "ORDER BY s DESC, rowid LIMIT ?")
+    return list(tuples(conn, sql, [*sargs, match, *window, limit]))
+
+
+def page_numbers(conn: Connection, document_id: str) -> dict[int, int]:
+    """A document's pages, rowid -> page number (read from the (document_id, number) index alone)."""
+    return dict(tuples(conn, "SELECT rowid, number FROM pages WHERE document_id = ?", (document_id,)))
 
 
 def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:

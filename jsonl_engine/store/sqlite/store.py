@@ -45,6 +45,17 @@ PAGES_KEPT = 10_000  # pages whose sections are kept (about 3 kB each on the 10x
 REFS_KEPT = 20_000  # section hits whose refs are kept (about 1 kB each: 20 MB at most)
 
 
+DOCUMENTS_KEPT = 2_000  # documents whose page maps (rowid -> (document, number)) are kept (18 kB each at 150 pages)
+
+
+def _in(scope: Scope, document_id: str) -> bool:
+    return scope.complete or document_id in scope.documents
+
+
+def _all_in(scope: Scope, documents: Sequence[str]) -> bool:
+    return all(_in(scope, d) for d in documents)
+
+
 class SqliteDialect(Dialect):
     """SQLite's SQL is the repository's own; what is SQLite's here is its errors: an unusable file (damaged,
     truncated, an I/O error, a full disk) is kb_unavailable with its reason, and its connections are opened again
@@ -148,10 +159,11 @@ class SqliteStore(Repository):
         for start in range(0, len(pages), PAGES_PER_STATEMENT):
             chunk = pages[start:start + PAGES_PER_STATEMENT]
             args = [a for i, (doc, page) in enumerate(chunk) for a in (start + i, doc, page - back, page)]
-            rows = sql.rows(f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
-                            f"SELECT p.i, {REF_COLUMNS} FROM p JOIN section_refs s ON s.document_id = p.d "
-                            "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
-                            "ORDER BY p.i, s.page_start, s.rowid", args)
+            rows = list(driver.tuples(
+                sql.conn, f"WITH p(i, d, lo, hi) AS (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
+                f"SELECT p.i, {REF_COLUMNS} FROM p JOIN section_refs s ON s.document_id = p.d "
+                "AND s.page_start BETWEEN p.lo AND p.hi AND s.page_end >= p.hi "
+                "ORDER BY p.i, s.page_start, s.rowid", args))
             for row in rows:
                 yield row[0], row[1:]
 
@@ -162,7 +174,7 @@ class SqliteStore(Repository):
         def read(missing: list[tuple[tuple, int]]) -> dict[tuple[tuple, int], SectionRef]:
             where, args = sql.any_of("rowid", [r for _, r in missing])
             return {(gen, r[0]): section_ref(r)
-                    for r in sql.rows(f"SELECT {REF_COLUMNS} FROM section_refs WHERE {where}", args)}
+                    for r in driver.tuples(sql.conn, f"SELECT {REF_COLUMNS} FROM section_refs WHERE {where}", args)}
 
         refs = self._memo.get_many("section-refs", list(dict.fromkeys((gen, r) for r in rowids)), read, REFS_KEPT)
         return {r: ref for (_, r), ref in refs.items()}
@@ -247,10 +259,30 @@ class SqliteStore(Repository):
                 rows = search.search(conn, "pages", expr, scope, limit, stats=self._stats("pages", phrases))
             else:
                 wins = self._windows("pages", within)
-                rows = search.search_in(conn, "pages", expr, scope, limit, wins,
-                                        self._stats("pages", phrases, wins)) if wins else []
+                stats = self._stats("pages", phrases, wins) if wins else None
+                rows = self._window_pages(expr, scope, limit, within, wins, stats) if wins else []
+                if rows is None:
+                    rows = search.search_in(conn, "pages", expr, scope, limit, wins, stats)
                 rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
+
+    def _window_pages(self, expr: str, scope: Scope, limit: int, within: Sequence[str], wins: Sequence[search.Window],
+                      stats: search.Stats | None) -> list[tuple] | None:
+        """`search_in` of the pages without its join with the pages' rows, where it runs one statement per window:
+        each window's top rows by the FTS table alone (`search.search_window`), their rowids mapped to pages by
+        the documents' page maps (rowid -> (document, number), kept per KB generation). None (search with the
+        join) when a document searched is out of scope or a row is of no document searched: then the filter
+        would drop rows."""
+        if not (len(wins) == 1 or stats is not None) or not _all_in(scope, within):
+            return None
+        conn, gen = self._conn(), self._generation()
+        maps = self._memo.get_many("page-keys", list(dict.fromkeys((gen, d) for d in within)), lambda keys: {
+            k: {r: (k[1], n) for r, n in search.page_numbers(conn, k[1]).items()} for k in keys}, DOCUMENTS_KEPT)
+        key = maps[(gen, within[0])] if len(maps) == 1 else {r: pk for m in maps.values() for r, pk in m.items()}
+        rows = [hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)]
+        if any(r not in key for r, _ in rows):
+            return None
+        return [(*key[r], s) for r, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
@@ -260,6 +292,14 @@ class SqliteStore(Repository):
             stats = self._stats("sections", phrases, wins) if wins else None
             if stats is not None and scope.complete:  # one statement per window, each window's rows kept a while
                 hits = [row for win in wins for row in self._window_sections(expr, limit, win, stats, weights)]
+            elif wins and (len(wins) == 1 or stats is not None) and _all_in(scope, within):
+                # each window's top rows by the FTS table alone (as `_window_pages`), kept when all are in scope
+                hits = [hit for win in wins for hit in search.search_window(conn, "sections", expr, limit, win, stats,
+                                                                            weights)]
+                refs = self._section_refs(self._sql(), [r for r, _ in hits])
+                if all(r in refs and _in(scope, refs[r].document_id) for r, _ in hits):
+                    return [SectionHit(refs[r], s) for r, s in hits]
+                hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights)
             else:
                 hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights) if wins else []
             refs = self._section_refs(self._sql(), [r for r, _ in hits])
