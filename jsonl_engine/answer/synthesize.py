@@ -382,6 +382,23 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str], issuer: Collec
     return [_joined(r) for r in runs]
 
 
+# the word a question puts after a kind of goods or services that tables print without it: "health and wellness
+# products" is the category "Health and wellness"; "consulting services" is "Consulting"
+_GOODS_WORDS = frozenset(k for w in ("product", "products", "services", "goods", "merchandise", "items")
+                         for k in keys(w))
+
+
+def _without_goods_word(runs: Sequence[str]) -> list[str]:
+    """`runs`, each ending in a word for goods or services also without it (when words remain), after it."""
+    out = []
+    for run in runs:
+        out.append(run)
+        words = run.split()
+        if len(words) > 1 and words[-1] in _GOODS_WORDS and words[-2] not in _JOINS:
+            out.append(_joined(words[:-1]))
+    return out
+
+
 def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], printed: bool = True,
                ) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
@@ -393,7 +410,7 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
         lead = lead[1:]
     joined, whole = _joined(lead), _joined(label_keys)
     found: set[int] = set()
-    for run in runs:
+    for run in _without_goods_word(runs):
         words = run.split()
         # the run, or its end of two words or more: "Acme's total revenues" names "total revenues" (a word that
         # qualifies the item, "total", "net", is never cut off)
