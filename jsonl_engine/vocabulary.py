@@ -80,12 +80,13 @@ _ORDER_BOOK = (("backlog", "total backlog"), ())
 _WRITE_DOWN = (("impairment", "impairment charges", "goodwill impairment", "impairment of"), ("write down",))
 _SAME_STORE = (("comparable sales", "comparable store sales", "comparable stores sales"), ())
 _RECEIVABLES = (("accounts receivable", "trade receivables", "receivables"), ())
+_DELIVERED = (("deliveries", "delivered", "aircraft deliveries"), ("delivery",))
 _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
     **dict.fromkeys([("hand", "back"), ("handed", "back"), ("give", "back"), ("gave", "back"),
                      ("return", "to", "shareholders"), ("returned", "to", "shareholders")], _RETURNED),
-    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",)], _EMPLOYEES),
+    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",), ("workforce",)], _EMPLOYEES),
     **dict.fromkeys([("night",), ("nights",), ("nightly",), ("room", "rate"), ("room", "rates")], _ROOM_RATE),
     **dict.fromkeys([("per", "member"), ("per", "paying", "member"), ("per", "subscriber"),
                      ("per", "paying", "subscriber"), ("per", "user"), ("per", "membership")], _PER_MEMBER),
@@ -95,6 +96,8 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
     **dict.fromkeys([("owe",), ("owes",), ("owed", "to"), ("borrowed",)], _DEBT_OWED),
     **dict.fromkeys([("owed", "by"), ("owe", "it"), ("owes", "it")], _RECEIVABLES),
+    **dict.fromkeys([("hand", "over"), ("handed", "over"), ("hands", "over"), ("handing", "over"),
+                     ("ship", "to", "customers"), ("shipped", "to", "customers")], _DELIVERED),
     **dict.fromkeys([("overhead",), ("overheads",)], _OVERHEAD),
     **dict.fromkeys([("lose", "money"), ("lost", "money"), ("losing", "money"), ("in", "the", "red")], _LOST_MONEY),
     **dict.fromkeys([("cash", "generated"), ("operations", "generated"), ("operations", "generate"),
