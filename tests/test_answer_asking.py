@@ -1,6 +1,6 @@
 """How analysts ask for a figure and how filings print it (issue 24), on real filings (shared/financebench-more),
 each rule checked to fail without it: a span of years the question names is a row of a schedule of payments; a
-whole year asked in so many words is no quarter's column; words saying an item is held ("sitting on") name no
+whole year asked in so many words is no quarter's column; a footnote sending the reader elsewhere is no answer; words saying an item is held ("sitting on") name no
 item when the question names its own; "products" after a category a table prints without it; "workforce" asks
 for the employees' count."""
 
@@ -61,6 +61,21 @@ def test_a_whole_year_asked_is_no_quarters_column(filings):
     at = next(i for i, c in enumerate(out.claims) if "$7.47" in c.text)
     row = next(i for i, c in enumerate(out.claims) if c.text.startswith("Core EPS $2.09"))
     assert at < row
+
+
+@needs_more
+def test_a_footnote_sending_the_reader_elsewhere_does_not_lead(filings):
+    """The release's footnote "1 Please refer to the Glossary for the definitions of non-GAAP financial measures ...
+    PepsiCo's full-year 2023 financial guidance" names the asked year and guidance, but states no figure of it: the
+    guidance's own sentence leads."""
+    from jsonl_engine.answer.order import points_elsewhere
+
+    assert points_elsewhere("1 Please refer to the Glossary for the definitions of non-GAAP measures.")
+    assert points_elsewhere("See Note 7 for the Notes' terms.") and points_elsewhere("(a) Refer to Item 7.")
+    assert not points_elsewhere("Seeking to grow, Acme sold 12 stores.")
+    out = answered(filings, "PEPSICO_2023Q2_EARNINGS", "What full-year 2023 core EPS did PepsiCo's raised guidance "
+                   "point to when it reported the second quarter?")
+    assert "$7.47" in out.claims[0].text
 
 
 @needs_more

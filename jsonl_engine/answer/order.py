@@ -157,6 +157,18 @@ class Judged:
 _NOTE = re.compile(r"^\s*(?:\((?:\d{1,2}|[a-z])\)|[*†‡])\s*[A-Z]")  # "(1) Total revenues of ...", "(a) Includes ..."
 
 
+# a sentence sending the reader elsewhere, after a footnote's mark if any: "1 Please refer to the Glossary for ...",
+# "See Note 7 for ...", "Refer to Item 7": a pointer to where the figures are, not a statement of one
+_POINTER = re.compile(r"^\s*(?:\d{1,2}\s+|\(\w{1,2}\)\s*|[*†‡]\s*)?(?:please\s+)?(?:refer\s+to|see)\b",
+                      re.IGNORECASE)
+
+
+def points_elsewhere(body: str) -> bool:
+    """A sentence opening by sending the reader elsewhere ("1 Please refer to the Glossary ...", "See Note 7 ..."):
+    it qualifies figures given elsewhere, as a note under a table does."""
+    return bool(_POINTER.match(body))
+
+
 def is_note(body: str) -> bool:
     """A unit opening with a footnote mark: a note qualifying a table's figures ("(1) Revenues include ...")."""
     return bool(_NOTE.match(body))

@@ -947,7 +947,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             table=reading.row if reading else None, label_share=label_share,
             labelled_hit=labelled,
             figure_near=_figure_near(tk, content, unnamed(body, named)) + _figure_by(head, unnamed(body, named)),
-            words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
+            words=len(body.split()),
+            note=reading is None and (_under_table(u, notes_memo) or order.points_elsewhere(body)),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
             deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0))
