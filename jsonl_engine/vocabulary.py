@@ -80,7 +80,6 @@ _ORDER_BOOK = (("backlog", "total backlog"), ())
 _WRITE_DOWN = (("impairment", "impairment charges", "goodwill impairment", "impairment of"), ("write down",))
 _SAME_STORE = (("comparable sales", "comparable store sales", "comparable stores sales"), ())
 _RECEIVABLES = (("accounts receivable", "trade receivables", "receivables"), ())
-_DELIVERED = (("deliveries", "delivered", "aircraft deliveries"), ("delivery",))
 _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("buy", "back"), ("buying", "back"), ("bought", "back"), ("buys", "back"), ("buyback",),
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
@@ -96,8 +95,6 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),
     **dict.fromkeys([("owe",), ("owes",), ("owed", "to"), ("borrowed",)], _DEBT_OWED),
     **dict.fromkeys([("owed", "by"), ("owe", "it"), ("owes", "it")], _RECEIVABLES),
-    **dict.fromkeys([("hand", "over"), ("handed", "over"), ("hands", "over"), ("handing", "over"),
-                     ("ship", "to", "customers"), ("shipped", "to", "customers")], _DELIVERED),
     **dict.fromkeys([("overhead",), ("overheads",)], _OVERHEAD),
     **dict.fromkeys([("lose", "money"), ("lost", "money"), ("losing", "money"), ("in", "the", "red")], _LOST_MONEY),
     **dict.fromkeys([("cash", "generated"), ("operations", "generated"), ("operations", "generate"),
