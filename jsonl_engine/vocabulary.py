@@ -113,6 +113,9 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     ("united", "states"): (("u s",), ()),
     **dict.fromkeys([("pay", "out"), ("paid", "out"), ("pays", "out"), ("paying", "out")], _PAID_OUT),
 }
+# words saying an item is held, not which: "how much inventory was Acme sitting on" names its item itself, and only
+# a question naming none ("how much was Acme sitting on") asks for its cash
+HOLDING: frozenset[tuple[str, ...]] = frozenset({("sitting", "on")})
 # trigger -> the labels the item it names is printed under
 ANALYST_ITEMS: dict[tuple[str, ...], tuple[str, ...]] = {t: items for t, (items, _) in _ANALYST.items()}
 

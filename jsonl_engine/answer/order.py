@@ -139,6 +139,8 @@ class Ask:
     forward: bool = False  # the question asks what is planned or expected ("What is Acme forecasting ...?")
     nine: bool = False  # the question names the first nine months of a year ("nine months ended ...", "39 weeks")
     kind: str | None = None  # "money" ("How much cash did ... spend"), "count" ("How many stores ..."), else None
+    ranges: tuple[tuple[str, str], ...] = ()  # spans of years it names ("over 2026-2030"): ("2026", "2030")
+    full: bool = False  # the question asks for a whole year ("full-year 2023 ..."): a shorter span's column is not it
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,18 @@ class Judged:
 
 
 _NOTE = re.compile(r"^\s*(?:\((?:\d{1,2}|[a-z])\)|[*†‡])\s*[A-Z]")  # "(1) Total revenues of ...", "(a) Includes ..."
+
+
+# a sentence sending the reader elsewhere, after a footnote's mark if any: "1 Please refer to the Glossary for ...",
+# "See Note 7 for ...", "Refer to Item 7": a pointer to where the figures are, not a statement of one
+_POINTER = re.compile(r"^\s*(?:\d{1,2}\s+|\(\w{1,2}\)\s*|[*†‡]\s*)?(?:please\s+)?(?:refer\s+to|see)\b",
+                      re.IGNORECASE)
+
+
+def points_elsewhere(body: str) -> bool:
+    """A sentence opening by sending the reader elsewhere ("1 Please refer to the Glossary ...", "See Note 7 ..."):
+    it qualifies figures given elsewhere, as a note under a table does."""
+    return bool(_POINTER.match(body))
 
 
 def is_note(body: str) -> bool:
@@ -227,6 +241,17 @@ def asks_span(query: str) -> tuple[bool, bool]:
     half", "six months ended ..." (a half is no quarter, though the quarter closing it names the same report);
     both when it names both."""
     return bool(_QUARTER_ASKED.search(query)), bool(_HALF_ASKED.search(query))
+
+
+# a whole year asked in so many words: "full-year 2023 EPS", "for the full year", "the entire fiscal year"
+_FULL_YEAR = re.compile(r"\b(?:full|whole|entire)[-\s]+(?:fiscal[-\s]+)?year\b", re.IGNORECASE)
+
+
+def asks_full_year(query: str) -> bool:
+    """The question asks for a whole year's figure in so many words ("What full-year 2023 core EPS did Acme's
+    guidance point to when it reported the second quarter?"): a quarter it names says when the figure was
+    reported, not its span."""
+    return bool(_FULL_YEAR.search(query))
 
 
 def asks_nine(query: str) -> bool:
@@ -377,7 +402,7 @@ def asks_change(query: str) -> bool:
 def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, change: bool = False,
                 ends: Collection[str] = (), half: bool = False, annual: bool = False,
                 dated: Sequence[str] = (), which: int | None = None, quarters: bool = False,
-                nine: bool = False) -> tuple[int, ...]:
+                nine: bool = False, full: bool = False) -> tuple[int, ...]:
     """Cells of `table` whose column names one of `years`, or a date of `ends` (the asked fiscal period's end in
     the document: "Q2 of FY2024" is "Three Months Ended July 29, 2023" in that quarter's report; a date the
     question names), or the year of a date it names (`dated`) when no column is dated so, of the asked
@@ -388,7 +413,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
     periods it compares (the columns before it, after the previous change column). Of a table of a year's
     quarters ("First Quarter ... Fourth Quarter", answer/tables.py), a quarter asked is its column (`which`), a
     year asked its "Year" column, never a quarter's, and a question asking which quarter (`quarters`) every
-    quarter's column of the asked year."""
+    quarter's column of the asked year; a whole year asked (`full`) is never a column saying a shorter span."""
     if not years and not ends and not dated:
         return ()
     day = _group_day(table) if ends else None
@@ -404,6 +429,8 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
             tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)
     if not (quarter or half or nine or quarters):
         cells = _whole_year(table, cells)
+    if full:
+        cells = _not_shorter(table, cells)
     if not cells or not change:
         return cells
     changes = [i for i, c in enumerate(table.cells)
@@ -453,6 +480,17 @@ def _whole_year(table: TableRow, cells: tuple[int, ...]) -> tuple[int, ...]:
     if not any(spans[i] == {12} for i in cells) or not any(spans[i] and 12 not in spans[i] for i in cells):
         return cells
     return tuple(i for i in cells if 12 in spans[i] or not spans[i])
+
+
+def _not_shorter(table: TableRow, cells: tuple[int, ...]) -> tuple[int, ...]:
+    """Of the asked year's cells, those whose column does not say a span shorter than a year ("Second Quarter",
+    "Three Months Ended ..."): a question asking the full year's figure is not answered by a quarter's."""
+    def shorter(i: int) -> bool:
+        if any(quarter_of(p.text) for p in table.cells[i].column):
+            return True
+        months = _months(_span(table, i) or "")
+        return bool(months) and 12 not in months
+    return tuple(i for i in cells if not shorter(i))
 
 
 def _dated(column: str, ends: Collection[str]) -> bool:
@@ -582,7 +620,7 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_KIND
         why.append("a count, as money is asked" if ask.kind == "money" else "an amount of money, as a count is asked")
     cells = asked_cells(table, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual, ask.dated,
-                        ask.which, ask.quarters, ask.nine)
+                        ask.which, ask.quarters, ask.nine, ask.full)
     period = 0
     if cells:
         period = 1
@@ -590,8 +628,9 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         why.append("column " + ", ".join(table.cells[i].column_text for i in cells) + " is the asked period"
                    + (" (with the change the table prints)" if any(not year_of(table.cells[i].column_text)
                                                                    for i in cells) else ""))
-    elif table.label is not None and year_of(table.label.text) in ask.years and \
-            year_of(table.label.text) == table.label.text.strip():
+    elif table.label is not None and (year_of(table.label.text) in ask.years and
+                                      year_of(table.label.text) == table.label.text.strip()
+                                      or _asked_range(ask, table.label.text)):
         period = 1
         value += W_PERIOD_CELL
         why.append(f"a row for the asked period {table.label.text.strip()}")
@@ -600,6 +639,30 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         value -= W_NO_PERIOD_CELL
         why.append("no column for the asked period")
     return value, cells, period
+
+
+# a row labelled by a span of years ("2026-2030", "2024 – 2028", "2029 through 2033"): a schedule of payments
+# prints the years after the next five as one row
+_YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:[-–—]|to|through|thru)\s*((?:19|20)?\d\d)")
+
+
+def year_range(text: str) -> tuple[str, str] | None:
+    """The first and last year of a span of years ("2026-2030", "2029 through 33"), else None."""
+    m = _YEAR_RANGE.fullmatch(text.strip())
+    if m is None:
+        return None
+    return m.group(1), m.group(2) if len(m.group(2)) == 4 else m.group(1)[:2] + m.group(2)
+
+
+def asked_ranges(query: str) -> tuple[tuple[str, str], ...]:
+    """The spans of years a question names ("... pay out in benefits over 2026-2030?")."""
+    return tuple(r for m in _YEAR_RANGE.finditer(query) if (r := year_range(m.group(0))) is not None)
+
+
+def _asked_range(ask: Ask, label: str) -> bool:
+    """A row labelled by a span of years the question names ("2026-2030 1,176 454" for "over 2026-2030"): the
+    asked period, as a row labelled by the asked year is."""
+    return bool(ask.ranges) and year_range(label) in ask.ranges
 
 
 def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:

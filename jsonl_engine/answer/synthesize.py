@@ -66,7 +66,7 @@ from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
 from jsonl_engine.retrieval.query import EXPANSIONS, LINE_ITEMS, ngrams, tokenize
 from jsonl_engine.text import STOPWORDS
-from jsonl_engine.vocabulary import ANALYST_ITEMS
+from jsonl_engine.vocabulary import ANALYST_ITEMS, HOLDING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -319,19 +319,20 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
                 alts.extend(_joined(keys(phrase)) for phrase in phrases if " " in phrase)
-        printed = _analyst_items(t, grams)
+        printed = _analyst_items(t, grams, held=bool(ending))
         items.extend(printed)
         alts.extend(_joined(keys(word)) for word in wording.alternates(t))  # "participants": "subjects"
         out.append(_Term(t, k, tuple(dict.fromkeys(alts)), tuple(dict.fromkeys(items)), tuple(dict.fromkeys(printed))))
     return out
 
 
-def _analyst_items(term: str, grams: Collection[tuple[str, ...]]) -> list[str]:
+def _analyst_items(term: str, grams: Collection[tuple[str, ...]], held: bool = False) -> list[str]:
     """The labels a question's everyday words for an item are printed under (vocabulary.py ANALYST_ITEMS: "buy back
     its own stock" -> "Repurchases of common stock"), for a term of those words: a row or a sentence opening with
-    one names the asked item."""
+    one names the asked item. Words only saying an item is held (vocabulary.py HOLDING: "sitting on") name none
+    when the question names its line item itself (`held`: "how much inventory was Acme sitting on")."""
     return [_joined(keys(phrase)) for trigger, phrases in ANALYST_ITEMS.items() if term in trigger and trigger in grams
-            for phrase in phrases]
+            and not (held and trigger in HOLDING) for phrase in phrases]
 
 
 def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
@@ -381,6 +382,23 @@ def _item_runs(tokens: Sequence[str], term_keys: Collection[str], issuer: Collec
     return [_joined(r) for r in runs]
 
 
+# the word a question puts after a kind of goods or services that tables print without it: "health and wellness
+# products" is the category "Health and wellness"; "consulting services" is "Consulting"
+_GOODS_WORDS = frozenset(k for w in ("product", "products", "services", "goods", "merchandise", "items")
+                         for k in keys(w))
+
+
+def _without_goods_word(runs: Sequence[str]) -> list[str]:
+    """`runs`, each ending in a word for goods or services also without it (when words remain), after it."""
+    out = []
+    for run in runs:
+        out.append(run)
+        words = run.split()
+        if len(words) > 1 and words[-1] in _GOODS_WORDS and words[-2] not in _JOINS:
+            out.append(_joined(words[:-1]))
+    return out
+
+
 def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], printed: bool = True,
                ) -> frozenset[int]:
     """The terms of the line item a row's label names: its label starts (after "Total") with a run of the
@@ -392,7 +410,7 @@ def names_item(label_keys: list[str], tk: Sequence[_Term], runs: Sequence[str], 
         lead = lead[1:]
     joined, whole = _joined(lead), _joined(label_keys)
     found: set[int] = set()
-    for run in runs:
+    for run in _without_goods_word(runs):
         words = run.split()
         # the run, or its end of two words or more: "Acme's total revenues" names "total revenues" (a word that
         # qualifies the item, "total", "net", is never cut off)
@@ -599,6 +617,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
         return Synthesis("", [], gaps, "none", len(passages), list(terms))
     periods = parse_periods(query)
     quarter, half = order.asks_span(query)
+    full = order.asks_full_year(query)
+    quarter, half = quarter and not full, half and not full  # "full-year 2023 EPS ... when it reported Q2"
     quarters = order.asks_which_quarter(query) and not quarter and not half
     quarter = quarter or quarters  # "which quarter of 2016": a quarter's figure, not the year's
     ask = order.Ask(asks_for_amount(query), order.asked_years(query, [str(y) for y in periods.years]), quarter,
@@ -607,7 +627,8 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
                     half=half, annual=annual, dated=tuple(sorted({str(d.year) for d in periods.dates} - {str(y) for y in periods.years})),
                     which=periods.quarter if quarter and not half else None, share=order.asks_share(query), quarters=quarters,
                     forward=order.asks_forward(query), kind=order.asks_kind(query),
-                    nine=order.asks_nine(query) and not quarter and not half)
+                    nine=order.asks_nine(query) and not quarter and not half and not full, full=full,
+                    ranges=order.asked_ranges(query))
     units = _score(tk, raw, ask.figure, frozenset(deep))
     in_unit = _in_asked_unit(units, asked_units(query))
     # the segment, region or product the question names (answer/qualifier.py): the item is read without it
@@ -766,7 +787,7 @@ def _read_tables(chosen: list[_Unit], ask: order.Ask,
             found = (None, read_row(u.passage.text, u.seg.start, u.seg.end))
         page, row = found
         asked = order.asked_cells(row, ask.years, ask.quarter, ask.change, ask.ends, ask.half, ask.annual,
-                                    ask.dated, ask.which, ask.quarters, ask.nine)
+                                    ask.dated, ask.which, ask.quarters, ask.nine, ask.full)
         out[id(u)] = Reading(page, row, asked, table_line(row, asked, page))
     return out
 
@@ -926,7 +947,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             table=reading.row if reading else None, label_share=label_share,
             labelled_hit=labelled,
             figure_near=_figure_near(tk, content, unnamed(body, named)) + _figure_by(head, unnamed(body, named)),
-            words=len(body.split()), note=reading is None and _under_table(u, notes_memo),
+            words=len(body.split()),
+            note=reading is None and (_under_table(u, notes_memo) or order.points_elsewhere(body)),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
             deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0))
