@@ -99,6 +99,10 @@ W_DOC = 0.7
 W_STATEMENT = 0.75
 # Added to a page's scaled score when it is a financial statement the question needs (cues.py). Trades: the
 # table holding a metric over prose discussing it. Chosen: 0.5 -> 0.75 in 4fafd67; not measured.
+W_NAMED_STATEMENT = 1.0
+# Added instead of W_STATEMENT when the question names the statement to read ("... outlined in its income
+# statements", "based on the balance sheet"): the question says where the figure is printed, so the statement page
+# outranks a note discussing the same item. EXPERIMENT
 W_SAME_PAGE = 0.4
 # Taken off a section that shows no page a better section does not show already and whose own match is weak
 # (SPREAD_SECTION; rank.spread): a page cut into sections by its headings (a statement's groups of rows, a report's

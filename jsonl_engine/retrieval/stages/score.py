@@ -12,7 +12,7 @@ from jsonl_engine.retrieval import cues, rank
 from jsonl_engine.retrieval.query import Query
 from jsonl_engine.retrieval.stages.candidates import Found
 from jsonl_engine.retrieval.stages.parse import Ask
-from jsonl_engine.retrieval.weights import PAGES_TO_SECTIONS, SECTION_DOCS, SPAN_BACK, W_STATEMENT
+from jsonl_engine.retrieval.weights import PAGES_TO_SECTIONS, SECTION_DOCS, SPAN_BACK, W_NAMED_STATEMENT, W_STATEMENT
 from jsonl_engine.store import PageHit, Store
 
 
@@ -44,11 +44,15 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
 def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
                      focus: list[str]) -> dict[tuple[str, int], float]:
     """Lift the statement pages (income, balance sheet, cash flow) a metric question needs: among the pages
-    found, and every such page of the documents in focus (a statement page may share few query words)."""
-    wanted = cues.wanted_statements(q.tokens)
+    found, and every such page of the documents in focus (a statement page may share few query words). A question
+    naming the statement to read ("... outlined in its income statements") wants that statement, whatever item it
+    asks for (a line the cues do not know: "restructuring costs")."""
+    named, _ = cues.named_statement(q.tokens)
+    wanted = cues.wanted_statements(q.tokens) | ({named} if named else frozenset())
     if not wanted:
         return {}
     focus = focus[:SECTION_DOCS]
     statements = statement_pages(store, sorted({d for d, _, _ in pages} | set(focus)))
     keys = {(d, n) for d, n, _ in pages} | {(d, n) for d in focus for n in statements[d]}
-    return {(d, n): W_STATEMENT for d, n in keys if statements[d].get(n) in wanted}
+    weight = {k: W_NAMED_STATEMENT if k == named else W_STATEMENT for k in wanted}
+    return {(d, n): weight[kind] for d, n in keys if (kind := statements[d].get(n)) in wanted}
