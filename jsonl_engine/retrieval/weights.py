@@ -103,6 +103,8 @@ W_NAMED_STATEMENT = 1.0
 # Added instead of W_STATEMENT when the question names the statement to read ("... outlined in its income
 # statements", "based on the balance sheet"): the question says where the figure is printed, so the statement page
 # outranks a note discussing the same item. EXPERIMENT
+W_TITLED = 0.1
+# EXPERIMENT heading made of the question's words
 W_SAME_PAGE = 0.4
 # Taken off a section that shows no page a better section does not show already and whose own match is weak
 # (SPREAD_SECTION; rank.spread): a page cut into sections by its headings (a statement's groups of rows, a report's

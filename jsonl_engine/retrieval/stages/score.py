@@ -4,16 +4,18 @@ sections hit, and those lying on the best pages) or pages are fused from their s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jsonl_engine.identity.statements import statement_pages
 from jsonl_engine.retrieval import cues, rank
-from jsonl_engine.retrieval.query import Query
+from jsonl_engine.retrieval.query import Query, tokenize
 from jsonl_engine.retrieval.stages.candidates import Found
 from jsonl_engine.retrieval.stages.parse import Ask
 from jsonl_engine.retrieval.weights import PAGES_TO_SECTIONS, SECTION_DOCS, SPAN_BACK, W_NAMED_STATEMENT, W_STATEMENT
 from jsonl_engine.store import PageHit, Store
+from jsonl_engine.text import STOPWORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,27 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
     # a question naming the statement to read ("... based on the cash flow statement") is answered there: its
     # sections keep their places
     named, _ = cues.named_statement(ask.query.tokens)
-    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior, spread_out=not named))
+    titled = _titled_as_asked(ask.query, [c for c in candidates.values()
+                                          if (c.document_id, c.page_start) not in boost])
+    return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior, spread_out=not named,
+                                     lifted=titled))
+
+
+_PART = re.compile(r"\s*\(part \d+\)$")
+
+
+def _titled_as_asked(q: Query, cands) -> set[str]:
+    """The sections whose heading is made only of the question's words (and the phrases its vocabulary adds):
+    a heading naming the asked item ("Employees", "International Segment") over a page that repeats the question's
+    period words. A heading of the issuer's name alone does not count."""
+    asked = {t for p in q.phrases for t in p if not t.isdigit()}
+    names = {t for run in q.names for t in run}
+    out = set()
+    for c in cands:
+        words = [t for t in tokenize(_PART.sub("", c.title)) if t not in STOPWORDS and not t.isdigit()]
+        if words and asked.issuperset(words) and not names.issuperset(words):
+            out.add(c.id)
+    return out
 
 
 def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
