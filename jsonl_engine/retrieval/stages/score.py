@@ -5,7 +5,7 @@ sections hit, and those lying on the best pages) or pages are fused from their s
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from jsonl_engine.identity.statements import statement_pages
@@ -13,7 +13,13 @@ from jsonl_engine.retrieval import cues, rank
 from jsonl_engine.retrieval.query import Query, tokenize
 from jsonl_engine.retrieval.stages.candidates import Found
 from jsonl_engine.retrieval.stages.parse import Ask
-from jsonl_engine.retrieval.weights import PAGES_TO_SECTIONS, SECTION_DOCS, SPAN_BACK, W_NAMED_STATEMENT, W_STATEMENT
+from jsonl_engine.retrieval.weights import (
+    PAGES_TO_SECTIONS,
+    SECTION_DOCS,
+    SPAN_BACK,
+    W_NAMED_STATEMENT,
+    W_STATEMENT,
+)
 from jsonl_engine.store import PageHit, Store
 from jsonl_engine.text import STOPWORDS
 
@@ -40,25 +46,28 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
     # a question naming the statement to read ("... based on the cash flow statement") is answered there: its
     # sections keep their places
     named, _ = cues.named_statement(ask.query.tokens)
-    titled = _titled_as_asked(ask.query, [c for c in candidates.values()
+    titled = titled_as_asked(ask.query, [c for c in candidates.values()
                                           if (c.document_id, c.page_start) not in boost])
     return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior, spread_out=not named,
                                      lifted=titled))
 
 
-_PART = re.compile(r"\s*\(part \d+\)$")
+_PART = re.compile(r"\s*\(part \d+\)$")  # a long section's parts: "Employees (part 2)"
+# Words of a period: a heading of them alone ("Fiscal 2018") says when, not what.
+_PERIOD_WORDS = frozenset(["fiscal", "year", "years", "quarter", "quarters", "month", "months", "week", "weeks", "ended", "ending", "end", "first", "second", "third", "fourth", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"])
 
 
-def _titled_as_asked(q: Query, cands) -> set[str]:
-    """The sections whose heading is made only of the question's words (and the phrases its vocabulary adds):
-    a heading naming the asked item ("Employees", "International Segment") over a page that repeats the question's
-    period words. A heading of the issuer's name alone does not count."""
+def titled_as_asked(q: Query, cands: Iterable[rank.Candidate]) -> set[str]:
+    """The ids of the sections whose heading is made only of the question's words (and of the phrases its
+    vocabulary adds): a heading naming the asked item ("Employees", "International Segment") is read before pages
+    that match by the words a document repeats on most of its pages (its period, its name). A heading of names
+    (the issuer's) or period words alone names no item."""
     asked = {t for p in q.phrases for t in p if not t.isdigit()}
-    names = {t for run in q.names for t in run}
+    plain = {t for run in q.names for t in run} | _PERIOD_WORDS
     out = set()
     for c in cands:
         words = [t for t in tokenize(_PART.sub("", c.title)) if t not in STOPWORDS and not t.isdigit()]
-        if words and asked.issuperset(words) and not names.issuperset(words):
+        if words and asked.issuperset(words) and not plain.issuperset(words):
             out.add(c.id)
     return out
 
