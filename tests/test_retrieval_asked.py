@@ -65,7 +65,11 @@ def test_a_heading_counts_only_when_every_word_of_it_is_asked():
     q = parse("How many stores did Northwind's International segment operate at the end of fiscal 2024?")
     cands = [_section(t) for t in ("International Segment", "Northwind International Segment (part 2)",
                                    "Segment Results", "Northwind", "Fiscal 2024", "2024", "Stores and Clubs")]
-    # "segment results" is a phrase the vocabulary adds for "segment"; a heading of the issuer's name, of the period or
-    # of numbers alone names no item; "clubs" is not asked
-    assert titled_as_asked(q, cands) == {"International Segment", "Northwind International Segment (part 2)",
-                                         "Segment Results"}
+    # "segment results" is a related phrase retrieval adds for "segment", not a label of the item; a heading of the
+    # issuer's name, of the period or of numbers alone names no item; "clubs" is not asked
+    assert titled_as_asked(q, cands) == {"International Segment", "Northwind International Segment (part 2)"}
+    # the labels an analyst's words and a statement's line items are printed under count as asked
+    people = parse("How many people worked for Northwind at the end of 2019?")
+    assert titled_as_asked(people, [_section("Employees"), _section("Human Capital")]) == {"Employees"}
+    profit = parse("What was the operating profit in 2019?")
+    assert titled_as_asked(profit, [_section("Operating Income"), _section("Long-term Debt")]) == {"Operating Income"}

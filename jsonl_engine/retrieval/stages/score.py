@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from jsonl_engine.identity.statements import statement_pages
 from jsonl_engine.retrieval import cues, rank
-from jsonl_engine.retrieval.query import Query, tokenize
+from jsonl_engine.retrieval.query import LINE_ITEMS, Query, ngrams, tokenize
 from jsonl_engine.retrieval.stages.candidates import Found
 from jsonl_engine.retrieval.stages.parse import Ask
 from jsonl_engine.retrieval.weights import (
@@ -22,6 +22,7 @@ from jsonl_engine.retrieval.weights import (
 )
 from jsonl_engine.store import PageHit, Store
 from jsonl_engine.text import STOPWORDS
+from jsonl_engine.vocabulary import ANALYST_ITEMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +59,16 @@ _PERIOD_WORDS = frozenset(["fiscal", "year", "years", "quarter", "quarters", "mo
 
 
 def titled_as_asked(q: Query, cands: Iterable[rank.Candidate]) -> set[str]:
-    """The ids of the sections whose heading is made only of the question's words (and of the phrases its
-    vocabulary adds): a heading naming the asked item ("Employees", "International Segment") is read before pages
-    that match by the words a document repeats on most of its pages (its period, its name). A heading of names
-    (the issuer's) or period words alone names no item."""
-    asked = {t for p in q.phrases for t in p if not t.isdigit()}
+    """The ids of the sections whose heading is made only of the question's own words and of the labels the item it
+    asks for is printed under (an analyst's "people worked for": "Employees"; "operating profit": "Operating
+    income"): a heading naming the asked item ("Employees", "International Segment") is read before pages that match
+    by the words a document repeats on most of its pages (its period, its name). Not the related phrases retrieval
+    adds ("debt": "short term borrowings"), which name other items; a heading of names (the issuer's) or period
+    words alone names no item."""
+    grams = ngrams(q.tokens)
+    labels = [label for trigger in grams for label in (*ANALYST_ITEMS.get(trigger, ()), *LINE_ITEMS.get(trigger, ()))]
+    asked = {t for p in q.phrases[:q.n_words] for t in p} | {t for label in labels for t in label.split()}
+    asked = {t for t in asked if not t.isdigit()}
     plain = {t for run in q.names for t in run} | _PERIOD_WORDS
     out = set()
     for c in cands:
