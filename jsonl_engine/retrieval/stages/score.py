@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from jsonl_engine.identity.statements import statement_pages
 from jsonl_engine.retrieval import cues, rank
@@ -72,10 +73,16 @@ def titled_as_asked(q: Query, cands: Iterable[rank.Candidate]) -> set[str]:
     plain = {t for run in q.names for t in run} | _PERIOD_WORDS
     out = set()
     for c in cands:
-        words = [t for t in tokenize(_PART.sub("", c.title)) if t not in STOPWORDS and not t.isdigit()]
+        words = _heading_words(c.title)
         if words and asked.issuperset(words) and not plain.issuperset(words):
             out.add(c.id)
     return out
+
+
+@lru_cache(maxsize=8192)
+def _heading_words(title: str) -> frozenset[str]:
+    """A heading's words, its part number, stopwords and numbers left out (a pure function of the title: kept)."""
+    return frozenset(t for t in tokenize(_PART.sub("", title)) if t not in STOPWORDS and not t.isdigit())
 
 
 def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
