@@ -1,4 +1,5 @@
-"""Stage 4, score: statement cues lift the pages a metric question needs (cues.py); the candidate sections (the
+"""Stage 4, score: statement cues lift the pages a metric question needs or names (cues.py); a section whose heading
+is made of the question's words is lifted (titled_as_asked); the candidate sections (the
 sections hit, and those lying on the best pages) or pages are fused from their section, page and document scores
 (rank.py) and ranked, ties broken by id; a page's further weakly matching sections step aside (rank.spread)."""
 
@@ -56,7 +57,10 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
 
 _PART = re.compile(r"\s*\(part \d+\)$")  # a long section's parts: "Employees (part 2)"
 # Words of a period: a heading of them alone ("Fiscal 2018") says when, not what.
-_PERIOD_WORDS = frozenset(["fiscal", "year", "years", "quarter", "quarters", "month", "months", "week", "weeks", "ended", "ending", "end", "first", "second", "third", "fourth", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"])
+_PERIOD_WORDS = frozenset([
+    "fiscal", "year", "years", "quarter", "quarters", "month", "months", "week", "weeks", "ended", "ending", "end",
+    "first", "second", "third", "fourth", "january", "february", "march", "april", "may", "june", "july", "august",
+    "september", "october", "november", "december"])
 
 
 def titled_as_asked(q: Query, cands: Iterable[rank.Candidate]) -> set[str]:
