@@ -20,6 +20,7 @@ from jsonl_engine.retrieval.weights import (
     W_SAME_PAGE,
     W_SECTION,
     W_TITLE,
+    W_TITLED,
 )
 from jsonl_engine.store import SectionRef
 
@@ -89,7 +90,7 @@ def page_scores(pages: list[tuple[str, int, float]], boost: dict[PageKey, float]
 
 
 def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_score: dict[PageKey, float],
-         prior: dict[str, float] | None, spread_out: bool = True) -> list[Candidate]:
+         prior: dict[str, float] | None, spread_out: bool = True, lifted: set[str] = frozenset()) -> list[Candidate]:
     """The candidates scored and ranked; unless told not to, a page's further weak sections spread out (`spread`)."""
     best_s = max((s for _, s in sections), default=0.0) or 1.0
     for section_id, s in sections:
@@ -104,7 +105,8 @@ def fuse(cands: dict[str, Candidate], sections: list[tuple[str, float]], page_sc
             scores = [(get((doc, n), 0.0), n) for n in range(start, end + 1)]
             c.page, c.best = max(scores, key=lambda t: (t[0], -t[1]), default=(0.0, start))
         c.doc = prior.get(doc, 0.0) if prior else 0.0
-        c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc, SCORE_DIGITS)
+        c.score = round(W_SECTION * c.section + W_PAGE * c.page + W_DOC * c.doc
+                        + (W_TITLED if c.id in lifted else 0.0), SCORE_DIGITS)
     ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     return spread(ranked) if spread_out else ranked
 
