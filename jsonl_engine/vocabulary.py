@@ -85,7 +85,7 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
                      ("buybacks",), ("repurchasing",), ("repurchased",)], _REPURCHASES),
     **dict.fromkeys([("hand", "back"), ("handed", "back"), ("give", "back"), ("gave", "back"),
                      ("return", "to", "shareholders"), ("returned", "to", "shareholders")], _RETURNED),
-    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",)], _EMPLOYEES),
+    **dict.fromkeys([("people",), ("headcount",), ("staff",), ("employ",), ("employed",), ("workforce",)], _EMPLOYEES),
     **dict.fromkeys([("night",), ("nights",), ("nightly",), ("room", "rate"), ("room", "rates")], _ROOM_RATE),
     **dict.fromkeys([("per", "member"), ("per", "paying", "member"), ("per", "subscriber"),
                      ("per", "paying", "subscriber"), ("per", "user"), ("per", "membership")], _PER_MEMBER),
