@@ -33,3 +33,14 @@ def test_the_whole_workforce_leads_over_a_part_of_it(tmp_path):
                            "covered by collective bargaining agreements at the end of 2016?")
     assert "16,300" in out.claims[0].text
     store.close()
+
+
+@needs_more
+def test_what_a_member_generates_per_month_is_the_monthly_revenue_per_membership(tmp_path):
+    # "generate for <company>" asks its revenue, "per month" is printed "monthly": the row "Average monthly revenue
+    # per paying membership" leads over "Average paying memberships" in the same region's table
+    store = filing_kb(tmp_path, "NETFLIX_2021_10K")
+    line, out = first_line(store, "NETFLIX_2021_10K", "What did a paying member in Latin America generate for "
+                           "Netflix per month, on average, in 2021?")
+    assert out.claims[0].text.startswith("Average monthly revenue per paying membership")
+    store.close()

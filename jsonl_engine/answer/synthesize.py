@@ -224,7 +224,7 @@ def figures_of(text: str) -> frozenset[str]:
 # "what portion of"
 _AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b"
                            # the question's own verb, after its "did": "What did Acme's Widgets business sell in ...?"
-                           r"|\bwhat\s+did\s+(?:\S+\s+){1,6}?(?:sell|generate|collect|receive|make|book)\b",
+                           r"|\bwhat\s+did\s+(?:\S+\s+){1,9}?(?:sell|generate|collect|receive|make|book)\b",
                            re.IGNORECASE)
 
 
