@@ -44,3 +44,22 @@ def test_what_a_member_generates_per_month_is_the_monthly_revenue_per_membership
                            "Netflix per month, on average, in 2021?")
     assert out.claims[0].text.startswith("Average monthly revenue per paying membership")
     store.close()
+
+
+@needs_more
+def test_will_of_an_instruments_terms_is_no_plan(tmp_path):
+    # "carryforwards ... of $81 million, of which $76 million will expire in ...": "will expire" states the terms
+    # of what is held, not a plan; the sentence is not demoted as one and leads
+    from jsonl_engine.answer.order import _PLANNED, asks_share
+
+    assert not _PLANNED.search("The Notes will be exchangeable at an initial exchange price of $80.00 per share.")
+    assert not _PLANNED.search("The 2030 notes will mature on May 1, 2030.")
+    assert _PLANNED.search("We will invest $2 billion in new stores.")
+    # "what share price" asks a price, not a share
+    assert not asks_share("At what share price can holders exchange the notes?")
+    assert asks_share("What share of revenue came from Europe?")
+    store = filing_kb(tmp_path, "BESTBUY_2018_10K")
+    line, out = first_line(store, "BESTBUY_2018_10K", "How much in net operating loss carryforwards from "
+                           "international operations did Best Buy have at the end of fiscal 2018?")
+    assert "$81 million" in out.claims[0].text
+    store.close()

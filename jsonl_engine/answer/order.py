@@ -336,8 +336,11 @@ def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool 
 
 # a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to $2.5
 # billion", "we expect to close 20 to 30 stores"): its figure is not what was spent, earned or held
-_PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?\s+to|intends?\s+to|will\s+be|"
-                      r"will\s+\w+|up\s+to|(?:repurchase|buyback)\s+program|(?:board|directors)\s+(?:\w+\s+){0,2}"
+# "will" of an instrument's terms states no plan: "The Notes will be exchangeable at ...", "will mature on ...",
+# "will bear interest at ..." (what the contract is, not what someone means to do)
+_TERMS_WILL = r"(?:mature|bear|accrue|expire|vest|be\s+(?:exchangeable|convertible|redeemable|payable|due))\b"
+_PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?\s+to|intends?\s+to|"
+                      rf"will\s+(?!{_TERMS_WILL})\w+|up\s+to|(?:repurchase|buyback)\s+program|(?:board|directors)\s+(?:\w+\s+){0,2}"
                       r"(?:approved|authorized))\b", re.IGNORECASE)
 _FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidance|anticipat\w*|project\w*|"
                             r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
@@ -379,7 +382,8 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|de
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
 
 
-_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|portion|fraction|percent)\b"
+_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share(?!\s+(?:price|prices|count|repurchases?|buybacks?)\b)|"
+                          r"percentage|proportion|portion|fraction|percent)\b"
                           r"|\b(?:share|percentage|proportion|portion|fraction)\s+of\b|\bas\s+an?\s+(?:%|percent(?:age)?)"
                           r"\s+of\b|\bwhat\s+%", re.IGNORECASE)
 _PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
