@@ -70,7 +70,12 @@ an answer direct, judged from how the text is written, never from what it is abo
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
-        changed, and not what is planned
+        changed, and not what is planned ("will" of an instrument's terms is none: "the Notes will be exchangeable
+        at ...", "will mature on ...", "will expire in ...")
+  -0.15 a sentence whose first count is of a part of a whole ("approximately 1,100 employees in North America were
+        covered by ...", "1,100 of our employees are ...", "57,000 employees, which constitute 35% of our total
+        workforce, ..."; not "86,200 employees, respectively, of which 10,100 ...") whose words the question does
+        not have, when it asks for a figure and not a share (`part_words`)
   -0.15 a row counting things ("Total number of shares repurchased") when the question asks how much, not how
         many ("How much cash did Acme spend repurchasing its shares?"): its figure is a count, not the amount
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
