@@ -59,6 +59,10 @@ _EMPLOYEES = (("employees", "number of employees", "full time employees", "total
 _ROOM_RATE = (("average daily rate", "adr"), ("revenue per available room", "occupancy"))
 _PER_MEMBER = (("average monthly revenue per", "average revenue per", "monthly revenue per", "revenue per"), ())
 _SOLD = (("sales", "net sales"), ())
+# "per month" is printed "monthly" ("Average monthly revenue per membership"), "a year" "annual"
+_MONTHLY = ((), ("monthly",))
+# what something "generated for" a company is its revenue ("What did a subscriber generate for Acme per month?")
+_GENERATED_FOR = ((), ("revenue", "revenues"))
 _UNDERWRITTEN = (("principal amount",), ("underwriters", "to be purchased"))
 _CASH_HELD = (("cash and cash equivalents",), ())
 _RAISED = (("proceeds from issuance", "net proceeds", "proceeds from"), ("proceeds", "issuance"))
@@ -91,6 +95,8 @@ _ANALYST: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
     **dict.fromkeys([("per", "member"), ("per", "paying", "member"), ("per", "subscriber"),
                      ("per", "paying", "subscriber"), ("per", "user"), ("per", "membership")], _PER_MEMBER),
     **dict.fromkeys([("sell",), ("sold",)], _SOLD),
+    **dict.fromkeys([("per", "month"), ("a", "month"), ("each", "month")], _MONTHLY),
+    **dict.fromkeys([("generate", "for"), ("generated", "for"), ("generates", "for")], _GENERATED_FOR),
     **dict.fromkeys([("underwriter",), ("underwrite",), ("underwrote",)], _UNDERWRITTEN),
     **dict.fromkeys([("sitting", "on"), ("cash", "pile"), ("cash", "on", "hand")], _CASH_HELD),
     **dict.fromkeys([("raise",), ("raised",), ("raising",)], _RAISED),

@@ -70,7 +70,12 @@ an answer direct, judged from how the text is written, never from what it is abo
   -0.10 a sentence of more than 45 words (the answer is in it, with much else)
   -0.15 a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to
         $2.5 billion ...", "we expect to close ..."), when the question asks for a figure, or how something
-        changed, and not what is planned
+        changed, and not what is planned ("will" of an instrument's terms is none: "the Notes will be exchangeable
+        at ...", "will mature on ...", "will expire in ...")
+  -0.15 a sentence whose first count is of a part of a whole ("approximately 1,100 employees in North America were
+        covered by ...", "1,100 of our employees are ...", "57,000 employees, which constitute 35% of our total
+        workforce, ..."; not "86,200 employees, respectively, of which 10,100 ...") whose words the question does
+        not have, when it asks for a figure and not a share (`part_words`)
   -0.15 a row counting things ("Total number of shares repurchased") when the question asks how much, not how
         many ("How much cash did Acme spend repurchasing its shares?"): its figure is a count, not the amount
   -0.15 a note opening with a footnote mark ("(1) Total revenues of the segment include ..."): it qualifies a
@@ -336,8 +341,11 @@ def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool 
 
 # a sentence stating a plan, an authorization or an expectation ("we announced our plan to repurchase up to $2.5
 # billion", "we expect to close 20 to 30 stores"): its figure is not what was spent, earned or held
-_PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?\s+to|intends?\s+to|will\s+be|"
-                      r"will\s+\w+|up\s+to|(?:repurchase|buyback)\s+program|(?:board|directors)\s+(?:\w+\s+){0,2}"
+# "will" of an instrument's terms states no plan: "The Notes will be exchangeable at ...", "will mature on ...",
+# "will bear interest at ..." (what the contract is, not what someone means to do)
+_TERMS_WILL = r"(?:mature|bear|accrue|expire|vest|be\s+(?:exchangeable|convertible|redeemable|payable|due))\b"
+_PLANNED = re.compile(r"\b(?:expects?|expecting|anticipates?|anticipating|plans?\s+to|intends?\s+to|"
+                      rf"will\s+(?!{_TERMS_WILL})\w+|up\s+to|(?:repurchase|buyback)\s+program|(?:board|directors)\s+(?:\w+\s+){0,2}"
                       r"(?:approved|authorized))\b", re.IGNORECASE)
 _FORWARD_ASKED = re.compile(r"\b(?:expect\w*|forecast\w*|plan\w*|outlook|guidance|anticipat\w*|project\w*|"
                             r"target\w*|will|intend\w*|authoriz\w*|program)\b", re.IGNORECASE)
@@ -379,7 +387,8 @@ _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|de
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
 
 
-_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|portion|fraction|percent)\b"
+_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share(?!\s+(?:price|prices|count|repurchases?|buybacks?)\b)|"
+                          r"percentage|proportion|portion|fraction|percent)\b"
                           r"|\b(?:share|percentage|proportion|portion|fraction)\s+of\b|\bas\s+an?\s+(?:%|percent(?:age)?)"
                           r"\s+of\b|\bwhat\s+%", re.IGNORECASE)
 _PERCENT_FIGURE = re.compile(r"\d\s?%|\d\s+percent\b", re.IGNORECASE)
@@ -524,7 +533,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
           label_share: float, labelled_hit: bool, figure_near: int = 0, words: int = 0,
           label_extra: int = 0, statement: str | None = None, names_item: bool = False,
           whole: int = 0, label_from_lead: bool = False, deep: bool = False, note: bool = False,
-          in_unit: int = 0, part: bool = False) -> Judged:
+          in_unit: int = 0, part: bool = False, part_stated: bool = False) -> Judged:
     """Directness of one unit and the reasons, per the module docstring."""
     value, why = score, [f"score {score:.3f}"]
     cells: tuple[int, ...] = ()
@@ -541,6 +550,7 @@ def judge(ask: Ask, body: str, *, score: float, has_figure: bool, table: TableRo
         value, period = _judge_period(ask, body, value, why)
     if table is None:
         value = _judge_sentence(ask, value, why, figure_near, words, body)
+        value = _judge_part_stated(ask, value, why, part_stated)
     if statement is not None and statement in ask.statements:
         value += W_NAMED_STATEMENT if ask.named else W_STATEMENT
         why.append(f"on the {_STATEMENT_NAME.get(statement, statement)}" + (" the question names" if ask.named else ""))
@@ -663,6 +673,52 @@ def _asked_range(ask: Ask, label: str) -> bool:
     """A row labelled by a span of years the question names ("2026-2030 1,176 454" for "over 2026-2030"): the
     asked period, as a row labelled by the asked year is."""
     return bool(ask.ranges) and year_range(label) in ask.ranges
+
+
+# A sentence stating a part of a whole: its first count is of some of the things counted, not all of them ("1,100
+# of our employees are ...", "1,100 employees in North America were covered by ...", "57,000 employees, which
+# constitute 35% of our total workforce, ..."); the clause ends at ", respectively" or ", of which" (what follows
+# is the part of a whole the clause stated: "86,200 employees, respectively, of which 10,100 ..."). Amounts of money
+# are not judged ("$500 million of our common stock" is no part of a whole).
+_COUNT_FIGURE = re.compile(r"(?<![\w$.,/-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%|\s+percent\b)?(?![\w/-])")
+_PART_CLAUSE_END = re.compile(r",\s+(?:respectively|of\s+which|of\s+whom)\b|[;:]|\.(?!\d)")
+_NOT_PLACE = (r"(?:First|Second|Third|Fourth|Fiscal|FY|Q[1-4]|January|February|March|April|May|June|July|August|"
+              r"September|October|November|December|Note|Item|Part|Exhibit)\b")
+_PART_MARK = re.compile(
+    r"^\s*(?:%|percent)?\s*of\s+(?:our|the|its|their)\b"  # "1,100 of our employees"
+    rf"|\b(?:in|outside(?:\s+of)?)\s+(?:the\s+)?(?!{_NOT_PLACE})[A-Z][a-z]"  # "employees in North America"
+    r"|\b(?:were|are|was|is)\s+(?:covered|represented|located|based|members|unionized)\b"  # "were covered by"
+    r"|\bwhich\s+(?:constitute|constitutes|represent|represents|comprise|comprises|make\s+up|account\s+for)\b")
+_WHOLE_OF = re.compile(r"\bof\s+(?:our|the|its|their)\s+(?:total\s+|entire\s+|global\s+|worldwide\s+)?[A-Za-z][\w-]*")
+_DAY_BEFORE = re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s*$")  # "December 31"
+_COUNTED = re.compile(r"^\s*(?:%|percent\b)?\s*[A-Za-z][\w-]*")
+
+
+def part_words(body: str) -> str | None:
+    """The words of a sentence whose first count is of a part of a whole, which say which part ("As of ...,
+    approximately 1,100 employees in North America were covered by ..."), without the things counted and the
+    whole's name ("employees", "of our total workforce"); None when the clause of its first count states no part
+    (a year, a day of a date and an amount of money are no count)."""
+    for m in _COUNT_FIGURE.finditer(body):
+        before = body[max(0, m.start() - 12):m.start()]
+        if _YEAR_NAMED.fullmatch(m.group(0)) or _DAY_BEFORE.search(before) or before.rstrip().endswith("$"):
+            continue
+        rest = body[m.end():]
+        end = _PART_CLAUSE_END.search(rest)
+        clause = rest[:end.start()] if end else rest
+        if not _PART_MARK.search(clause):
+            return None
+        return body[:m.start()] + " " + _COUNTED.sub(" ", _WHOLE_OF.sub(" ", rest), count=1)
+    return None
+
+
+def _judge_part_stated(ask: Ask, value: float, why: list[str], part_stated: bool) -> float:
+    """`value` less W_PART for a sentence whose count is of a part of a whole the question does not name
+    (`part_words`), when the question asks for a figure and not a share."""
+    if part_stated and ask.figure and not ask.share:
+        value -= W_PART
+        why.append("counts a part of a whole the question does not name")
+    return value
 
 
 def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:

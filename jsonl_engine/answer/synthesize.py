@@ -224,7 +224,7 @@ def figures_of(text: str) -> frozenset[str]:
 # "what portion of"
 _AMOUNT_ASKED = re.compile(r"\bhow\s+(?:large|big|high|small|low)\b|\bsize\s+of\b|\bwhat\s+(?:portion|proportion)\b"
                            # the question's own verb, after its "did": "What did Acme's Widgets business sell in ...?"
-                           r"|\bwhat\s+did\s+(?:\S+\s+){1,6}?(?:sell|generate|collect|receive|make|book)\b",
+                           r"|\bwhat\s+did\s+(?:\S+\s+){1,9}?(?:sell|generate|collect|receive|make|book)\b",
                            re.IGNORECASE)
 
 
@@ -735,6 +735,16 @@ def _head_keys(query: str) -> tuple[str, ...]:
     return tuple(k for k in keys(" ".join(wording.asked_item(query))) if not k[0].isdigit() and k not in _PERIOD_WORDS)
 
 
+def _part_unasked(body: str, query_keys: Collection[str]) -> bool:
+    """A sentence's first count is of a part of a whole (order.part_words: "1,100 employees in North America were
+    covered by ...") whose words (not its numbers, dates or periods) the question does not have."""
+    words = order.part_words(body)
+    if words is None:
+        return False
+    return not {k for k in keys(words) if not k[0].isdigit() and k not in _MONTH_KEYS and k not in _PERIOD_WORDS
+                and k not in STOPWORDS} & set(query_keys)
+
+
 def _figure_by(head: Sequence[str], body: str) -> bool:
     """A figure within order.NEAR_TOKENS keys after the asked item's last word, or before its first ("these plans
     hold estimated assets of $12.9 trillion", "$12.9 trillion in assets")."""
@@ -951,7 +961,8 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
             note=reading is None and (_under_table(u, notes_memo) or order.points_elsewhere(body)),
             label_extra=label_extra, names_item=item, label_from_lead=bool(by_period),
             statement=(statement_pages or {}).get(u.passage.document_id, {}).get(page),
-            deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0))
+            deep=u.passage.section_id in deep, in_unit=(in_unit or {}).get(id(u), 0),
+            part_stated=reading is None and u.seg.kind == "sentence" and _part_unasked(body, query_keys))
         if id(u) in naming and _qualified(u, naming[id(u)], item, reading, quals, item_runs):
             qualified[id(u)] = naming[id(u)]
     asked_named = len({i for n in qualified.values() for i in n.named})
