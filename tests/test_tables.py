@@ -500,8 +500,7 @@ def test_amounts_beside_their_percentages_take_the_columns_in_order():
     """"(Dollars in millions) Fiscal 2017 Fiscal 2016 % Change Fiscal 2015 % Change" over "Gross profit $ 15,312
     $ 14,971 2% $ 14,067 6%": more cells than periods, but the amounts are as many as the periods; each amount its
     period, the percentages none. A column line broken over lines ("% Change" / "Excluding" / ... over "Greater
-    China 4,237 3,785 12% 17% 3,067": two periods read, three amounts; "2023" above "2022 Q2'23 vs. Q2'22": no
-    years running one way) and a bare dash (an amount's or a percentage's?) leave the row unread."""
+    China 4,237 3,785 12% 17% 3,067": two periods read, three amounts) and a bare dash (an amount's or a percentage's?) leave the row unread."""
     row = quarterly_row("NIKE_2017_10K", "Gross Margin", "Gross profit $ 15,312")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("$ 15,312", "Fiscal 2017"), ("$ 14,971", "Fiscal 2016"), ("2%", ""), ("$ 14,067", "Fiscal 2015"), ("6%", "")]
@@ -510,7 +509,9 @@ def test_amounts_beside_their_percentages_take_the_columns_in_order():
     row = quarterly_row("NIKE_2017_10K", "Excluding", "Greater China 4,237")
     assert [c.column_text for c in row.cells] == [""] * 7
     row = quarterly_row("NETFLIX_2023Q2_10Q", "Q2'23 vs. Q2'22", "Streaming revenues $ 8,158,326")
-    assert [c.column_text for c in row.cells] == [""] * 4
+    # (a column line printed a date piece a line, its last piece followed by the change's title: read whole,
+    # test_two_periods_compared_title_one_change_column)
+    assert [c.column_text for c in row.cells] == ["June 30, 2023", "June 30, 2022", "Q2'23 vs. Q2'22", ""]
     text = "(in millions) 2023 2022\nRevenues 9,100 9.4 % — 8.7 %\n"
     assert [c.column_text for c in row_at(text, "Revenues").cells] == [""] * 4
 
@@ -553,3 +554,24 @@ def test_quarters_named_apart_from_the_year_printed_over_the_full_years_column()
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("1st 2018", "1.6%"), ("2nd 2018", "5.4%"), ("3rd 2018", "4.4%"), ("4th 2018", "9.0%"), ("2018", "5.6%")]
     assert asked_cells(row, ("2018",), quarter=True, which=4) == (3,) and asked_cells(row, ("2018",)) == (4,)
+
+
+@needs_more
+def test_two_periods_compared_title_one_change_column():
+    """"2022 2021 2020 2022 vs. 2021": the last two periods, joined by "vs.", title one column, the change between
+    them, so four cells read as three years and the change (a row printing no change reads its years); the change
+    column names no year (a year asked is never read from it) but is a change (a change asked reads it). A date
+    printed a piece a line whose last piece carries the change's title ("June 30," / "2023" / "June 30," / "2022
+    Q2'23 vs. Q2'22") is one column line too, and its "Q2'23" names no quarter's column."""
+    row = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Streaming revenues $ 31,469,852")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("$ 31,469,852", "2022"), ("$ 29,515,496", "2021"), ("$ 24,756,675", "2020"), ("7 %", "2022 vs. 2021")]
+    assert asked_cells(row, ("2022",)) == (0,) and asked_cells(row, ("2022",), change=True) == (0, 1, 2, 3)
+    assert table_line(row, (0,)) == ("Streaming revenues, 2022: $ 31,469,852 "
+                                     "(in thousands, except revenue per membership and percentages)")
+    margin = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Operating margin 18 %")
+    assert [(c.text, c.column_text) for c in margin.cells] == [("18 %", "2022"), ("21 %", "2021"), ("18 %", "2020")]
+    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period 42,466")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("42,466", "June 30, 2023"), ("39,624", "June 30, 2022"), ("2,842", "Q2'23 vs. Q2'22"), ("7 %", "")]
+    assert asked_cells(row, ("2023",), quarter=True) == (0,)

@@ -351,7 +351,8 @@ def asks_forward(query: str) -> bool:
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
                            r"\w*", re.IGNORECASE)
 _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|decrease|variance|inc\.?|dec\.?)\b"
-                            r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
+                            r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?"
+                            r"|\S\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+\S", re.IGNORECASE)  # "2022 vs. 2021"
 
 
 _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share|percentage|proportion|portion|fraction|percent)\b"

@@ -222,6 +222,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     label, column_line, periods, block = _column_line_of(text, start, label, cells, lines)
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
+        periods = _compared(text, periods)
     between: list[Part] = []  # the lines between the column line and the first row below it
     titles: list[Part] = []  # a line of column titles over the groups or periods ("Revenue Mix Comparable Sales")
     days: list[Part] = []  # the month and day of each year, on the line above the column line ("April 30,")
@@ -394,8 +395,11 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
             break  # past the lines just above, only a header printed a word or two a line ("First" / "Quarter")
         lines.append(Part(line, s, e))
     lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
+    changes = [(c.start, c.end) for p in lines for c in _compared(text, _periods(text, p.start, p.end))
+               if compared(c.text)]  # "Q2'23 vs. Q2'22" titles a change column, names no quarter's
     named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
-             for m in _QUARTER_NAME.finditer(p.text)]
+             for m in _QUARTER_NAME.finditer(p.text)
+             if not any(a <= p.start + m.start() < b for a, b in changes)]
     if len(named) < 2 or not any(re.search(r"quarter|\d(?:st|nd|rd|th)\b|\bq[1-4]\b", p.text, re.IGNORECASE)
                                  for p in lines):
         return None
@@ -439,7 +443,7 @@ def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines
     above it joined into one column line (its periods read across the line breaks), `lines` left after them; any
     other column line unchanged."""
     s, e = column_line
-    if not _FRAGMENT.fullmatch(text[s:e]):
+    if not _FRAGMENT.fullmatch(_TRAILING_VERSUS.sub("", text[s:e])):  # "2022 Q2'23 vs. Q2'22": the change's title after
         return column_line, periods, lines
     for ls, le in lines:
         if _FRAGMENT.fullmatch(text[ls:le]) or _FRAGMENTS.fullmatch(text[ls:le].strip()):
@@ -593,6 +597,8 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
     elif len(labels) < n and _one_way(periods):
         labels = _titled_between(text, column_line, periods, labels)
         between = True
+    if len(labels) == n + 1 and compared(labels[-1][-1].text):
+        labels = labels[:n]  # a row printing no change ("Operating margin 18 % 21 %" under "2022 2021 2022 vs. 2021")
     if len(labels) != n:
         return None
     if groups and n % len(groups) == 0 and len(groups) > 1:
@@ -658,7 +664,7 @@ def _one_way(periods: list[Part]) -> bool:
     """The periods are years running one way ("2017 2016 2015"), none repeated, in each of the groups they repeat
     in ("2023 2022 2023 2022": the three and the six months): a column line read whole, not a broken one ("2022
     Q2'23 vs. Q2'22" under a "2023" the line above holds)."""
-    years = [year_of(p.text) for p in periods]
+    years = [year_of(p.text) for p in periods if not compared(p.text)]
     block = years[:len(years) // _repeats(periods)]
     return None not in years and (block == sorted(set(block)) or block == sorted(set(block), reverse=True))
 
@@ -670,6 +676,30 @@ def _repeats(periods: list[Part]) -> int:
         if len(texts) % k == 0 and texts == texts[:len(texts) // k] * k:
             return k
     return 1
+
+
+# two periods printed as one column's title, the change between them: "2022 vs. 2021", "Q2'23 vs. Q2'22"
+_VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
+
+
+_TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNORECASE)
+
+
+def compared(part_text: str) -> bool:
+    """A column part naming two periods compared ("2022 vs. 2021"): a change column, no period's own."""
+    return bool(_VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
+
+
+def _compared(text: str, periods: list[Part]) -> list[Part]:
+    """The column line's periods, two joined by "vs." (or "versus", "compared to") read as one part: the title of
+    the column printing the change between them ("2022 2021 2020 2022 vs. 2021": four columns, not five)."""
+    out: list[Part] = []
+    for p in periods:
+        if out and _VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
+            out[-1] = Part(text[out[-1].start:p.end], out[-1].start, p.end)
+        else:
+            out.append(p)
+    return out
 
 
 def number(cell: str) -> Decimal | None:
@@ -685,7 +715,10 @@ def number(cell: str) -> Decimal | None:
 
 
 def year_of(part_text: str) -> str | None:
-    """The four-digit year a column label names, if any ("FY22" -> "2022")."""
+    """The four-digit year a column label names, if any ("FY22" -> "2022"); none for two periods compared ("2022
+    vs. 2021": a change column)."""
+    if compared(part_text):
+        return None
     m = re.search(r"(?:19|20)\d\d", part_text)
     if m:
         return m.group(0)
