@@ -575,3 +575,19 @@ def test_two_periods_compared_title_one_change_column():
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("42,466", "June 30, 2023"), ("39,624", "June 30, 2022"), ("2,842", "Q2'23 vs. Q2'22"), ("7 %", "")]
     assert asked_cells(row, ("2023",), quarter=True) == (0,)
+
+
+@needs_more
+def test_a_balance_sheets_dates_printed_a_piece_a_line_and_its_titles_unit():
+    """"At December 31," / "2017" / "At December 31," / "2016", a piece a line, is one column line; the unit printed
+    with the statement's title at the page's top ("(Amounts in millions, except share data)") is the table's
+    though text extraction put the footer ("The accompanying notes ..." / "F-3") between them and the headers."""
+    row = quarterly_row("ACTIVISIONBLIZZARD_2017_10K", "CONSOLIDATED BALANCE SHEETS", "Total current liabilities 3,663")
+    assert [(c.text, c.column_text) for c in row.cells] == [("3,663", "December 31, 2017"),
+                                                             ("2,656", "December 31, 2016")]
+    assert row.unit is not None and row.unit.text == "(Amounts in millions, except share data)"
+    assert asked_cells(row, ("2016",)) == (1,)
+    # a unit above another table's rows is not this table's
+    text = "(in millions)\nRevenue 10 20\nCosts 5 6\nProfit 5 14\nOther 1 2\n2023 2022\nStores 5 6\n"
+    assert row_at(text, "Stores").unit is None and [c.column_text for c in row_at(text, "Stores").cells] == [
+        "2023", "2022"]

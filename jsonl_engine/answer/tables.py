@@ -68,7 +68,8 @@ _NON_PERIOD_NUMBER = re.compile(r"\d")
 # ("Adjustments to reconcile net income to net cash provided by operating activities:")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
-_FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+# a date's piece ("At December 31," of a balance sheet's "At December 31," / "2017" / "At December 31," / "2016")
+_FRAGMENT = re.compile(rf"(?:(?:at|as\s+of)\s+)?{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)
 _FRAGMENTS = re.compile(rf"(?:{_FRAGMENT.pattern})(?:\s+(?:{_FRAGMENT.pattern}))*", re.IGNORECASE)  # "2017 May 29,"
 # a date's day written apart from its year: by its month ("December 31", "31 December") or before a comma ("31,");
 # not a row's cells ("— 37 88")
@@ -259,7 +260,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     if column_line is not None and not columns:
         headers.extend(between[-2:])
     headers.sort(key=lambda p: p.start)
-    unit = _unit(text, start, label, headers, between)
+    unit = _unit(text, start, label, headers, between, titled=column_line is not None)
     if columns:
         cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
     return TableRow(label, tuple(cells), unit, tuple(headers))
@@ -552,9 +553,11 @@ def _label_above(text: str, start: int) -> Part | None:
     return None
 
 
-def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part]) -> Part | None:
+def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part],
+          titled: bool = False) -> Part | None:
     """The first unit phrase in the row's label, its headers (in text order) or the lines between them and the
-    row (nearest the headers first); else in the lines just above the headers (rows left out)."""
+    row (nearest the headers first); else in the lines just above the headers (rows left out); else, under a column
+    line (`titled`), the unit printed with the title of the page's first table (`_title_unit`)."""
     for part in ([label] if label else []) + headers + between[::-1]:
         m = UNIT.search(part.text)
         if m:
@@ -562,6 +565,23 @@ def _unit(text: str, start: int, label: Part | None, headers: list[Part], betwee
     for s, e in _line_spans(text, headers[0].start if headers else start)[:GROUP_LINES_UP]:
         m = UNIT.search(text[s:e]) if classify(text[s:e]) != "row" else None
         if m:
+            return Part(m.group(0), s + m.start(), s + m.end())
+    return _title_unit(text, headers[0].start) if titled and headers else None
+
+
+def _title_unit(text: str, above: int) -> Part | None:
+    """The unit printed with the title of a page's first table ("CONSOLIDATED BALANCE SHEETS" / "(Amounts in
+    millions, except share data)"), farther above its column headers than `_unit` reads (text extraction may put a
+    footer between them: "The accompanying notes are an integral part ..." / "F-3"): the nearest unit line above
+    `above` up to the page's top, when no row is printed above the headers (no other table's)."""
+    for s, e in _line_spans(text, above):
+        line = text[s:e]
+        if not line:
+            continue
+        if classify(line) == "row":
+            return None
+        m = UNIT.search(line)
+        if m and not _SENTENCE_END.search(line) and len(line) <= 80:
             return Part(m.group(0), s + m.start(), s + m.end())
     return None
 
