@@ -172,7 +172,7 @@ def test_a_footnote_mark_is_no_cell_and_a_date_comma_no_day_cell(bestbuy_q2):
     assert number(charges.cells[0].text) == Decimal(-7) and len(charges.cells) == 4
     # the column line's "July 30," is a day, not a cell
     dates = row_at(text, "July 29, 2023 July 30, 2022 July 29, 2023 July 30, 2022")
-    assert [c.text for c in dates.cells] == ["2022"]
+    assert [c.text for c in dates.cells] == []  # nor its year a cell (test_a_date_ending_a_rows_label_is_no_cell)
 
 
 def test_the_day_of_a_date_is_no_amount():
@@ -591,3 +591,29 @@ def test_a_balance_sheets_dates_printed_a_piece_a_line_and_its_titles_unit():
     text = "(in millions)\nRevenue 10 20\nCosts 5 6\nProfit 5 14\nOther 1 2\n2023 2022\nStores 5 6\n"
     assert row_at(text, "Stores").unit is None and [c.column_text for c in row_at(text, "Stores").cells] == [
         "2023", "2022"]
+
+
+@needs_more
+def test_a_date_ending_a_rows_label_is_no_cell_and_dates_the_row():
+    """A schedule of dated items ("(In millions) Effective Date Amount" over "Missouri May 28, 2023 $ 44"): the year
+    closing a month and day is the date's, no cell, and the row's one figure is its amount; a lead-in sentence's
+    last line ("... became effective during" / "2023:") is no column line. Such a row, its columns naming no
+    period, is dated in the asked year by its label's last words (order.judge), a date inside the label is not."""
+    from jsonl_engine.answer import order
+
+    row = quarterly_row("AMERICANWATERWORKS_2023Q2_10Q", "General rate cases by state:", "Missouri May 28, 2023 $ 44")
+    assert row.label.text == "Missouri May 28, 2023" and [c.text for c in row.cells] == ["$ 44"]
+    assert not any(c.column for c in row.cells) and not any(h.text == "2023:" for h in row.headers)
+    assert row.unit is not None and row.unit.text == "(In millions)"
+    assert [c.text for c in row_at("Balance at December 31, 2022 1,234 5,678\n", "Balance").cells] == ["1,234", "5,678"]
+    judged = order.judge(order.Ask(figure=True, years=("2023",)), "Missouri May 28, 2023 $ 44", score=0.4,
+                         has_figure=True, table=row, label_share=0.0, labelled_hit=False)
+    assert "a row dated in the asked period (May 28, 2023)" in judged.reasons
+    assert not any("dated" in r for r in order.judge(order.Ask(figure=True, years=("2022",)), "", score=0.4,
+                                                       has_figure=True, table=row, label_share=0.0,
+                                                       labelled_hit=False).reasons)
+    inside = read_row("Price (at the close on June 11, 2023) $ 11.18\n", 0, 46)
+    assert [c.text for c in inside.cells] == ["$ 11.18"]
+    assert not any("dated" in r for r in order.judge(order.Ask(figure=True, years=("2023",)), "", score=0.4,
+                                                       has_figure=True, table=inside, label_share=0.0,
+                                                       labelled_hit=False).reasons)

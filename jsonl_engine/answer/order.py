@@ -596,11 +596,27 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         period = 1
         value += W_PERIOD_CELL
         why.append(f"a row for the asked period {table.label.text.strip()}")
+    elif (dated := _dated_row(ask, table)) is not None:
+        period = 1
+        value += W_PERIOD_CELL
+        why.append(f"a row dated in the asked period ({dated})")
     elif ask.years and table.mapped:
         period = -1
         value -= W_NO_PERIOD_CELL
         why.append("no column for the asked period")
     return value, cells, period
+
+
+def _dated_row(ask: Ask, table: TableRow) -> str | None:
+    """The date a row's label ends with, when it is of an asked year and no column of the row names a period: a schedule
+    of dated items ("Missouri May 28, 2023 $ 44": a rate case effective on that date, its amount the row's one
+    figure), whose row, not a column, says when."""
+    if table.label is None or not ask.years or any(c.column for c in table.cells):
+        return None
+    label = table.label.text.rstrip()
+    found = [m.group(0) for m in DATE.finditer(label) if m.end() == len(label)]  # the date column, last
+    when = parse_date(found[0]) if found else None
+    return found[0] if when is not None and str(when.year) in ask.years else None
 
 
 def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:

@@ -64,6 +64,7 @@ _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$"
 _DASH = re.compile(r"^(?:[-–—]+|NM|nm|[Nn]/[MmAa])$")  # an empty cell: a dash, or a change "not meaningful"
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
+_LEADS_IN = re.compile(r"(?:19|20)\d\d:\s*$")  # "... became effective during" / "2023:": a sentence leading into a table
 # a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
 # ("Adjustments to reconcile net income to net cash provided by operating activities:")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
@@ -160,8 +161,9 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
             s = toks[i - 1][0]
             i -= 1
             tok = text[s:e]
-        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("("):
-            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell
+        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("(") \
+                or _dates_label(text, toks, i):
+            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell; "May 28, 2023": a date's year
         if i > 0 and text[toks[i - 1][0]:toks[i - 1][1]] in ("$", "($", "€", "£"):
             s = toks[i - 1][0]
             i -= 1
@@ -180,6 +182,17 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
         if i >= 0:
             label = Part(text[start:label_end], start, label_end)
     return label, cells
+
+
+_DATE_BEFORE_YEAR = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+
+
+def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
+    """The token toks[i] is a year closing a date in the row's label ("Missouri May 28, 2023 $ 44", "Balance at
+    December 31, 2022 1,234"): a year right after a month and day is the date's, no cell."""
+    if i < 2 or not re.fullmatch(r"(?:19|20)\d\d", text[toks[i][0]:toks[i][1]]):
+        return False
+    return bool(_DATE_BEFORE_YEAR.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
 
 
 def _line_spans(text: str, before: int) -> list[tuple[int, int]]:
@@ -204,7 +217,7 @@ def _periods(text: str, s: int, e: int) -> list[Part]:
 
 def _is_column_line(line: str, periods: list[Part]) -> bool:
     """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021")."""
-    if not periods or len(line) > 160 or _SENTENCE_END.search(line):
+    if not periods or len(line) > 160 or _SENTENCE_END.search(line) or _LEADS_IN.search(line):
         return False
     rest = PERIOD.sub(" ", line)
     rest = UNIT.sub(" ", rest)
