@@ -617,3 +617,17 @@ def test_a_date_ending_a_rows_label_is_no_cell_and_dates_the_row():
     assert not any("dated" in r for r in order.judge(order.Ask(figure=True, years=("2023",)), "", score=0.4,
                                                        has_figure=True, table=inside, label_share=0.0,
                                                        labelled_hit=False).reasons)
+
+
+@needs_more
+def test_a_footnote_mark_under_a_unit_line_and_groups_each_opened_by_its_own_words():
+    """"(in thousands)" between the column line and the rows titles no column, so "Paid memberships at end of period
+    (1) 42,466 39,624 42,466 39,624" under four columns reads "(1)" as the label's footnote mark; and "As of/ Three
+    Months Ended As of/ Six Months Ended" is two groups, "As of/" opening the second, not closing the first."""
+    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period (1) 42,466")
+    assert row.label.text == "Paid memberships at end of period"
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("42,466", "Three Months Ended June 30, 2023"), ("39,624", "Three Months Ended June 30, 2022"),
+        ("42,466", "Six Months Ended June 30, 2023"), ("39,624", "Six Months Ended June 30, 2022")]
+    assert row.unit is not None and row.unit.text == "(in thousands)"
+    assert asked_cells(row, ("2023",), quarter=True) == (0,)

@@ -254,11 +254,12 @@ def read_row(text: str, start: int, end: int) -> TableRow:
             lines = itertools.chain([above], lines)
         titles = _above_column_line(text, lines, headers, groups)
     columns = _columns(text, column_line, periods, groups, len(cells), titles, days)
-    if column_line is not None and columns is None and not between and _footnote_mark(cells) \
+    if column_line is not None and columns is None and _units_only(between) and _footnote_mark(cells) \
             and _only_periods(text[column_line[0]:column_line[1]]):
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
         # footnote mark, no negative figure (told apart by the column count, when no line between the column line
-        # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018")
+        # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018"; a unit line, "(in
+        # thousands)", titles none)
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days) \
             or _quarter_columns(text, column_line, between, headers, len(cells) - 1, None)
         if columns is not None:
@@ -529,6 +530,12 @@ def _only_periods(line: str) -> bool:
     return not re.search(r"[A-Za-z%]", rest)
 
 
+def _units_only(lines: Sequence[Part]) -> bool:
+    """No line, or only unit lines ("(in thousands)"), between a column line and the rows below it: nothing there
+    may title a column of its own."""
+    return all(UNIT.fullmatch(p.text.strip()) for p in lines)
+
+
 def _footnote_mark(cells: list[Cell]) -> bool:
     """The row's first cell could be a footnote mark: "(1)", no "$" or "%" (right after the label, or first), or a
     bare "1" before a "$" cell (a row printing "$" prints it on its first figure)."""
@@ -599,13 +606,17 @@ def _title_unit(text: str, above: int) -> Part | None:
     return None
 
 
+_GROUP_OPENER = re.compile(r"\s(?:as\s+of\s*/?|for\s+the|for|at)\s*$", re.IGNORECASE)  # "For the" Six Months Ended
+
+
 def _group_parts(text: str, s: int, e: int) -> list[Part]:
     """The column groups a header line names ("Three Months Ended", "Six Months Ended"), each up to the next."""
     found = list(_GROUP.finditer(text[s:e]))
     out = []
     for i, m in enumerate(found):
         stop = found[i + 1].start() if i + 1 < len(found) else e - s
-        piece = text[s + m.start():s + stop].rstrip(" ,")
+        piece = text[s + m.start():s + stop]
+        piece = _GROUP_OPENER.sub("", piece).rstrip(" ,")  # the next group's opening words are not this one's
         out.append(Part(piece, s + m.start(), s + m.start() + len(piece)))
     return out
 
