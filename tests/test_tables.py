@@ -631,3 +631,35 @@ def test_a_footnote_mark_under_a_unit_line_and_groups_each_opened_by_its_own_wor
         ("42,466", "Six Months Ended June 30, 2023"), ("39,624", "Six Months Ended June 30, 2022")]
     assert row.unit is not None and row.unit.text == "(in thousands)"
     assert asked_cells(row, ("2023",), quarter=True) == (0,)
+
+
+@needs_more
+def test_column_titles_wrapped_over_lines_one_after_another_are_the_columns():
+    """An underwriting schedule prints each column's title wrapped over two lines, one title after another
+    ("Principal Amount of 2028 Notes to" / "be Purchased" / "Principal Amount of 2034 Notes to" / ...), then the
+    label column's title ("Underwriter"): the alike titles are the columns, in order, and a year inside a title's
+    words ("of 2055 Notes") makes no column line; the rows continued on the next page, after the schedule's page
+    number ("S1-1"), take the same titles from the page before."""
+    from jsonl_engine.answer.tables import headerless, read_continued
+
+    assert MORE is not None
+    pages = parse_file(str(MORE / "LOCKHEEDMARTIN_2023_8K_dated-2023-05-25.pdf")).pages
+    i = next(n for n, p in enumerate(pages) if "Principal Amount of 2055 Notes to" in p and "Underwriter\n" in p)
+    row = row_at(pages[i], "Citigroup Global Markets Inc. $90,000,000")
+    verbatim(pages[i], row)
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("$90,000,000", "Principal Amount of 2028 Notes to be Purchased"),
+        ("$153,000,000", "Principal Amount of 2034 Notes to be Purchased"),
+        ("$117,000,000", "Principal Amount of 2055 Notes to be Purchased")]
+    assert asked_cells(row, ("2055",)) == (2,)
+    text = pages[i + 1]
+    start = text.index("Academy Securities, Inc.")
+    end = text.index("\n", start)
+    alone = read_row(text, start, end)
+    assert headerless(text, start, end, alone)
+    continued = read_continued(pages[i], text, start, end)
+    assert continued is not None and [c.column_text for c in continued.cells][2] == \
+        "Principal Amount of 2055 Notes to be Purchased"
+    assert all(h.pages_back == 1 and pages[i][h.start:h.end] == h.text for h in continued.headers)
+    # titles that are not alike, or not as many as the cells, give no column
+    assert not row_at("Revenue\nof the year\nStores\nopen\nWidgets 10 20\n", "Widgets").mapped

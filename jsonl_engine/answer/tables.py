@@ -64,6 +64,7 @@ _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$"
 _DASH = re.compile(r"^(?:[-–—]+|NM|nm|[Nn]/[MmAa])$")  # an empty cell: a dash, or a change "not meaningful"
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
+_TITLE_YEAR = re.compile(r"\b(?:of|due)\s+(?:19|20)\d\d\b")  # a year in a title's words: "Amount of 2028 Notes"
 _LEADS_IN = re.compile(r"(?:19|20)\d\d:\s*$")  # "... became effective during" / "2023:": a sentence leading into a table
 # a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
 # ("Adjustments to reconcile net income to net cash provided by operating activities:")
@@ -216,8 +217,10 @@ def _periods(text: str, s: int, e: int) -> list[Part]:
 
 
 def _is_column_line(line: str, periods: list[Part]) -> bool:
-    """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021")."""
-    if not periods or len(line) > 160 or _SENTENCE_END.search(line) or _LEADS_IN.search(line):
+    """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021"); not a
+    column's title naming a year among its words ("Principal Amount of 2028 Notes to", "Notes due 2034")."""
+    if not periods or len(line) > 160 or _SENTENCE_END.search(line) or _LEADS_IN.search(line) \
+            or _TITLE_YEAR.search(line):
         return False
     rest = PERIOD.sub(" ", line)
     rest = UNIT.sub(" ", rest)
@@ -241,7 +244,9 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     titles: list[Part] = []  # a line of column titles over the groups or periods ("Revenue Mix Comparable Sales")
     days: list[Part] = []  # the month and day of each year, on the line above the column line ("April 30,")
     if column_line is None:
-        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
+        wrapped = _wrapped_titles(text, start, len(cells))
+        headers.extend(wrapped or [p for p in block[:2] if not UNIT.fullmatch(p.text)])
+        titles = wrapped
     else:
         headers.append(Part(text[column_line[0]:column_line[1]], *column_line))
         between = block
@@ -253,7 +258,8 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         elif above is not None:
             lines = itertools.chain([above], lines)
         titles = _above_column_line(text, lines, headers, groups)
-    columns = _columns(text, column_line, periods, groups, len(cells), titles, days)
+    columns = _columns(text, column_line, periods, groups, len(cells), titles, days) if column_line is not None \
+        else [(t,) for t in titles] or None
     if column_line is not None and columns is None and _units_only(between) and _footnote_mark(cells) \
             and _only_periods(text[column_line[0]:column_line[1]]):
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
@@ -281,6 +287,45 @@ def read_row(text: str, start: int, end: int) -> TableRow:
 
 
 _MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+
+
+MAX_TITLE_LINES = 12  # lines of wrapped column titles read above a table's first row
+
+
+def _wrapped_titles(text: str, start: int, n: int) -> list[Part]:
+    """Column titles printed one after another above a table's first row, each wrapped over lines ("Principal Amount
+    of 2028 Notes to" / "be Purchased" / "Principal Amount of 2034 Notes to" / "be Purchased" / ... over
+    "Underwriter A $90,000,000 $153,000,000 $117,000,000"), when the table has no column line: walking up over its
+    rows, the non-row lines above the first, each title a line opening in upper case and the lines after it opening
+    in lower case (or after a line ending on an open word: "of", "to"); the alike titles (same first two words),
+    as many as the row's cells, in order, one a column; [] otherwise (the label column's title, "Underwriter", and a
+    heading above, "SCHEDULE I", are none of them)."""
+    if n < 2:
+        return []
+    spans = iter((s, e) for s, e in _line_spans(text, start) if e > s)
+    block: list[tuple[int, int]] = []
+    for s, e in spans:
+        line = text[s:e]
+        if classify(line) == "row":
+            if block:
+                break
+            continue
+        if _SENTENCE_END.search(line) or len(line) > 80 or len(block) >= MAX_TITLE_LINES:
+            break
+        block.append((s, e))
+    titles: list[tuple[int, int]] = []
+    for s, e in reversed(block):  # top-down
+        if titles and (text[s].islower() or _OPEN_END.fullmatch(text[titles[-1][0]:titles[-1][1]].split()[-1])):
+            titles[-1] = (titles[-1][0], e)
+        else:
+            titles.append((s, e))
+    key = [tuple(text[s:e].lower().split()[:2]) for s, e in titles]
+    for k in dict.fromkeys(key):
+        alike = [i for i, x in enumerate(key) if x == k]
+        texts = {" ".join(text[titles[i][0]:titles[i][1]].split()) for i in alike}
+        if len(alike) == n and alike == list(range(alike[0], alike[0] + n)) and len(texts) == n and len(k) == 2:
+            return [Part(text[titles[i][0]:titles[i][1]], *titles[i]) for i in alike]
+    return []
 
 
 def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Part]:
@@ -796,7 +841,9 @@ def table_line(row: TableRow, asked: tuple[int, ...], page: int | None = None) -
     return line
 
 
-_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,4}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?", re.IGNORECASE)
+# a page's number at its foot: "12", "- 12 -", "Page 3 of 9", an annex's or schedule's "F-3", "S1-2", "A-12"
+_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*(?:[A-Z]{1,2}\d?-)?\d{1,4}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?",
+                          re.IGNORECASE)
 
 
 def read_continued(previous: str, text: str, start: int, end: int) -> TableRow | None:
