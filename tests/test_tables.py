@@ -663,3 +663,27 @@ def test_column_titles_wrapped_over_lines_one_after_another_are_the_columns():
     assert all(h.pages_back == 1 and pages[i][h.start:h.end] == h.text for h in continued.headers)
     # titles that are not alike, or not as many as the cells, give no column
     assert not row_at("Revenue\nof the year\nStores\nopen\nWidgets 10 20\n", "Widgets").mapped
+
+
+@needs_more
+def test_titles_under_the_periods_repeated_once_per_period_split_its_columns():
+    """"2023 2022" over "In Millions Dollars Percent of Total Dollars Percent of Total": the line between the column
+    line and the rows repeats its titles once per period (a title: a capitalised word and the words joining it), so
+    four cells are each period's "Dollars" and "Percent of Total", also in a row printing no "%"; quarters printed as
+    rows ("Fourth quarter 30.62 25.25 24.41 18.19" under "2016 2015" / "High Low High Low") are the quarter asked."""
+    row = quarterly_row("GENERALMILLS_2023_annualreport", "Segment Operating Profit", "Pet 445.5 11 470.6 13")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("445.5", "2023 Dollars"), ("11", "2023 Percent of Total"), ("470.6", "2022 Dollars"),
+        ("13", "2022 Percent of Total")]
+    assert any(h.text.startswith("In Millions Dollars Percent of Total") for h in row.headers)
+    assert row.unit is not None and row.unit.text == "In Millions"
+    rnd = quarterly_row("JOHNSON_JOHNSON_2018_10K", "Research and development expense by segment",
+                        "Total research and development expense $ 10,775")
+    assert [c.column_text for c in rnd.cells][:2] == ["2018 Amount", "2018 % of Sales**"]
+    price = quarterly_row("MGMRESORTS_2016_10K", "High Low High Low", "Fourth quarter 30.62")
+    assert [c.column_text for c in price.cells] == ["2016 High", "2016 Low", "2015 High", "2015 Low"]
+    assert asked_cells(price, ("2016",), quarter=True, which=4) == (0, 1)
+    assert asked_cells(price, ("2016",), quarter=True, which=3) == () and asked_cells(price, ("2016",)) == ()
+    # titles that do not repeat once per period split nothing
+    text = "2023 2022\nDollars Percent Share\nPet 1 2 3 4\n"
+    assert not row_at(text, "Pet").mapped

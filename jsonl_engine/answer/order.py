@@ -295,13 +295,18 @@ def _span_named(ask: Ask, body: str) -> bool:
         or bool(ask.half and _HALF_COLUMN.search(body)) or bool(ask.nine and _NINE_COLUMN.search(body))
 
 
+def _row_quarter(table: TableRow) -> int | None:
+    """The quarter a row's label is, whole ("Fourth quarter", "Q4"): a row of a table of a year's quarters by row."""
+    return quarter_of(table.label.text) if table.label is not None else None
+
+
 def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool = False, nine: bool = False) -> bool:
     """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is
     outside an annual report."""
     if not quarter and not half and not nine:
         return True
-    if any(quarter_of(p.text) for p in table.cells[i].column):
-        return quarter  # a column of a table of a year's quarters ("Third Quarter")
+    if any(quarter_of(p.text) for p in table.cells[i].column) or _row_quarter(table):
+        return quarter  # a column of a table of a year's quarters ("Third Quarter"), or a row of one
     span = _span(table, i)
     if span is None:
         return not annual
@@ -400,6 +405,10 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
                                                    or _dated(_column_date(c.column_text, day), ends))
                   and _span_fits(table, i, quarter, half, annual, nine))
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
+    if not of_quarter and (by_row := _row_quarter(table)) is not None:
+        # a table of quarters by row ("Fourth quarter 30.62 25.25 24.41 18.19" under "2016 2015" / "High Low High
+        # Low"): the row's quarter is each of its cells'
+        of_quarter = dict.fromkeys(range(len(table.cells)), by_row)
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
             tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)

@@ -271,14 +271,14 @@ def read_row(text: str, start: int, end: int) -> TableRow:
         if columns is not None:
             cells = cells[1:]
     if column_line is not None:
-        columns = columns or _amount_columns(text, column_line, periods, groups, cells, titles, days)
+        columns = columns or _subtitled(text, between, periods, len(cells)) \
+            or _amount_columns(text, column_line, periods, groups, cells, titles, days)
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
     if label is not None and label.text[:1].islower():
         label = _wrapped_label(text, label)
-    if column_line is not None and not columns:
-        headers.extend(between[-2:])
+    headers.extend(_between_headers(between, columns))
     headers.sort(key=lambda p: p.start)
     unit = _unit(text, start, label, headers, between, titled=column_line is not None)
     if columns:
@@ -326,6 +326,51 @@ def _wrapped_titles(text: str, start: int, n: int) -> list[Part]:
         if len(alike) == n and alike == list(range(alike[0], alike[0] + n)) and len(texts) == n and len(k) == 2:
             return [Part(text[titles[i][0]:titles[i][1]], *titles[i]) for i in alike]
     return []
+
+
+_TITLE_WORD = re.compile(r"[A-Za-z%$][^\s]*")
+_JOINING = re.compile(r"(?i)of|and|the|in|to|for|as|a|per|&")  # "Percent of Total": words inside one title
+
+
+def _between_headers(between: Sequence[Part], columns: Sequence[tuple[Part, ...]] | None) -> list[Part]:
+    """The lines between the column line and the rows that are headers of the row: those printing a part of its
+    columns (titles under the periods, `_subtitled`); with no columns, the two nearest the column line."""
+    if not columns:
+        return list(between[-2:])
+    used = [p.start for col in columns for p in col]
+    return [b for b in between if any(b.start <= u < b.end for u in used)]
+
+
+def _subtitled(text: str, between: Sequence[Part], periods: list[Part], n: int) -> list[tuple[Part, ...]] | None:
+    """Columns under periods each spanning the same titles, printed on a line of their own between the column line
+    and the rows ("2023 2022" over "In Millions Dollars Percent of Total Dollars Percent of Total" over "Pet 445.5
+    11 470.6 13"): the line (its unit left out) repeats one run of titles once per period, each title a capitalised
+    word and the lower-case words joining it ("Percent of Total"), and the titles of all the periods are as many as
+    the cells: each cell its period and its title, in order; None otherwise."""
+    k = len(periods)
+    if k < 2 or n % k or n == k:
+        return None
+    for line in between:
+        body = UNIT.sub(lambda m: " " * len(m.group(0)), line.text)
+        body = re.sub(r"(?i)\bin\s+(?:millions|thousands|billions)\b", lambda m: " " * len(m.group(0)), body)
+        words = [(m.start(), m.end()) for m in _TITLE_WORD.finditer(body)]
+        texts = [body[a:b].lower() for a, b in words]
+        if not words or len(words) % k or texts != texts[:len(texts) // k] * k:
+            continue
+        titles: list[tuple[int, int]] = []
+        for j, (a, b) in enumerate(words):
+            joined = j and (_JOINING.fullmatch(body[a:b]) or _JOINING.fullmatch(body[words[j - 1][0]:words[j - 1][1]])
+                            or not (body[a].isupper() or body[a] in "%$"))
+            if titles and joined:
+                titles[-1] = (titles[-1][0], b)
+            else:
+                titles.append((a, b))
+        if len(titles) != n:
+            continue
+        parts = [Part(line.text[a:b], line.start + a, line.start + b) for a, b in titles]
+        m = n // k
+        return [(periods[i // m], parts[i]) for i in range(n)]
+    return None
 
 
 def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Part]:
