@@ -7,19 +7,32 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
   negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell, as is "NM" or
-  "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
-  footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
+  "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a year closing a
+  month and day is the label's date, no cell ("Missouri May 28, 2023 $ 44", "Balance at December 31, 2022 1,234");
+  a first cell "(1)" one more than the columns is the label's
+  footnote mark, no negative figure, unless the column line or lines under it may title another column (a unit line,
+  "(in thousands)", titles none); a row printed without its label takes the line above ("Gross profit as a %
   of revenue" over "(1) 23.2 % 22.1 %"), and a label opening in lower case the line above as its start
   ("Operating expenses as a % of" over "total revenues 1.1 % 1.0 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
-  "June 30," over "2023", joins the pieces above it into one; a line of as many month-days right above a line
+  "June 30," over "2023", or "At December 31," over "2017", joins the pieces above it into one, its last piece
+  perhaps followed by a change column's title; a line of as many month-days right above a line
   of years, "April 30, January 31," over "2023 2023", dates each year's column); lines just above it naming groups
   ("Three Months Ended") span the columns evenly; a line of titles right above them ("Revenue Mix Comparable
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
-  words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
-  prose sentence, or a row above the column line, ends the table;
+  words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a line
+  under the column line repeating its titles once per period ("Dollars Percent of Total Dollars Percent of Total"
+  under "2023 2022") splits each period's columns (`_subtitled`); a group's opening words ("As of/", "For the")
+  are the next group's; a prose sentence, or a row above the column line, ends the table; a lead-in sentence's
+  last line ("during" / "2023:") and a title naming a year among its words ("Principal Amount of 2028 Notes to")
+  are no column line;
+- two periods joined by "vs." ("2022 2021 2020 2022 vs. 2021", "Q2'23 vs. Q2'22") title one column, the change
+  between them, which names no year (`compared`); a row printing no change reads the periods before it;
+- a table with no column line whose columns' titles are printed one after another above its first row, each wrapped
+  over lines ("Principal Amount of 2028 Notes to" / "be Purchased" / ... / "Underwriter"): the alike titles, as many
+  as the cells, are the columns (`_wrapped_titles`);
 - the column line may be printed on the row's own line: joined to the first row ("For the Years Ended December 31,
   2021 2020 2019 Operating revenues $ 3,930 ..."), or opening a line of rows joined by text extraction ("2022 2021
   2020 Cash flows ...: Net income $ 4,491 ...", cut into rows by sentences.joined_rows);
@@ -30,7 +43,9 @@ The rules are about how tables are printed, not about any document:
   them, such as "Change" in "2023 2022 Change 2023 2022 Change", == cells; groups dividing the cells evenly), or, when some cells are percentages (a change or a share
   printed beside each amount: "4,237 3,785 12% 17% 3,067" under "2017 2016 2015"), when the amounts are as many:
   each amount its column in order, the percentages none; otherwise the headers are reported, no column guessed;
-- unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
+- unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them; else
+  the unit printed with the title of the page's first table, past a footer text extraction put between
+  ("(Amounts in millions)" / "The accompanying notes ..." / "F-3" over the column line), when no row is above.
 Every part is a verbatim span of the text read, with its offsets.
 """
 
