@@ -684,6 +684,25 @@ def test_titles_under_the_periods_repeated_once_per_period_split_its_columns():
     assert [c.column_text for c in price.cells] == ["2016 High", "2016 Low", "2015 High", "2015 Low"]
     assert asked_cells(price, ("2016",), quarter=True, which=4) == (0, 1)
     assert asked_cells(price, ("2016",), quarter=True, which=3) == () and asked_cells(price, ("2016",)) == ()
-    # titles that do not repeat once per period split nothing
+    # titles that do not repeat once per period split nothing, nor titles alike ("Value Value Value Value" under
+    # "Carrying Fair Carrying Fair"), nor a repeated line under titles wrapped over lines ("Employee Related Employee
+    # Related" over "Asset-Related and" / "Other Total": more columns than it names)
     text = "2023 2022\nDollars Percent Share\nPet 1 2 3 4\n"
     assert not row_at(text, "Pet").mapped
+    assert not row_at("2023 2022\nValue Value Value Value\nDebt 1 2 3 4\n", "Debt").mapped
+    wrapped = quarterly_row("3M_2021_10K", "Employee Related Employee Related", "Safety and Industrial 30")
+    assert not wrapped.mapped
+
+
+@needs_more
+def test_titles_printed_under_the_column_line_and_a_lead_in_naming_the_period():
+    """"Three Months Ended April 30," / "2023 2022 2023 2022" / "With Fuel Fuel Impact": the titles printed right
+    under the column line, none above it, tell apart the periods' repeats as titles over them do; the sentence
+    leading into the table ("... for the three months ended April 30, 2023 and 2022, were as follows:") is no
+    header, though it names a group."""
+    row = quarterly_row("WALMART_2024Q1_10Q", "With Fuel Fuel Impact", "Sam's Club 4.6 %")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("4.6 %", "With Fuel, 2023"), ("17.4 %", "With Fuel, 2022"), ("(3.0)%", "Fuel Impact, 2023"),
+        ("6.9 %", "Fuel Impact, 2022")]
+    assert not any("were as follows" in h.text for h in row.headers)
+    assert asked_cells(row, ("2023",)) == (0, 2)

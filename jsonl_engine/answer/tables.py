@@ -24,7 +24,10 @@ The rules are about how tables are printed, not about any document:
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
   words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a line
   under the column line repeating its titles once per period ("Dollars Percent of Total Dollars Percent of Total"
-  under "2023 2022") splits each period's columns (`_subtitled`); a group's opening words ("As of/", "For the")
+  under "2023 2022") splits each period's columns (`_subtitled`: titles told apart, none wrapped over lines); a
+  line of titles printed right under the column line, none above it ("2023 2022 2023 2022" over "With Fuel Fuel
+  Impact"), is read as titles over it are; a sentence leading into the table ("... for the three months ended
+  April 30, 2023 and 2022, were as follows:") is no header; a group's opening words ("As of/", "For the")
   are the next group's; a prose sentence, or a row above the column line, ends the table; a lead-in sentence's
   last line ("during" / "2023:") and a title naming a year among its words ("Principal Amount of 2028 Notes to")
   are no column line;
@@ -272,7 +275,7 @@ def read_row(text: str, start: int, end: int) -> TableRow:
             headers.append(Part(text[above[0]:above[1]], *above))
         elif above is not None:
             lines = itertools.chain([above], lines)
-        titles = _above_column_line(text, lines, headers, groups)
+        titles = _above_column_line(text, lines, headers, groups) or _titles_under(between)
     columns = _columns(text, column_line, periods, groups, len(cells), titles, days) if column_line is not None \
         else [(t,) for t in titles] or None
     if column_line is not None and columns is None and _units_only(between) and _footnote_mark(cells) \
@@ -343,8 +346,22 @@ def _wrapped_titles(text: str, start: int, n: int) -> list[Part]:
     return []
 
 
+_WRAP_END = re.compile(r"(?i)and|or|of|for|the|in|at|to|by|&|[-–—]")  # a title's line wrapping onto the next
 _TITLE_WORD = re.compile(r"[A-Za-z%$][^\s]*")
 _JOINING = re.compile(r"(?i)of|and|the|in|to|for|as|a|per|&")  # "Percent of Total": words inside one title
+
+
+def _titles_under(between: Sequence[Part]) -> list[Part]:
+    """A line of column titles printed right under the column line, over the rows ("2023 2022 2023 2022" over "With
+    Fuel Fuel Impact"), when none is printed above it: read as titles over the periods are (`_split_titles`)."""
+    if not between:
+        return []
+    line = between[-1]
+    text = line.text.strip()
+    if _title(text) and len(text.split()) <= MAX_TITLE_WORDS and not text.endswith(":") and text[:1].isupper() \
+            and not UNIT.search(text):
+        return [line]
+    return []
 
 
 def _between_headers(between: Sequence[Part], columns: Sequence[tuple[Part, ...]] | None) -> list[Part]:
@@ -365,6 +382,8 @@ def _subtitled(text: str, between: Sequence[Part], periods: list[Part], n: int) 
     k = len(periods)
     if k < 2 or n % k or n == k:
         return None
+    if any(_WRAP_END.fullmatch(p.text.split()[-1]) for p in between if p.text.split()):
+        return None  # titles wrapped over lines there ("Asset-Related and" / "Other Total"): more columns than read
     for line in between:
         body = UNIT.sub(lambda m: " " * len(m.group(0)), line.text)
         body = re.sub(r"(?i)\bin\s+(?:millions|thousands|billions)\b", lambda m: " " * len(m.group(0)), body)
@@ -380,10 +399,10 @@ def _subtitled(text: str, between: Sequence[Part], periods: list[Part], n: int) 
                 titles[-1] = (titles[-1][0], b)
             else:
                 titles.append((a, b))
-        if len(titles) != n:
-            continue
-        parts = [Part(line.text[a:b], line.start + a, line.start + b) for a, b in titles]
         m = n // k
+        if len(titles) != n or len({body[a:b].lower() for a, b in titles[:m]}) < m:
+            continue  # "Value Value Value Value": titles that do not tell the columns apart
+        parts = [Part(line.text[a:b], line.start + a, line.start + b) for a, b in titles]
         return [(periods[i // m], parts[i]) for i in range(n)]
     return None
 
@@ -595,7 +614,8 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
         since_column += 1
         found_periods = _periods(text, s, e)
         kind = classify(line)
-        if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)):
+        if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)) \
+                or _leads_in(line):
             break
         if _is_column_line(line, found_periods) or _GROUP.search(line) or UNIT.search(line):
             headers.append(Part(line, s, e))
@@ -609,6 +629,12 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
             titles.append(Part(line, s, e))
         under_columns = False
     return titles
+
+
+def _leads_in(line: str) -> bool:
+    """A sentence leading into the table ("Calendar comparable sales ... for the three months ended April 30, 2023
+    and 2022, were as follows:"): no header, though it names a group."""
+    return line.endswith(":") and len(line.split()) > 6 and bool(_LEAD_IN.search(line))
 
 
 def _split_titles(title: Part, k: int) -> list[Part] | None:
@@ -757,7 +783,7 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         columns = list(labels)
     # titles tell apart columns the groups and periods below them do not: groups all alike, or no group
     alike = len({" ".join(g.text.split()).lower() for g in groups}) == 1
-    k = (len(groups) if alike and len(groups) > 1 else 0) if groups else _repeats(periods)
+    k = (len(groups) if alike else 0) if len(groups) > 1 else _repeats(periods)  # one group spans every column
     split = _split_titles(titles[0], k) if titles else None
     if split and n % len(split) == 0:
         width = n // len(split)
