@@ -154,3 +154,29 @@ def test_a_superlative_compares_the_rows_on_both_sides_of_the_page_break(pages):
     whole = extreme.pick(ask, lead, 0, before + after, " ".join)
     assert alone is not None and after[alone.index].label.text == "Rotary and Mission Systems"
     assert whole is not None and (before + after)[whole.index].label.text == "Aeronautics" and whole.members == 4
+
+
+def test_kb_answer_cites_the_continued_rows_cell_with_the_page_befores_columns(kb, pages):
+    """kb.answer's cited cell reads a row the way kb.synthesize does: a page's leading row of a table continued from
+    the page before takes that page's column headers, whether the citation names a section or a whole page."""
+    from jsonl_engine.answer.cells import place_cells
+
+    store, doc = kb
+    i = _continued_page(pages, "Total net sales $")
+    text = store.page(doc, i + 1).text
+    start, end = _span(text, "Total net sales $")
+    section = next(s for s in store.document_sections(doc) if s.text and text[start:end] in s.text
+                   and s.page_start <= i + 1 <= s.page_end)
+    at = section.text.index(text[start:end])
+    by_section = {"section_id": section.section_id, "document_id": doc, "quote_start": at,
+                  "quote_end": at + end - start, "verified": True}
+    by_page = {"section_id": f"{doc}:p{i + 1}", "document_id": doc, "quote_start": start, "quote_end": end,
+               "verified": True}
+    citations = [by_section, by_page]
+    place_cells(store, citations, "Net sales were $31,819 million in the first half of 2023.")
+    for c in citations:
+        cell = c["cell"]
+        assert cell is not None and (cell["text"], cell["page"]) == ("$ 31,819", i + 1)
+        assert cell["column"] == "Six Months Ended June 25, 2023"
+        assert text[cell["start"]:cell["end"]] == cell["text"]
+        assert cell["unit"] == "(in millions)"

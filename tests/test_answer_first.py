@@ -508,7 +508,10 @@ def test_a_run_in_heading_naming_another_item_does_not_lead(novel: Store):
     label would, and the statement's row leads "How much did ... spend on research and development in 2018?"."""
     first = _first(novel, "JOHNSON_JOHNSON_2018_10K", "How much did Johnson & Johnson spend on research and "
                                                       "development in 2018?")
-    assert first.startswith("Research and development expense, 2018: 10,775 ")
+    # a row of the asked item and year leads (the statement's, or the MD&A table's total read with its "2018" /
+    # "Amount % of Sales" columns), not the IPR&D statement
+    assert first.startswith(("Research and development expense, 2018: 10,775 ",
+                             "Total research and development expense, 2018 Amount: $ 10,775;"))
 
 
 def test_the_segment_a_question_names_leads_over_the_consolidated_row(novel: Store):

@@ -172,7 +172,7 @@ def test_a_footnote_mark_is_no_cell_and_a_date_comma_no_day_cell(bestbuy_q2):
     assert number(charges.cells[0].text) == Decimal(-7) and len(charges.cells) == 4
     # the column line's "July 30," is a day, not a cell
     dates = row_at(text, "July 29, 2023 July 30, 2022 July 29, 2023 July 30, 2022")
-    assert [c.text for c in dates.cells] == ["2022"]
+    assert [c.text for c in dates.cells] == []  # nor its year a cell (test_a_date_ending_a_rows_label_is_no_cell)
 
 
 def test_the_day_of_a_date_is_no_amount():
@@ -500,8 +500,7 @@ def test_amounts_beside_their_percentages_take_the_columns_in_order():
     """"(Dollars in millions) Fiscal 2017 Fiscal 2016 % Change Fiscal 2015 % Change" over "Gross profit $ 15,312
     $ 14,971 2% $ 14,067 6%": more cells than periods, but the amounts are as many as the periods; each amount its
     period, the percentages none. A column line broken over lines ("% Change" / "Excluding" / ... over "Greater
-    China 4,237 3,785 12% 17% 3,067": two periods read, three amounts; "2023" above "2022 Q2'23 vs. Q2'22": no
-    years running one way) and a bare dash (an amount's or a percentage's?) leave the row unread."""
+    China 4,237 3,785 12% 17% 3,067": two periods read, three amounts) and a bare dash (an amount's or a percentage's?) leave the row unread."""
     row = quarterly_row("NIKE_2017_10K", "Gross Margin", "Gross profit $ 15,312")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("$ 15,312", "Fiscal 2017"), ("$ 14,971", "Fiscal 2016"), ("2%", ""), ("$ 14,067", "Fiscal 2015"), ("6%", "")]
@@ -510,7 +509,9 @@ def test_amounts_beside_their_percentages_take_the_columns_in_order():
     row = quarterly_row("NIKE_2017_10K", "Excluding", "Greater China 4,237")
     assert [c.column_text for c in row.cells] == [""] * 7
     row = quarterly_row("NETFLIX_2023Q2_10Q", "Q2'23 vs. Q2'22", "Streaming revenues $ 8,158,326")
-    assert [c.column_text for c in row.cells] == [""] * 4
+    # (a column line printed a date piece a line, its last piece followed by the change's title: read whole,
+    # test_two_periods_compared_title_one_change_column)
+    assert [c.column_text for c in row.cells] == ["June 30, 2023", "June 30, 2022", "Q2'23 vs. Q2'22", ""]
     text = "(in millions) 2023 2022\nRevenues 9,100 9.4 % — 8.7 %\n"
     assert [c.column_text for c in row_at(text, "Revenues").cells] == [""] * 4
 
@@ -553,3 +554,155 @@ def test_quarters_named_apart_from_the_year_printed_over_the_full_years_column()
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("1st 2018", "1.6%"), ("2nd 2018", "5.4%"), ("3rd 2018", "4.4%"), ("4th 2018", "9.0%"), ("2018", "5.6%")]
     assert asked_cells(row, ("2018",), quarter=True, which=4) == (3,) and asked_cells(row, ("2018",)) == (4,)
+
+
+@needs_more
+def test_two_periods_compared_title_one_change_column():
+    """"2022 2021 2020 2022 vs. 2021": the last two periods, joined by "vs.", title one column, the change between
+    them, so four cells read as three years and the change (a row printing no change reads its years); the change
+    column names no year (a year asked is never read from it) but is a change (a change asked reads it). A date
+    printed a piece a line whose last piece carries the change's title ("June 30," / "2023" / "June 30," / "2022
+    Q2'23 vs. Q2'22") is one column line too, and its "Q2'23" names no quarter's column."""
+    row = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Streaming revenues $ 31,469,852")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("$ 31,469,852", "2022"), ("$ 29,515,496", "2021"), ("$ 24,756,675", "2020"), ("7 %", "2022 vs. 2021")]
+    assert asked_cells(row, ("2022",)) == (0,) and asked_cells(row, ("2022",), change=True) == (0, 1, 2, 3)
+    assert table_line(row, (0,)) == ("Streaming revenues, 2022: $ 31,469,852 "
+                                     "(in thousands, except revenue per membership and percentages)")
+    margin = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Operating margin 18 %")
+    assert [(c.text, c.column_text) for c in margin.cells] == [("18 %", "2022"), ("21 %", "2021"), ("18 %", "2020")]
+    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period 42,466")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("42,466", "June 30, 2023"), ("39,624", "June 30, 2022"), ("2,842", "Q2'23 vs. Q2'22"), ("7 %", "")]
+    assert asked_cells(row, ("2023",), quarter=True) == (0,)
+
+
+@needs_more
+def test_a_balance_sheets_dates_printed_a_piece_a_line_and_its_titles_unit():
+    """"At December 31," / "2017" / "At December 31," / "2016", a piece a line, is one column line; the unit printed
+    with the statement's title at the page's top ("(Amounts in millions, except share data)") is the table's
+    though text extraction put the footer ("The accompanying notes ..." / "F-3") between them and the headers."""
+    row = quarterly_row("ACTIVISIONBLIZZARD_2017_10K", "CONSOLIDATED BALANCE SHEETS", "Total current liabilities 3,663")
+    assert [(c.text, c.column_text) for c in row.cells] == [("3,663", "December 31, 2017"),
+                                                             ("2,656", "December 31, 2016")]
+    assert row.unit is not None and row.unit.text == "(Amounts in millions, except share data)"
+    assert asked_cells(row, ("2016",)) == (1,)
+    # a unit above another table's rows is not this table's
+    text = "(in millions)\nRevenue 10 20\nCosts 5 6\nProfit 5 14\nOther 1 2\n2023 2022\nStores 5 6\n"
+    assert row_at(text, "Stores").unit is None and [c.column_text for c in row_at(text, "Stores").cells] == [
+        "2023", "2022"]
+
+
+@needs_more
+def test_a_date_ending_a_rows_label_is_no_cell_and_dates_the_row():
+    """A schedule of dated items ("(In millions) Effective Date Amount" over "Missouri May 28, 2023 $ 44"): the year
+    closing a month and day is the date's, no cell, and the row's one figure is its amount; a lead-in sentence's
+    last line ("... became effective during" / "2023:") is no column line. Such a row, its columns naming no
+    period, is dated in the asked year by its label's last words (order.judge), a date inside the label is not."""
+    from jsonl_engine.answer import order
+
+    row = quarterly_row("AMERICANWATERWORKS_2023Q2_10Q", "General rate cases by state:", "Missouri May 28, 2023 $ 44")
+    assert row.label.text == "Missouri May 28, 2023" and [c.text for c in row.cells] == ["$ 44"]
+    assert not any(c.column for c in row.cells) and not any(h.text == "2023:" for h in row.headers)
+    assert row.unit is not None and row.unit.text == "(In millions)"
+    assert [c.text for c in row_at("Balance at December 31, 2022 1,234 5,678\n", "Balance").cells] == ["1,234", "5,678"]
+    judged = order.judge(order.Ask(figure=True, years=("2023",)), "Missouri May 28, 2023 $ 44", score=0.4,
+                         has_figure=True, table=row, label_share=0.0, labelled_hit=False)
+    assert "a row dated in the asked period (May 28, 2023)" in judged.reasons
+    assert not any("dated" in r for r in order.judge(order.Ask(figure=True, years=("2022",)), "", score=0.4,
+                                                       has_figure=True, table=row, label_share=0.0,
+                                                       labelled_hit=False).reasons)
+    inside = read_row("Price (at the close on June 11, 2023) $ 11.18\n", 0, 46)
+    assert [c.text for c in inside.cells] == ["$ 11.18"]
+    assert not any("dated" in r for r in order.judge(order.Ask(figure=True, years=("2023",)), "", score=0.4,
+                                                       has_figure=True, table=inside, label_share=0.0,
+                                                       labelled_hit=False).reasons)
+
+
+@needs_more
+def test_a_footnote_mark_under_a_unit_line_and_groups_each_opened_by_its_own_words():
+    """"(in thousands)" between the column line and the rows titles no column, so "Paid memberships at end of period
+    (1) 42,466 39,624 42,466 39,624" under four columns reads "(1)" as the label's footnote mark; and "As of/ Three
+    Months Ended As of/ Six Months Ended" is two groups, "As of/" opening the second, not closing the first."""
+    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period (1) 42,466")
+    assert row.label.text == "Paid memberships at end of period"
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("42,466", "Three Months Ended June 30, 2023"), ("39,624", "Three Months Ended June 30, 2022"),
+        ("42,466", "Six Months Ended June 30, 2023"), ("39,624", "Six Months Ended June 30, 2022")]
+    assert row.unit is not None and row.unit.text == "(in thousands)"
+    assert asked_cells(row, ("2023",), quarter=True) == (0,)
+
+
+@needs_more
+def test_column_titles_wrapped_over_lines_one_after_another_are_the_columns():
+    """An underwriting schedule prints each column's title wrapped over two lines, one title after another
+    ("Principal Amount of 2028 Notes to" / "be Purchased" / "Principal Amount of 2034 Notes to" / ...), then the
+    label column's title ("Underwriter"): the alike titles are the columns, in order, and a year inside a title's
+    words ("of 2055 Notes") makes no column line; the rows continued on the next page, after the schedule's page
+    number ("S1-1"), take the same titles from the page before."""
+    from jsonl_engine.answer.tables import headerless, read_continued
+
+    assert MORE is not None
+    pages = parse_file(str(MORE / "LOCKHEEDMARTIN_2023_8K_dated-2023-05-25.pdf")).pages
+    i = next(n for n, p in enumerate(pages) if "Principal Amount of 2055 Notes to" in p and "Underwriter\n" in p)
+    row = row_at(pages[i], "Citigroup Global Markets Inc. $90,000,000")
+    verbatim(pages[i], row)
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("$90,000,000", "Principal Amount of 2028 Notes to be Purchased"),
+        ("$153,000,000", "Principal Amount of 2034 Notes to be Purchased"),
+        ("$117,000,000", "Principal Amount of 2055 Notes to be Purchased")]
+    assert asked_cells(row, ("2055",)) == (2,)
+    text = pages[i + 1]
+    start = text.index("Academy Securities, Inc.")
+    end = text.index("\n", start)
+    alone = read_row(text, start, end)
+    assert headerless(text, start, end, alone)
+    continued = read_continued(pages[i], text, start, end)
+    assert continued is not None and [c.column_text for c in continued.cells][2] == \
+        "Principal Amount of 2055 Notes to be Purchased"
+    assert all(h.pages_back == 1 and pages[i][h.start:h.end] == h.text for h in continued.headers)
+    # titles that are not alike, or not as many as the cells, give no column
+    assert not row_at("Revenue\nof the year\nStores\nopen\nWidgets 10 20\n", "Widgets").mapped
+
+
+@needs_more
+def test_titles_under_the_periods_repeated_once_per_period_split_its_columns():
+    """"2023 2022" over "In Millions Dollars Percent of Total Dollars Percent of Total": the line between the column
+    line and the rows repeats its titles once per period (a title: a capitalised word and the words joining it), so
+    four cells are each period's "Dollars" and "Percent of Total", also in a row printing no "%"; quarters printed as
+    rows ("Fourth quarter 30.62 25.25 24.41 18.19" under "2016 2015" / "High Low High Low") are the quarter asked."""
+    row = quarterly_row("GENERALMILLS_2023_annualreport", "Segment Operating Profit", "Pet 445.5 11 470.6 13")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("445.5", "2023 Dollars"), ("11", "2023 Percent of Total"), ("470.6", "2022 Dollars"),
+        ("13", "2022 Percent of Total")]
+    assert any(h.text.startswith("In Millions Dollars Percent of Total") for h in row.headers)
+    assert row.unit is not None and row.unit.text == "In Millions"
+    rnd = quarterly_row("JOHNSON_JOHNSON_2018_10K", "Research and development expense by segment",
+                        "Total research and development expense $ 10,775")
+    assert [c.column_text for c in rnd.cells][:2] == ["2018 Amount", "2018 % of Sales**"]
+    price = quarterly_row("MGMRESORTS_2016_10K", "High Low High Low", "Fourth quarter 30.62")
+    assert [c.column_text for c in price.cells] == ["2016 High", "2016 Low", "2015 High", "2015 Low"]
+    assert asked_cells(price, ("2016",), quarter=True, which=4) == (0, 1)
+    assert asked_cells(price, ("2016",), quarter=True, which=3) == () and asked_cells(price, ("2016",)) == ()
+    # titles that do not repeat once per period split nothing, nor titles alike ("Value Value Value Value" under
+    # "Carrying Fair Carrying Fair"), nor a repeated line under titles wrapped over lines ("Employee Related Employee
+    # Related" over "Asset-Related and" / "Other Total": more columns than it names)
+    text = "2023 2022\nDollars Percent Share\nPet 1 2 3 4\n"
+    assert not row_at(text, "Pet").mapped
+    assert not row_at("2023 2022\nValue Value Value Value\nDebt 1 2 3 4\n", "Debt").mapped
+    wrapped = quarterly_row("3M_2021_10K", "Employee Related Employee Related", "Safety and Industrial 30")
+    assert not wrapped.mapped
+
+
+@needs_more
+def test_titles_printed_under_the_column_line_and_a_lead_in_naming_the_period():
+    """"Three Months Ended April 30," / "2023 2022 2023 2022" / "With Fuel Fuel Impact": the titles printed right
+    under the column line, none above it, tell apart the periods' repeats as titles over them do; the sentence
+    leading into the table ("... for the three months ended April 30, 2023 and 2022, were as follows:") is no
+    header, though it names a group."""
+    row = quarterly_row("WALMART_2024Q1_10Q", "With Fuel Fuel Impact", "Sam's Club 4.6 %")
+    assert [(c.text, c.column_text) for c in row.cells] == [
+        ("4.6 %", "With Fuel, 2023"), ("17.4 %", "With Fuel, 2022"), ("(3.0)%", "Fuel Impact, 2023"),
+        ("6.9 %", "Fuel Impact, 2022")]
+    assert not any("were as follows" in h.text for h in row.headers)
+    assert asked_cells(row, ("2023",)) == (0, 2)

@@ -1,6 +1,7 @@
 """kb.answer's citations point at the table cell when the figure came from a table: for a verified quote holding
 table rows, the first cell (rows in quote order, cells left to right) whose number the answer states, read with
-its row's headers on the page (answer/tables.py), with its offsets into the page's text and its boxes."""
+its row's headers on the page (answer/tables.py; a table continued from the page before read with that page's
+headers, as kb.synthesize reads it: pages.read_table_row), with its offsets into the page's text and its boxes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.answer.pages import page_spans_boxes, row_on_page
+from jsonl_engine.answer.pages import page_spans_boxes, read_table_row, table_row_on_page
 from jsonl_engine.answer.sentences import segment
-from jsonl_engine.answer.tables import TableRow, number, read_row
+from jsonl_engine.answer.tables import TableRow, number
 from jsonl_engine.errors import NotFound
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int)
             text = store.page(document_id, number_).text
         except NotFound:
             return []
-        return [(number_, read_row(text, seg.start, seg.end)) for seg in segment(text)
-                if seg.kind == "row" and seg.start < end and seg.end > start]
+        return [(number_, read_table_row(store, document_id, number_, text, seg.start, seg.end))
+                for seg in segment(text) if seg.kind == "row" and seg.start < end and seg.end > start]
     try:
         section = store.section(passage_id)
     except NotFound:
@@ -50,7 +51,7 @@ def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int)
     out = []
     for seg in segment(section.text):
         if seg.kind == "row" and seg.start < end and seg.end > start:
-            found = row_on_page(store, section, seg.start, seg.end, read_row)
+            found = table_row_on_page(store, section, seg.start, seg.end)  # type: ignore[arg-type]
             if found is not None:
                 out.append(found)
     return out

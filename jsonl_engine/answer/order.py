@@ -325,13 +325,18 @@ def _span_named(ask: Ask, body: str) -> bool:
         or bool(ask.half and _HALF_COLUMN.search(body)) or bool(ask.nine and _NINE_COLUMN.search(body))
 
 
+def _row_quarter(table: TableRow) -> int | None:
+    """The quarter a row's label is, whole ("Fourth quarter", "Q4"): a row of a table of a year's quarters by row."""
+    return quarter_of(table.label.text) if table.label is not None else None
+
+
 def _span_fits(table: TableRow, i: int, quarter: bool, half: bool, annual: bool = False, nine: bool = False) -> bool:
     """Cell `i`'s column is of the asked span (a quarter's, a half year's), or nothing says how long it is
     outside an annual report."""
     if not quarter and not half and not nine:
         return True
-    if any(quarter_of(p.text) for p in table.cells[i].column):
-        return quarter  # a column of a table of a year's quarters ("Third Quarter")
+    if any(quarter_of(p.text) for p in table.cells[i].column) or _row_quarter(table):
+        return quarter  # a column of a table of a year's quarters ("Third Quarter"), or a row of one
     span = _span(table, i)
     if span is None:
         return not annual
@@ -384,7 +389,8 @@ def asks_forward(query: str) -> bool:
 _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|improv|deteriorat|rise|rose|fell|fall)"
                            r"\w*", re.IGNORECASE)
 _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|decrease|variance|inc\.?|dec\.?)\b"
-                            r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?", re.IGNORECASE)
+                            r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?"
+                            r"|\S\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+\S", re.IGNORECASE)  # "2022 vs. 2021"
 
 
 _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share(?!\s+(?:price|prices|count|repurchases?|buybacks?)\b)|"
@@ -433,6 +439,10 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
                                                    or _dated(_column_date(c.column_text, day), ends))
                   and _span_fits(table, i, quarter, half, annual, nine))
     of_quarter = {i: n for i, c in enumerate(table.cells) for p in c.column if (n := quarter_of(p.text))}
+    if not of_quarter and (by_row := _row_quarter(table)) is not None:
+        # a table of quarters by row ("Fourth quarter 30.62 25.25 24.41 18.19" under "2016 2015" / "High Low High
+        # Low"): the row's quarter is each of its cells'
+        of_quarter = dict.fromkeys(range(len(table.cells)), by_row)
     if of_quarter:
         cells = tuple(i for i in cells if of_quarter.get(i) == which) if quarter and which else \
             tuple(i for i in cells if i in of_quarter) if quarters else tuple(i for i in cells if i not in of_quarter)
@@ -644,6 +654,10 @@ def _judge_row(ask: Ask, table: TableRow, value: float, why: list[str], label_sh
         period = 1
         value += W_PERIOD_CELL
         why.append(f"a row for the asked period {table.label.text.strip()}")
+    elif (dated := _dated_row(ask, table)) is not None:
+        period = 1
+        value += W_PERIOD_CELL
+        why.append(f"a row dated in the asked period ({dated})")
     elif ask.years and table.mapped:
         period = -1
         value -= W_NO_PERIOD_CELL
@@ -719,6 +733,18 @@ def _judge_part_stated(ask: Ask, value: float, why: list[str], part_stated: bool
         value -= W_PART
         why.append("counts a part of a whole the question does not name")
     return value
+
+
+def _dated_row(ask: Ask, table: TableRow) -> str | None:
+    """The date a row's label ends with, when it is of an asked year and no column of the row names a period: a schedule
+    of dated items ("Missouri May 28, 2023 $ 44": a rate case effective on that date, its amount the row's one
+    figure), whose row, not a column, says when."""
+    if table.label is None or not ask.years or any(c.column for c in table.cells):
+        return None
+    label = table.label.text.rstrip()
+    found = [m.group(0) for m in DATE.finditer(label) if m.end() == len(label)]  # the date column, last
+    when = parse_date(found[0]) if found else None
+    return found[0] if when is not None and str(when.year) in ask.years else None
 
 
 def _judge_sentence(ask: Ask, value: float, why: list[str], figure_near: int, words: int, body: str = "") -> float:

@@ -206,22 +206,28 @@ def row_on_page(store: Store, passage: Passage, start: int, end: int,
 
 
 def table_row_on_page(store: Store, passage: Passage, start: int, end: int) -> tuple[int, Any] | None:
-    """The table row [start, end) of a passage's section text read on its page (`row_on_page` of
-    `tables.read_row`); one of the page's leading rows printed under no column line of its own read with the
-    column headers printed last on the page before (`tables.read_continued`: a table continued across a page
-    break), those parts at their offsets on that page (pages_back=1)."""
-    from jsonl_engine.answer.tables import headerless, read_continued, read_row
-
+    """The table row [start, end) of a passage's section text read on its page (`row_on_page`, then
+    `read_table_row`)."""
     placed = row_on_page(store, passage, start, end, lambda text, a, b: (text, a, b))
     if placed is None:
         return None
     page, (text, a, b) = placed
-    row = read_row(text, a, b)
-    if not headerless(text, a, b, row):
-        return page, row
-    previous = store.page_texts([(passage.document_id, page - 1)]).get((passage.document_id, page - 1))
-    continued = read_continued(previous, text, a, b) if previous else None
-    return page, continued or row
+    return page, read_table_row(store, passage.document_id, page, text, a, b)
+
+
+def read_table_row(store: Store, document_id: str, page: int, text: str, start: int, end: int) -> Any:
+    """The row text[start:end] of a document's page `page` read as a table (`tables.read_row`); one of the page's
+    leading rows printed under no column line of its own read with the column headers printed last on the page
+    before (`tables.read_continued`: a table continued across a page break), those parts at their offsets on that
+    page (pages_back=1). kb.synthesize's claims and kb.answer's cited cells read rows through it alike."""
+    from jsonl_engine.answer.tables import headerless, read_continued, read_row
+
+    row = read_row(text, start, end)
+    if not headerless(text, start, end, row):
+        return row
+    previous = store.page_texts([(document_id, page - 1)]).get((document_id, page - 1))
+    continued = read_continued(previous, text, start, end) if previous else None
+    return continued or row
 
 
 def page_spans_boxes(store: Store, document_id: str, page: int,

@@ -7,19 +7,35 @@ and equipment (PP&E) (1,749) (1,603) (1,501)"); the column headers are lines abo
 The rules are about how tables are printed, not about any document:
 - cells: from the end of the line, numbers (with "$", "%", thousands separators, decimals, parentheses for
   negatives; never ending in a comma: "July 30," is a date's day) and dashes ("—", an empty cell, as is "NM" or
-  "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a first cell "(1)" one more than the columns is the label's
-  footnote mark, no negative figure, unless the column line or lines under it may title another column; a row printed without its label takes the line above ("Gross profit as a %
+  "N/A", a change not meaningful); "$" and "%" printed apart belong to the number beside them; a year closing a
+  month and day is the label's date, no cell ("Missouri May 28, 2023 $ 44", "Balance at December 31, 2022 1,234");
+  a first cell "(1)" one more than the columns is the label's
+  footnote mark, no negative figure, unless the column line or lines under it may title another column (a unit line,
+  "(in thousands)", titles none); a row printed without its label takes the line above ("Gross profit as a %
   of revenue" over "(1) 23.2 % 22.1 %"), and a label opening in lower case the line above as its start
   ("Operating expenses as a % of" over "total revenues 1.1 % 1.0 %");
 - headers: walking up from the row over the rows, labels and sub-headings ("Adjustments to reconcile ...:") of its
   table, the nearest line naming periods
   (years, "December 31, 2022", "FY2022", "Q2 2023") is the column line (a date printed one piece a line,
-  "June 30," over "2023", joins the pieces above it into one; a line of as many month-days right above a line
+  "June 30," over "2023", or "At December 31," over "2017", joins the pieces above it into one, its last piece
+  perhaps followed by a change column's title; a line of as many month-days right above a line
   of years, "April 30, January 31," over "2023 2023", dates each year's column); lines just above it naming groups
   ("Three Months Ended") span the columns evenly; a line of titles right above them ("Revenue Mix Comparable
   Sales"), when the groups are alike or the periods repeat, is cut into as many titles of as many capitalised
-  words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a
-  prose sentence, or a row above the column line, ends the table;
+  words each, each spanning its share of the columns ("Comparable Sales, Three Months Ended July 29, 2023"); a line
+  under the column line repeating its titles once per period ("Dollars Percent of Total Dollars Percent of Total"
+  under "2023 2022") splits each period's columns (`_subtitled`: titles told apart, none wrapped over lines); a
+  line of titles printed right under the column line, none above it ("2023 2022 2023 2022" over "With Fuel Fuel
+  Impact"), is read as titles over it are; a sentence leading into the table ("... for the three months ended
+  April 30, 2023 and 2022, were as follows:") is no header; a group's opening words ("As of/", "For the")
+  are the next group's; a prose sentence, or a row above the column line, ends the table; a lead-in sentence's
+  last line ("during" / "2023:") and a title naming a year among its words ("Principal Amount of 2028 Notes to")
+  are no column line;
+- two periods joined by "vs." ("2022 2021 2020 2022 vs. 2021", "Q2'23 vs. Q2'22") title one column, the change
+  between them, which names no year (`compared`); a row printing no change reads the periods before it;
+- a table with no column line whose columns' titles are printed one after another above its first row, each wrapped
+  over lines ("Principal Amount of 2028 Notes to" / "be Purchased" / ... / "Underwriter"): the alike titles, as many
+  as the cells, are the columns (`_wrapped_titles`);
 - the column line may be printed on the row's own line: joined to the first row ("For the Years Ended December 31,
   2021 2020 2019 Operating revenues $ 3,930 ..."), or opening a line of rows joined by text extraction ("2022 2021
   2020 Cash flows ...: Net income $ 4,491 ...", cut into rows by sentences.joined_rows);
@@ -30,7 +46,9 @@ The rules are about how tables are printed, not about any document:
   them, such as "Change" in "2023 2022 Change 2023 2022 Change", == cells; groups dividing the cells evenly), or, when some cells are percentages (a change or a share
   printed beside each amount: "4,237 3,785 12% 17% 3,067" under "2017 2016 2015"), when the amounts are as many:
   each amount its column in order, the percentages none; otherwise the headers are reported, no column guessed;
-- unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them.
+- unit: the first "(millions)"-like phrase in the row's label, its header lines or the lines just above them; else
+  the unit printed with the title of the page's first table, past a footer text extraction put between
+  ("(Amounts in millions)" / "The accompanying notes ..." / "F-3" over the column line), when no row is above.
 Every part is a verbatim span of the text read, with its offsets.
 """
 
@@ -64,11 +82,14 @@ _NUM = re.compile(r"^\(?[-–—−]?\$?\(?\d(?:[\d,]*\d)?(?:\.\d+)?\)?%?\)?%?$"
 _DASH = re.compile(r"^(?:[-–—]+|NM|nm|[Nn]/[MmAa])$")  # an empty cell: a dash, or a change "not meaningful"
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _NON_PERIOD_NUMBER = re.compile(r"\d")
+_TITLE_YEAR = re.compile(r"\b(?:of|due)\s+(?:19|20)\d\d\b")  # a year in a title's words: "Amount of 2028 Notes"
+_LEADS_IN = re.compile(r"(?:19|20)\d\d:\s*$")  # "... became effective during" / "2023:": a sentence leading into a table
 # a sentence leading into a table ("The following table presents ...:"), not a statement's sub-heading
 # ("Adjustments to reconcile net income to net cash provided by operating activities:")
 _LEAD_IN = re.compile(r"\b(?:follow\w*|below|table|summar\w*|present\w*|shown|set forth|consist\w*|include\w*|"
                       r"we|our|the company)\b", re.IGNORECASE)
-_FRAGMENT = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)  # a date's piece
+# a date's piece ("At December 31," of a balance sheet's "At December 31," / "2017" / "At December 31," / "2016")
+_FRAGMENT = re.compile(rf"(?:(?:at|as\s+of)\s+)?{_MONTH}\.?\s+\d{{1,2}},?|(?:19|20)\d\d\*?|\d{{1,2}},?", re.IGNORECASE)
 _FRAGMENTS = re.compile(rf"(?:{_FRAGMENT.pattern})(?:\s+(?:{_FRAGMENT.pattern}))*", re.IGNORECASE)  # "2017 May 29,"
 # a date's day written apart from its year: by its month ("December 31", "31 December") or before a comma ("31,");
 # not a row's cells ("— 37 88")
@@ -159,8 +180,9 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
             s = toks[i - 1][0]
             i -= 1
             tok = text[s:e]
-        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("("):
-            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell
+        elif not (_NUM.match(tok) or _DASH.match(tok)) or tok.count(")") > tok.count("(") \
+                or _dates_label(text, toks, i):
+            break  # "2)" of "(Note 2)": the end of the label's parenthesis, no cell; "May 28, 2023": a date's year
         if i > 0 and text[toks[i - 1][0]:toks[i - 1][1]] in ("$", "($", "€", "£"):
             s = toks[i - 1][0]
             i -= 1
@@ -179,6 +201,17 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
         if i >= 0:
             label = Part(text[start:label_end], start, label_end)
     return label, cells
+
+
+_DATE_BEFORE_YEAR = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+
+
+def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
+    """The token toks[i] is a year closing a date in the row's label ("Missouri May 28, 2023 $ 44", "Balance at
+    December 31, 2022 1,234"): a year right after a month and day is the date's, no cell."""
+    if i < 2 or not re.fullmatch(r"(?:19|20)\d\d", text[toks[i][0]:toks[i][1]]):
+        return False
+    return bool(_DATE_BEFORE_YEAR.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
 
 
 def _line_spans(text: str, before: int) -> list[tuple[int, int]]:
@@ -202,8 +235,10 @@ def _periods(text: str, s: int, e: int) -> list[Part]:
 
 
 def _is_column_line(line: str, periods: list[Part]) -> bool:
-    """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021")."""
-    if not periods or len(line) > 160 or _SENTENCE_END.search(line):
+    """A line naming periods and no other figures ("(Millions) 2022 2021 2020", "December 31, 2022 2021"); not a
+    column's title naming a year among its words ("Principal Amount of 2028 Notes to", "Notes due 2034")."""
+    if not periods or len(line) > 160 or _SENTENCE_END.search(line) or _LEADS_IN.search(line) \
+            or _TITLE_YEAR.search(line):
         return False
     rest = PERIOD.sub(" ", line)
     rest = UNIT.sub(" ", rest)
@@ -222,11 +257,14 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     label, column_line, periods, block = _column_line_of(text, start, label, cells, lines)
     if column_line is not None:
         column_line, periods, lines = _stacked(text, column_line, periods, lines)
+        periods = _compared(text, periods)
     between: list[Part] = []  # the lines between the column line and the first row below it
     titles: list[Part] = []  # a line of column titles over the groups or periods ("Revenue Mix Comparable Sales")
     days: list[Part] = []  # the month and day of each year, on the line above the column line ("April 30,")
     if column_line is None:
-        headers.extend(p for p in block[:2] if not UNIT.fullmatch(p.text))
+        wrapped = _wrapped_titles(text, start, len(cells))
+        headers.extend(wrapped or [p for p in block[:2] if not UNIT.fullmatch(p.text)])
+        titles = wrapped
     else:
         headers.append(Part(text[column_line[0]:column_line[1]], *column_line))
         between = block
@@ -237,34 +275,136 @@ def read_row(text: str, start: int, end: int) -> TableRow:
             headers.append(Part(text[above[0]:above[1]], *above))
         elif above is not None:
             lines = itertools.chain([above], lines)
-        titles = _above_column_line(text, lines, headers, groups)
-    columns = _columns(text, column_line, periods, groups, len(cells), titles, days)
-    if column_line is not None and columns is None and not between and _footnote_mark(cells) \
+        titles = _above_column_line(text, lines, headers, groups) or _titles_under(between)
+    columns = _columns(text, column_line, periods, groups, len(cells), titles, days) if column_line is not None \
+        else [(t,) for t in titles] or None
+    if column_line is not None and columns is None and _units_only(between) and _footnote_mark(cells) \
             and _only_periods(text[column_line[0]:column_line[1]]):
         # "Net sales (1) 1,234 1,100" or "(1) 23.2 % 22.1 %" under "2023 2022": the first "cell" is the label's
         # footnote mark, no negative figure (told apart by the column count, when no line between the column line
-        # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018")
+        # and the rows may title one more column: "Increase" / "(Decrease)" under "2019 2018"; a unit line, "(in
+        # thousands)", titles none)
         columns = _columns(text, column_line, periods, groups, len(cells) - 1, titles, days) \
             or _quarter_columns(text, column_line, between, headers, len(cells) - 1, None)
         if columns is not None:
             cells = cells[1:]
     if column_line is not None:
-        columns = columns or _amount_columns(text, column_line, periods, groups, cells, titles, days)
+        columns = columns or _subtitled(text, between, periods, len(cells)) \
+            or _amount_columns(text, column_line, periods, groups, cells, titles, days)
         columns = _quarter_columns(text, column_line, between, headers, len(cells), columns) or columns
     if label is None and cells and column_line is not None:
         label = _label_above(text, start)
     if label is not None and label.text[:1].islower():
         label = _wrapped_label(text, label)
-    if column_line is not None and not columns:
-        headers.extend(between[-2:])
+    headers.extend(_between_headers(between, columns))
     headers.sort(key=lambda p: p.start)
-    unit = _unit(text, start, label, headers, between)
+    unit = _unit(text, start, label, headers, between, titled=column_line is not None)
     if columns:
         cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
     return TableRow(label, tuple(cells), unit, tuple(headers))
 
 
 _MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+
+
+MAX_TITLE_LINES = 12  # lines of wrapped column titles read above a table's first row
+
+
+def _wrapped_titles(text: str, start: int, n: int) -> list[Part]:
+    """Column titles printed one after another above a table's first row, each wrapped over lines ("Principal Amount
+    of 2028 Notes to" / "be Purchased" / "Principal Amount of 2034 Notes to" / "be Purchased" / ... over
+    "Underwriter A $90,000,000 $153,000,000 $117,000,000"), when the table has no column line: walking up over its
+    rows, the non-row lines above the first, each title a line opening in upper case and the lines after it opening
+    in lower case (or after a line ending on an open word: "of", "to"); the alike titles (same first two words),
+    as many as the row's cells, in order, one a column; [] otherwise (the label column's title, "Underwriter", and a
+    heading above, "SCHEDULE I", are none of them)."""
+    if n < 2:
+        return []
+    spans = iter((s, e) for s, e in _line_spans(text, start) if e > s)
+    block: list[tuple[int, int]] = []
+    for s, e in spans:
+        line = text[s:e]
+        if classify(line) == "row":
+            if block:
+                break
+            continue
+        if _SENTENCE_END.search(line) or len(line) > 80 or len(block) >= MAX_TITLE_LINES:
+            break
+        block.append((s, e))
+    titles: list[tuple[int, int]] = []
+    for s, e in reversed(block):  # top-down
+        if titles and (text[s].islower() or _OPEN_END.fullmatch(text[titles[-1][0]:titles[-1][1]].split()[-1])):
+            titles[-1] = (titles[-1][0], e)
+        else:
+            titles.append((s, e))
+    key = [tuple(text[s:e].lower().split()[:2]) for s, e in titles]
+    for k in dict.fromkeys(key):
+        alike = [i for i, x in enumerate(key) if x == k]
+        texts = {" ".join(text[titles[i][0]:titles[i][1]].split()) for i in alike}
+        if len(alike) == n and alike == list(range(alike[0], alike[0] + n)) and len(texts) == n and len(k) == 2:
+            return [Part(text[titles[i][0]:titles[i][1]], *titles[i]) for i in alike]
+    return []
+
+
+_WRAP_END = re.compile(r"(?i)and|or|of|for|the|in|at|to|by|&|[-–—]")  # a title's line wrapping onto the next
+_TITLE_WORD = re.compile(r"[A-Za-z%$][^\s]*")
+_JOINING = re.compile(r"(?i)of|and|the|in|to|for|as|a|per|&")  # "Percent of Total": words inside one title
+
+
+def _titles_under(between: Sequence[Part]) -> list[Part]:
+    """A line of column titles printed right under the column line, over the rows ("2023 2022 2023 2022" over "With
+    Fuel Fuel Impact"), when none is printed above it: read as titles over the periods are (`_split_titles`)."""
+    if not between:
+        return []
+    line = between[-1]
+    text = line.text.strip()
+    if _title(text) and len(text.split()) <= MAX_TITLE_WORDS and not text.endswith(":") and text[:1].isupper() \
+            and not UNIT.search(text):
+        return [line]
+    return []
+
+
+def _between_headers(between: Sequence[Part], columns: Sequence[tuple[Part, ...]] | None) -> list[Part]:
+    """The lines between the column line and the rows that are headers of the row: those printing a part of its
+    columns (titles under the periods, `_subtitled`); with no columns, the two nearest the column line."""
+    if not columns:
+        return list(between[-2:])
+    used = [p.start for col in columns for p in col]
+    return [b for b in between if any(b.start <= u < b.end for u in used)]
+
+
+def _subtitled(text: str, between: Sequence[Part], periods: list[Part], n: int) -> list[tuple[Part, ...]] | None:
+    """Columns under periods each spanning the same titles, printed on a line of their own between the column line
+    and the rows ("2023 2022" over "In Millions Dollars Percent of Total Dollars Percent of Total" over "Pet 445.5
+    11 470.6 13"): the line (its unit left out) repeats one run of titles once per period, each title a capitalised
+    word and the lower-case words joining it ("Percent of Total"), and the titles of all the periods are as many as
+    the cells: each cell its period and its title, in order; None otherwise."""
+    k = len(periods)
+    if k < 2 or n % k or n == k:
+        return None
+    if any(_WRAP_END.fullmatch(p.text.split()[-1]) for p in between if p.text.split()):
+        return None  # titles wrapped over lines there ("Asset-Related and" / "Other Total"): more columns than read
+    for line in between:
+        body = UNIT.sub(lambda m: " " * len(m.group(0)), line.text)
+        body = re.sub(r"(?i)\bin\s+(?:millions|thousands|billions)\b", lambda m: " " * len(m.group(0)), body)
+        words = [(m.start(), m.end()) for m in _TITLE_WORD.finditer(body)]
+        texts = [body[a:b].lower() for a, b in words]
+        if not words or len(words) % k or texts != texts[:len(texts) // k] * k:
+            continue
+        titles: list[tuple[int, int]] = []
+        for j, (a, b) in enumerate(words):
+            joined = j and (_JOINING.fullmatch(body[a:b]) or _JOINING.fullmatch(body[words[j - 1][0]:words[j - 1][1]])
+                            or not (body[a].isupper() or body[a] in "%$"))
+            if titles and joined:
+                titles[-1] = (titles[-1][0], b)
+            else:
+                titles.append((a, b))
+        m = n // k
+        if len(titles) != n or len({body[a:b].lower() for a, b in titles[:m]}) < m:
+            continue  # "Value Value Value Value": titles that do not tell the columns apart
+        parts = [Part(line.text[a:b], line.start + a, line.start + b) for a, b in titles]
+        return [(periods[i // m], parts[i]) for i in range(n)]
+    return None
 
 
 def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Part]:
@@ -394,8 +534,11 @@ def _quarter_columns(text: str, column_line: tuple[int, int], between: Sequence[
             break  # past the lines just above, only a header printed a word or two a line ("First" / "Quarter")
         lines.append(Part(line, s, e))
     lines = sorted({p.start: p for p in lines}.values(), key=lambda p: p.start)
+    changes = [(c.start, c.end) for p in lines for c in _compared(text, _periods(text, p.start, p.end))
+               if compared(c.text)]  # "Q2'23 vs. Q2'22" titles a change column, names no quarter's
     named = [Part(m.group(0), p.start + m.start(), p.start + m.end()) for p in lines
-             for m in _QUARTER_NAME.finditer(p.text)]
+             for m in _QUARTER_NAME.finditer(p.text)
+             if not any(a <= p.start + m.start() < b for a, b in changes)]
     if len(named) < 2 or not any(re.search(r"quarter|\d(?:st|nd|rd|th)\b|\bq[1-4]\b", p.text, re.IGNORECASE)
                                  for p in lines):
         return None
@@ -439,7 +582,7 @@ def _stacked(text: str, column_line: tuple[int, int], periods: list[Part], lines
     above it joined into one column line (its periods read across the line breaks), `lines` left after them; any
     other column line unchanged."""
     s, e = column_line
-    if not _FRAGMENT.fullmatch(text[s:e]):
+    if not _FRAGMENT.fullmatch(_TRAILING_VERSUS.sub("", text[s:e])):  # "2022 Q2'23 vs. Q2'22": the change's title after
         return column_line, periods, lines
     for ls, le in lines:
         if _FRAGMENT.fullmatch(text[ls:le]) or _FRAGMENTS.fullmatch(text[ls:le].strip()):
@@ -471,7 +614,8 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
         since_column += 1
         found_periods = _periods(text, s, e)
         kind = classify(line)
-        if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)):
+        if since_column > GROUP_LINES_UP or kind == "row" or (kind is None and _SENTENCE_END.search(line)) \
+                or _leads_in(line):
             break
         if _is_column_line(line, found_periods) or _GROUP.search(line) or UNIT.search(line):
             headers.append(Part(line, s, e))
@@ -485,6 +629,12 @@ def _above_column_line(text: str, lines: Iterator[tuple[int, int]], headers: lis
             titles.append(Part(line, s, e))
         under_columns = False
     return titles
+
+
+def _leads_in(line: str) -> bool:
+    """A sentence leading into the table ("Calendar comparable sales ... for the three months ended April 30, 2023
+    and 2022, were as follows:"): no header, though it names a group."""
+    return line.endswith(":") and len(line.split()) > 6 and bool(_LEAD_IN.search(line))
 
 
 def _split_titles(title: Part, k: int) -> list[Part] | None:
@@ -509,6 +659,12 @@ def _only_periods(line: str) -> bool:
     rest = _MARK.sub(" ", UNIT.sub(" ", _GROUP.sub(" ", PERIOD.sub(" ", line))))
     rest = QUARTER_PART.sub(" ", rest)
     return not re.search(r"[A-Za-z%]", rest)
+
+
+def _units_only(lines: Sequence[Part]) -> bool:
+    """No line, or only unit lines ("(in thousands)"), between a column line and the rows below it: nothing there
+    may title a column of its own."""
+    return all(UNIT.fullmatch(p.text.strip()) for p in lines)
 
 
 def _footnote_mark(cells: list[Cell]) -> bool:
@@ -548,9 +704,11 @@ def _label_above(text: str, start: int) -> Part | None:
     return None
 
 
-def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part]) -> Part | None:
+def _unit(text: str, start: int, label: Part | None, headers: list[Part], between: list[Part],
+          titled: bool = False) -> Part | None:
     """The first unit phrase in the row's label, its headers (in text order) or the lines between them and the
-    row (nearest the headers first); else in the lines just above the headers (rows left out)."""
+    row (nearest the headers first); else in the lines just above the headers (rows left out); else, under a column
+    line (`titled`), the unit printed with the title of the page's first table (`_title_unit`)."""
     for part in ([label] if label else []) + headers + between[::-1]:
         m = UNIT.search(part.text)
         if m:
@@ -559,7 +717,27 @@ def _unit(text: str, start: int, label: Part | None, headers: list[Part], betwee
         m = UNIT.search(text[s:e]) if classify(text[s:e]) != "row" else None
         if m:
             return Part(m.group(0), s + m.start(), s + m.end())
+    return _title_unit(text, headers[0].start) if titled and headers else None
+
+
+def _title_unit(text: str, above: int) -> Part | None:
+    """The unit printed with the title of a page's first table ("CONSOLIDATED BALANCE SHEETS" / "(Amounts in
+    millions, except share data)"), farther above its column headers than `_unit` reads (text extraction may put a
+    footer between them: "The accompanying notes are an integral part ..." / "F-3"): the nearest unit line above
+    `above` up to the page's top, when no row is printed above the headers (no other table's)."""
+    for s, e in _line_spans(text, above):
+        line = text[s:e]
+        if not line:
+            continue
+        if classify(line) == "row":
+            return None
+        m = UNIT.search(line)
+        if m and not _SENTENCE_END.search(line) and len(line) <= 80:
+            return Part(m.group(0), s + m.start(), s + m.end())
     return None
+
+
+_GROUP_OPENER = re.compile(r"\s(?:as\s+of\s*/?|for\s+the|for|at)\s*$", re.IGNORECASE)  # "For the" Six Months Ended
 
 
 def _group_parts(text: str, s: int, e: int) -> list[Part]:
@@ -568,7 +746,8 @@ def _group_parts(text: str, s: int, e: int) -> list[Part]:
     out = []
     for i, m in enumerate(found):
         stop = found[i + 1].start() if i + 1 < len(found) else e - s
-        piece = text[s + m.start():s + stop].rstrip(" ,")
+        piece = text[s + m.start():s + stop]
+        piece = _GROUP_OPENER.sub("", piece).rstrip(" ,")  # the next group's opening words are not this one's
         out.append(Part(piece, s + m.start(), s + m.start() + len(piece)))
     return out
 
@@ -593,6 +772,8 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
     elif len(labels) < n and _one_way(periods):
         labels = _titled_between(text, column_line, periods, labels)
         between = True
+    if len(labels) == n + 1 and compared(labels[-1][-1].text):
+        labels = labels[:n]  # a row printing no change ("Operating margin 18 % 21 %" under "2022 2021 2022 vs. 2021")
     if len(labels) != n:
         return None
     if groups and n % len(groups) == 0 and len(groups) > 1:
@@ -602,7 +783,7 @@ def _columns(text: str, column_line: tuple[int, int] | None, periods: list[Part]
         columns = list(labels)
     # titles tell apart columns the groups and periods below them do not: groups all alike, or no group
     alike = len({" ".join(g.text.split()).lower() for g in groups}) == 1
-    k = (len(groups) if alike and len(groups) > 1 else 0) if groups else _repeats(periods)
+    k = (len(groups) if alike else 0) if len(groups) > 1 else _repeats(periods)  # one group spans every column
     split = _split_titles(titles[0], k) if titles else None
     if split and n % len(split) == 0:
         width = n // len(split)
@@ -658,7 +839,7 @@ def _one_way(periods: list[Part]) -> bool:
     """The periods are years running one way ("2017 2016 2015"), none repeated, in each of the groups they repeat
     in ("2023 2022 2023 2022": the three and the six months): a column line read whole, not a broken one ("2022
     Q2'23 vs. Q2'22" under a "2023" the line above holds)."""
-    years = [year_of(p.text) for p in periods]
+    years = [year_of(p.text) for p in periods if not compared(p.text)]
     block = years[:len(years) // _repeats(periods)]
     return None not in years and (block == sorted(set(block)) or block == sorted(set(block), reverse=True))
 
@@ -670,6 +851,30 @@ def _repeats(periods: list[Part]) -> int:
         if len(texts) % k == 0 and texts == texts[:len(texts) // k] * k:
             return k
     return 1
+
+
+# two periods printed as one column's title, the change between them: "2022 vs. 2021", "Q2'23 vs. Q2'22"
+_VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
+
+
+_TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNORECASE)
+
+
+def compared(part_text: str) -> bool:
+    """A column part naming two periods compared ("2022 vs. 2021"): a change column, no period's own."""
+    return bool(_VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
+
+
+def _compared(text: str, periods: list[Part]) -> list[Part]:
+    """The column line's periods, two joined by "vs." (or "versus", "compared to") read as one part: the title of
+    the column printing the change between them ("2022 2021 2020 2022 vs. 2021": four columns, not five)."""
+    out: list[Part] = []
+    for p in periods:
+        if out and _VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
+            out[-1] = Part(text[out[-1].start:p.end], out[-1].start, p.end)
+        else:
+            out.append(p)
+    return out
 
 
 def number(cell: str) -> Decimal | None:
@@ -685,7 +890,10 @@ def number(cell: str) -> Decimal | None:
 
 
 def year_of(part_text: str) -> str | None:
-    """The four-digit year a column label names, if any ("FY22" -> "2022")."""
+    """The four-digit year a column label names, if any ("FY22" -> "2022"); none for two periods compared ("2022
+    vs. 2021": a change column)."""
+    if compared(part_text):
+        return None
     m = re.search(r"(?:19|20)\d\d", part_text)
     if m:
         return m.group(0)
@@ -719,7 +927,9 @@ def table_line(row: TableRow, asked: tuple[int, ...], page: int | None = None) -
     return line
 
 
-_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*\d{1,4}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?", re.IGNORECASE)
+# a page's number at its foot: "12", "- 12 -", "Page 3 of 9", an annex's or schedule's "F-3", "S1-2", "A-12"
+_PAGE_NUMBER = re.compile(r"(?:page\s+)?[-–—]?\s*(?:[A-Z]{1,2}\d?-)?\d{1,4}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,4})?",
+                          re.IGNORECASE)
 
 
 def read_continued(previous: str, text: str, start: int, end: int) -> TableRow | None:
