@@ -7,13 +7,15 @@ position, a lexeme keeps at most 255). The index tokenizer gives the tokens of i
 from __future__ import annotations
 
 import re
+import sqlite3
 import unicodedata
 
+import psycopg
 import pytest
 
 from jsonl_engine.ingest import parse_file, sync
 from jsonl_engine.store import open_store
-from jsonl_engine.store.postgres.text import tokens
+from jsonl_engine.store.postgres.text import PRIVATE, tokens
 from tests.conftest import kb_integrity
 from tests.support.sql import sql
 
@@ -83,6 +85,7 @@ def _reference(text: str) -> list[str]:
     lowercased (FTS5's unicode61 remove_diacritics 2)."""
     if not text.isascii():
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+        text = "".join(PRIVATE.format(ord(c)) if unicodedata.category(c) == "Co" else c for c in text.lower())
     return _TOKEN.findall(text.lower())
 
 
@@ -95,6 +98,25 @@ def test_the_tokenizer_gives_the_tokens_of_its_definition(dev_pdfs):
     assert any(not t.isascii() for t in parsed.pages)
     for text in texts:
         assert tokens(text) == _reference(text), text[:80]
+
+
+def test_a_private_use_character_is_a_token_character_as_in_fts5(pg_kb) -> None:
+    """FTS5's unicode61 counts private-use characters (a symbol font's bullet) as token characters: the tokenizer
+    gives as many tokens as FTS5 finds, and PostgreSQL's parser keeps each one whole, at its position."""
+    texts = ["net \uf0b7 income", "a\uf0b7b \ue000\ue001 c", "\uf0b7Revenue grew \uf0a7 5%", "no bullet here"]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    with psycopg.connect(pg_kb.url) as conn:
+        for i, text in enumerate(texts, 1):
+            db.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (i, text))
+            fts5 = [row[0] for row in db.execute("SELECT offset FROM v WHERE doc = ? ORDER BY offset", (i,))]
+            assert len(tokens(text)) == len(fts5) and tokens(text) == _reference(text), text
+            (parsed,) = conn.execute("SELECT array_length(tsvector_to_array(to_tsvector('simple', %s)), 1)",
+                                     (" ".join(tokens(text)),)).fetchone()
+            positions = conn.execute("SELECT max(p) FROM unnest(to_tsvector('simple', %s)) u, unnest(u.positions) p",
+                                     (" ".join(tokens(text)),)).fetchone()[0]
+            assert positions == len(fts5) and parsed == len(set(tokens(text))), text
 
 
 def test_real_filings_long_phrase_counts_are_read_as_counted(pg_kb, dev_pdfs, monkeypatch):

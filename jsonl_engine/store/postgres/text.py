@@ -1,7 +1,10 @@
 """Text as the index sees it, the same way SQLite's FTS5 `unicode61 remove_diacritics 2` tokenizer does: runs
-of letters and digits, lowercased, without diacritics. PostgreSQL's parser gets these tokens space-separated,
-so it numbers the same positions FTS5 does (its own parser would also split "1.5" or "10-K" its own way), and
-the `jsonl_english` configuration stems them (snowball English; FTS5 uses Porter: the two agree on most words).
+of letters, digits and private-use characters (its token categories `L* N* Co`), lowercased, without diacritics.
+PostgreSQL's parser gets these tokens space-separated, so it numbers the same positions FTS5 does (its own parser
+would also split "1.5" or "10-K" its own way), and the `jsonl_english` configuration stems them (snowball English;
+FTS5 uses Porter: the two agree on most words). A private-use character (a symbol font's bullet, U+F0B7) is a
+blank to PostgreSQL's parser: it is written as PRIVATE of its code point, letters and digits the parser keeps in
+the token, so a page holds as many tokens, at the same positions, as FTS5 counts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,11 @@ CONFIG = "jsonl_english"
 _ASCII = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 or c >= 128 else 32
                for c in range(256))
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+PRIVATE = "zzco{:x}zz"  # a private-use character as the index holds it (a token or part of one)
+
+
+def _private(c: str) -> bool:
+    return unicodedata.category(c) == "Co"
 
 
 def tokens(text: str) -> list[str]:
@@ -26,19 +34,23 @@ def tokens(text: str) -> list[str]:
     if not text.isascii():
         text = _replace(unicodedata.normalize("NFD", text), unicodedata.combining, "")
         # lowered after: it may add characters (a dotted capital I becomes i and a combining dot)
-        text = _replace(text.lower(), lambda c: not c.isalnum(), " ")
+        text = _replace(text.lower(), lambda c: not c.isalnum() and not _private(c), " ")
+        if not text.isascii():
+            text = _replace(text, _private, lambda c: PRIVATE.format(ord(c)))
     return text.encode().translate(_ASCII).decode().split()
 
 
-def _replace(text: str, chosen: Callable[[str], Any], by: str) -> str:
-    """`text` with each non-ASCII character for which `chosen` is true replaced by `by` (tried once per kind)."""
+def _replace(text: str, chosen: Callable[[str], Any], by: str | Callable[[str], str]) -> str:
+    """`text` with each non-ASCII character for which `chosen` is true replaced by `by` (or `by(c)`) (tried once
+    per kind)."""
     at = 0
     m = _NON_ASCII.search(text)
     while m:
         c = m.group()
         if chosen(c):
-            text = text.replace(c, by)
-            at = m.start() + len(by)
+            new = by if isinstance(by, str) else by(c)
+            text = text.replace(c, new)
+            at = m.start() + len(new)
         else:
             at = m.end()
         m = _NON_ASCII.search(text, at)
@@ -48,3 +60,16 @@ def _replace(text: str, chosen: Callable[[str], Any], by: str) -> str:
 def words(text: str) -> str:
     """The text as the index tokenizes it, one space between tokens."""
     return " ".join(tokens(text))
+
+
+# A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
+# concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
+FIELD_END = " zzjsonlfieldend"
+
+
+def section_words(title: str, ancestors: str, text: str) -> tuple[int, str, str, str]:
+    """A section's token count (BM25's length: its three fields') and its fields as to_tsvector reads them (title
+    A, ancestors B, text C; the first two ended by FIELD_END)."""
+    t_title, t_anc, t_text = tokens(title), tokens(ancestors), tokens(text)
+    return (len(t_title) + len(t_anc) + len(t_text), " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END,
+            " ".join(t_text))
