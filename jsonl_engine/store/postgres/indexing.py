@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine import vocabulary
 from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres.text import CONFIG, section_words, tokens
 
 COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
 _KEY_LAST = 0x3FFF  # the highest position a tsvector holds
@@ -378,3 +379,46 @@ def keep_vocabulary(conn: Any) -> list[str]:
             _add_terms(cur, Pairs([k for k, h in zip(new, held.tolist(), strict=True) if h], counts[held]), 1)
             cur.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (new,))
     return new
+
+
+# The rows' token counts and tsvectors made again from their stored text, as _write_text makes them at ingest (the
+# same words, the configuration of the moment), sent back as the inserts send them.
+_REINDEX_PAGES = (
+    f"UPDATE pages p SET ntok = r.k, tsv = to_tsvector('{CONFIG}', r.w)"
+    " FROM unnest(%s::bigint[], %s::int[], %s::text[]) AS r(id, k, w) WHERE p.rowid = r.id"
+    " RETURNING p.rowid, p.ntok, p.number, tsvectorsend(p.tsv)")
+_REINDEX_SECTIONS = (
+    f"UPDATE sections s SET ntok = r.k, tsv = setweight(to_tsvector('{CONFIG}', r.a), 'A')"
+    f" || setweight(to_tsvector('{CONFIG}', r.b), 'B') || setweight(to_tsvector('{CONFIG}', r.c), 'C')"
+    " FROM unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[]) AS r(id, k, a, b, c)"
+    " WHERE s.rowid = r.id RETURNING s.rowid, s.ntok, 0, tsvectorsend(s.tsv)")
+
+
+def reindex(conn: Any) -> int:
+    """Everything the text index derives from the stemmed words made again from the stored text, in the caller's
+    transaction (a migration changing the stemmer or the tokenizer): the rows' token counts and tsvectors, the
+    postings, term_stats and word_stats (each document written as at ingest: `write`), the listed long phrases
+    (their keys are lexemes: the vocabulary's listed again, stemmed anew, and counted with the rows) and
+    text_stats (recounted). Re-run safe: nothing is read from what it rewrites. Returns the documents reindexed."""
+    conn.execute("TRUNCATE postings, term_stats, word_stats, term_phrases")
+    phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
+    wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
+    conn.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (wanted,))
+    documents = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY seq").fetchall()]
+    for doc in documents:
+        stored = conn.execute("SELECT rowid, text FROM pages WHERE document_id = %s", (doc,)).fetchall()
+        toks = [tokens(text) for _, text in stored]
+        pages = sorted(Row(*r) for r in conn.execute(_REINDEX_PAGES, (
+            [r[0] for r in stored], [len(t) for t in toks], [" ".join(t) for t in toks])))
+        stored = conn.execute("SELECT rowid, title, ancestors, text FROM sections WHERE document_id = %s",
+                              (doc,)).fetchall()
+        fields = [section_words(title, ancestors, text) for _, title, ancestors, text in stored]
+        sections = sorted(Row(*r) for r in conn.execute(_REINDEX_SECTIONS, (
+            [r[0] for r in stored], *([f[i] for f in fields] for i in range(4)))))
+        write(conn, doc, pages, sections)
+    conn.execute("DELETE FROM text_stats")
+    conn.execute("INSERT INTO text_stats SELECT 'pages', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
+                 " UNION ALL SELECT 'covers', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
+                 f" WHERE number <= {COVER_PAGES} UNION ALL SELECT 'sections', COUNT(*), COALESCE(SUM(ntok), 0)"
+                 " FROM sections")
+    return len(documents)
