@@ -1,8 +1,9 @@
 """Text as the index sees it, the same way SQLite's FTS5 `unicode61 remove_diacritics 2` tokenizer does: runs
 of letters, digits and private-use characters (its token categories `L* N* Co`), lowercased, without diacritics.
 PostgreSQL's parser gets these tokens space-separated, so it numbers the same positions FTS5 does (its own parser
-would also split "1.5" or "10-K" its own way), and the `jsonl_english` configuration stems them (snowball English;
-FTS5 uses Porter: the two agree on most words). A private-use character (a symbol font's bullet, U+F0B7) is a
+would also split "1.5" or "10-K" its own way), and the `jsonl_english` configuration stems them (snowball's `porter`,
+FTS5's algorithm, since migration 11; they still differ on a few words: FTS5 leaves words under three bytes as they
+are and stems "-logy" and "-bly" as Porter's own C code does). A private-use character (a symbol font's bullet, U+F0B7) is a
 blank to PostgreSQL's parser: it is written as PRIVATE of its code point, letters and digits the parser keeps in
 the token, so a page holds as many tokens, at the same positions, as FTS5 counts.
 """
