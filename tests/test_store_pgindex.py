@@ -201,10 +201,10 @@ _INDEX = ("SELECT rowid, document_id, number, ntok, tsv::text FROM pages ORDER B
           "SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind ORDER BY kind")
 
 
-def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_porter(pg_server, dev_pdfs, monkeypatch):
+def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_stems(pg_server, dev_pdfs, monkeypatch):
     """Migration 11 on a KB written with the snowball English stemmer (version 10): its tsvectors, token counts,
     postings, term and word statistics, listed phrases and text_stats become those of the same documents
-    ingested with FTS5's Porter stemmer, row for row; the reindex run again changes nothing."""
+    ingested with FTS5's stems (text.stems), row for row; the reindex run again changes nothing."""
     from jsonl_engine.store.postgres import indexing, migrations
 
     memo = ("# Memo\n\nThe proceeds, formerly quarterly, fund international \uf0b7 operations of the 1990s.\n\n"

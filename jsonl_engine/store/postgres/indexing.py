@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine import vocabulary
 from jsonl_engine.store.postgres import search
-from jsonl_engine.store.postgres.text import CONFIG, section_words, tokens
+from jsonl_engine.store.postgres.text import CONFIG, section_words, stems
 
 COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
 _KEY_LAST = 0x3FFF  # the highest position a tsvector holds
@@ -414,7 +414,7 @@ def reindex(conn: Any) -> int:
     totals: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # term_stats', word_stats' sums
     for doc in documents:
         stored = conn.execute("SELECT rowid, text FROM pages WHERE document_id = %s", (doc,)).fetchall()
-        toks = [tokens(text) for _, text in stored]
+        toks = stems([text for _, text in stored])
         pages = sorted(Row(*r) for r in conn.execute(_REINDEX_PAGES, (
             [r[0] for r in stored], [len(t) for t in toks], [" ".join(t) for t in toks])))
         stored = conn.execute("SELECT rowid, title, ancestors, text FROM sections WHERE document_id = %s",

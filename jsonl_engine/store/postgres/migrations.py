@@ -2,10 +2,9 @@
 session advisory lock, so daemons starting together on a new database all get in (one migrates, the others
 wait, then find the work done). Append new migrations at the end; never edit one that has shipped.
 
-The text search configuration `jsonl_english` is stock PostgreSQL (no extension): a snowball stemmer without a
-stopword list, like SQLite's `porter` tokenizer, which keeps every word; since migration 11 the original Porter
-algorithm (snowball's `porter`), FTS5's, rather than snowball English (Porter2), and words holding digits stemmed
-too, as FTS5 stems every token. A migration is SQL, or a function given the connection (in its transaction) when
+The text search configuration `jsonl_english` is stock PostgreSQL (no extension): until migration 11 the snowball
+English stemmer (Porter2) without a stopword list; since, the `simple` dictionary over words the engine has stemmed
+already, with FTS5's own tokenizer (text.stems: the Porter stems SQLite's index holds, every word kept). A migration is SQL, or a function given the connection (in its transaction) when
 what it rewrites is derived in the engine (the index's tokens: indexing.reindex).
 """
 
@@ -20,13 +19,14 @@ LOCK_KEY = 0x6A736F6E6C  # "jsonl": the advisory lock that serialises migrations
 
 
 def _porter(conn: Any) -> None:
-    """Migration 11: the stemmer FTS5 uses, then everything derived from the stemmed words made again."""
-    # The dictionary keeps its name (the configuration maps to it); words holding digits ("1990s") were kept
-    # unstemmed by the configuration copied from `english` (its `simple` mapping): FTS5 stems them.
+    """Migration 11: FTS5's stems, made in the engine (text.stems), kept as they are; then everything derived from
+    the stemmed words made again."""
+    # Snowball's `porter` dictionary is not FTS5's Porter (words under three bytes, "-logy", "-bly"), and the
+    # configuration copied from `english` kept words holding digits unstemmed ("1990s"), where FTS5 stems them.
     conn.execute("""
-ALTER TEXT SEARCH DICTIONARY jsonl_english_stem (Language = porter);
 ALTER TEXT SEARCH CONFIGURATION jsonl_english
-    ALTER MAPPING FOR numword, numhword, hword_numpart WITH jsonl_english_stem;
+    ALTER MAPPING FOR asciiword, word, numword, asciihword, hword, hword_asciipart, hword_part, hword_numpart,
+                      numhword, uint WITH simple;
 """)
     from jsonl_engine.store.postgres import indexing  # numpy: only when a KB is migrated
 
@@ -274,7 +274,7 @@ SELECT lexeme, COALESCE(SUM(n) FILTER (WHERE kind = 'pages'), 0), COUNT(*) FILTE
        COALESCE(SUM(n) FILTER (WHERE kind = 'covers'), 0), COALESCE(SUM(n) FILTER (WHERE kind = 'sections'), 0)
   FROM postings GROUP BY lexeme ORDER BY lexeme;
 """),
-    (11, "the Porter stemmer (FTS5's) in place of snowball English; the text index made again with it", _porter),
+    (11, "FTS5's Porter stems (made in the engine) in place of snowball English; the text index made again", _porter),
 ]
 
 

@@ -17,7 +17,7 @@ from jsonl_engine.store.location import describe
 from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
-from jsonl_engine.store.postgres.text import CONFIG, section_words, tokens
+from jsonl_engine.store.postgres.text import CONFIG, section_words, stems
 from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
 from jsonl_engine.store.types import (
     COVER_PAGES,
@@ -164,7 +164,7 @@ class PostgresStore(Repository):
         tsvectors add to the index: postings and two-word phrases' counts (indexing.py)."""
         page_rows = []
         if pages:
-            toks = [tokens(text) for _d, _n, text in pages]
+            toks = stems([text for _d, _n, text in pages])
             args = ([n for _d, n, _t in pages], [t for _d, _n, t in pages], [len(t) for t in toks],
                     [" ".join(t) for t in toks])
             page_rows = [indexing.Row(*r) for r in sql.conn.execute(_PAGE_INSERT, (document_id, *args))]
