@@ -7,13 +7,15 @@ position, a lexeme keeps at most 255). The index tokenizer gives the tokens of i
 from __future__ import annotations
 
 import re
+import sqlite3
 import unicodedata
 
+import psycopg
 import pytest
 
 from jsonl_engine.ingest import parse_file, sync
 from jsonl_engine.store import open_store
-from jsonl_engine.store.postgres.text import tokens
+from jsonl_engine.store.postgres.text import PRIVATE, tokens
 from tests.conftest import kb_integrity
 from tests.support.sql import sql
 
@@ -83,6 +85,7 @@ def _reference(text: str) -> list[str]:
     lowercased (FTS5's unicode61 remove_diacritics 2)."""
     if not text.isascii():
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+        text = "".join(PRIVATE.format(ord(c)) if unicodedata.category(c) == "Co" else c for c in text.lower())
     return _TOKEN.findall(text.lower())
 
 
@@ -95,6 +98,25 @@ def test_the_tokenizer_gives_the_tokens_of_its_definition(dev_pdfs):
     assert any(not t.isascii() for t in parsed.pages)
     for text in texts:
         assert tokens(text) == _reference(text), text[:80]
+
+
+def test_a_private_use_character_is_a_token_character_as_in_fts5(pg_kb) -> None:
+    """FTS5's unicode61 counts private-use characters (a symbol font's bullet) as token characters: the tokenizer
+    gives as many tokens as FTS5 finds, and PostgreSQL's parser keeps each one whole, at its position."""
+    texts = ["net \uf0b7 income", "a\uf0b7b \ue000\ue001 c", "\uf0b7Revenue grew \uf0a7 5%", "no bullet here"]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    with psycopg.connect(pg_kb.url) as conn:
+        for i, text in enumerate(texts, 1):
+            db.execute("INSERT INTO t(rowid, x) VALUES (?, ?)", (i, text))
+            fts5 = [row[0] for row in db.execute("SELECT offset FROM v WHERE doc = ? ORDER BY offset", (i,))]
+            assert len(tokens(text)) == len(fts5) and tokens(text) == _reference(text), text
+            (parsed,) = conn.execute("SELECT array_length(tsvector_to_array(to_tsvector('simple', %s)), 1)",
+                                     (" ".join(tokens(text)),)).fetchone()
+            positions = conn.execute("SELECT max(p) FROM unnest(to_tsvector('simple', %s)) u, unnest(u.positions) p",
+                                     (" ".join(tokens(text)),)).fetchone()[0]
+            assert positions == len(fts5) and parsed == len(set(tokens(text))), text
 
 
 def test_real_filings_long_phrase_counts_are_read_as_counted(pg_kb, dev_pdfs, monkeypatch):
@@ -148,8 +170,8 @@ def test_word_counts_are_kept_and_a_kb_made_before_them_gets_them(pg_server, dev
     expected = {kind: _counted(store, kind, words) for kind in KINDS}
     assert expected["pages"][("zqxjunique",)] == 1 and expected["documents"][("the",)] == 2
     store.close()
-    with psycopg_connect(url) as conn:  # back to version 9, as main left it
-        conn.execute("DROP TABLE word_stats; DELETE FROM schema_migrations WHERE version = 10")
+    with psycopg_connect(url) as conn:  # back to version 9, as main left it (the later migrations run again)
+        conn.execute("DROP TABLE word_stats; DELETE FROM schema_migrations WHERE version >= 10")
     store = open_store(url)
     try:
         assert {kind: store.frequencies(kind, words) for kind in KINDS} == expected
@@ -169,3 +191,56 @@ def psycopg_connect(url: str):
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+_INDEX = ("SELECT rowid, document_id, number, ntok, tsv::text FROM pages ORDER BY rowid",
+          "SELECT rowid, document_id, ntok, tsv::text FROM sections ORDER BY rowid",
+          "SELECT kind, lexeme, document_id, n, data FROM postings ORDER BY kind, lexeme, document_id",
+          "SELECT * FROM term_stats ORDER BY term", "SELECT * FROM word_stats ORDER BY lexeme",
+          "SELECT phrase FROM term_phrases ORDER BY phrase",
+          "SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind ORDER BY kind")
+
+
+def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_stems(pg_server, dev_pdfs, monkeypatch):
+    """Migration 11 on a KB written with the snowball English stemmer (version 10): its tsvectors, token counts,
+    postings, term and word statistics, listed phrases and text_stats become those of the same documents
+    ingested with FTS5's stems (text.stems), row for row; the reindex run again changes nothing."""
+    from jsonl_engine.store.postgres import indexing, migrations
+
+    memo = ("# Memo\n\nThe proceeds, formerly quarterly, fund international \uf0b7 operations of the 1990s.\n\n"
+            "## Total current assets\n\nTotal current assets rose.\n")
+
+    def fill(url: str) -> None:
+        store = open_store(url)
+        try:
+            assert not [o for o in sync.ingest_paths(store, [str(dev_pdfs / f"{n}.pdf") for n in REAL[:2]]) if o.error]
+            sync.ingest_text(store, memo, "memo", "text/markdown")
+        finally:
+            store.close()
+
+    old, new = pg_server.new_database("english"), pg_server.new_database("porter")
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:10])
+        fill(old)
+    with psycopg_connect(old) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 10
+        english = [conn.execute(q).fetchall() for q in _INDEX]
+        assert conn.execute("SELECT COUNT(*) FROM word_stats WHERE lexeme = 'proceed'").fetchone()[0] > 0
+    fill(new)
+    store = open_store(old)  # migrated to 11
+    try:
+        kb_integrity(store)
+    finally:
+        store.close()
+    with psycopg_connect(old) as conn, psycopg_connect(new) as fresh:
+        porter = [fresh.execute(q).fetchall() for q in _INDEX]
+        assert [r[0] for r in fresh.execute("SELECT lexeme FROM word_stats WHERE lexeme IN ('proce', 'formerli',"
+                                            " 'quarterli', 'intern', '1990') ORDER BY 1")] == \
+            ["1990", "formerli", "intern", "proce", "quarterli"]
+        migrated = [conn.execute(q).fetchall() for q in _INDEX]
+        for query, a, b, before in zip(_INDEX, migrated, porter, english, strict=True):
+            assert a == b, query
+            assert a != before or query.startswith("SELECT kind, SUM"), query  # the stems changed every table
+        with conn.transaction():
+            assert indexing.reindex(conn) == 3
+            assert [conn.execute(q).fetchall() for q in _INDEX] == porter

@@ -15,6 +15,7 @@ from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
 from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres.text import tokens
 from jsonl_engine.store.repository import Repository
 
 
@@ -221,7 +222,7 @@ def test_phrase_matches_in_the_rarest_words_rows_are_those_over_every_row(pg_dev
     store = pg_dev_kb
     doc = sorted(store.doc_ids.values())[0]
     text = " ".join(store.page_range(doc, 1, 40).values())
-    words = search.words(text).split()
+    words = tokens(text)  # a phrase's words as a query gives them (unstemmed)
     phrases = {tuple(words[i:i + n]) for n in (2, 3, 4, 6) for i in range(0, len(words) - n, max(1, len(words) // 40))}
     phrases |= {("of", "the"), ("the", "of"), ("and", "and"), ("net", "cash", "provided", "by")}
     with store.snapshot():

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from jsonl_engine import vocabulary
 from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres.text import CONFIG, section_words, stems
 
 COVER_PAGES = 2  # the 'covers' kind: pages numbered up to this (migration 7's `number <= 2`)
 _KEY_LAST = 0x3FFF  # the highest position a tsvector holds
@@ -264,20 +265,25 @@ def _kinds(pages: Sequence[Row], sections: Sequence[Row]) -> tuple[list[Row], An
 
 def write(conn: Any, document_id: str, pages: Sequence[Row], sections: Sequence[Row]) -> None:
     """A new document's postings (one COPY) and its pairs added to term_stats (one statement)."""
-    np = _numpy()
     rows, is_page = _kinds(pages, sections)
     parsed = entries(rows)
-    numbers = np.array([r.number for r in rows], dtype=np.int64)
     with conn.cursor() as cur:
-        with cur.copy("COPY postings (kind, lexeme, document_id, n, data) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "text", "text", "int4", "bytea"])
-            for kind, chosen in (("pages", is_page), ("covers", is_page & (numbers <= COVER_PAGES)),
-                                 ("sections", ~is_page)):
-                for posting in postings(document_id, rows, parsed, kind, chosen):
-                    copy.write_row(posting)
+        _copy_postings(cur, document_id, rows, parsed, is_page)
         _add_terms(cur, _merged(term_pairs(rows, parsed, is_page),
                                 phrase_counts(rows, parsed, is_page, _kept(cur))), 1)
         _add_words(cur, word_counts(rows, parsed, is_page), 1)
+
+
+def _copy_postings(cur: Any, document_id: str, rows: Sequence[Row], parsed: Entries, is_page: Any) -> None:
+    """The document's postings of each kind, in one COPY."""
+    np = _numpy()
+    numbers = np.array([r.number for r in rows], dtype=np.int64)
+    with cur.copy("COPY postings (kind, lexeme, document_id, n, data) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["text", "text", "text", "int4", "bytea"])
+        for kind, chosen in (("pages", is_page), ("covers", is_page & (numbers <= COVER_PAGES)),
+                             ("sections", ~is_page)):
+            for posting in postings(document_id, rows, parsed, kind, chosen):
+                copy.write_row(posting)
 
 
 def subtract(conn: Any, document_id: str) -> None:
@@ -378,3 +384,67 @@ def keep_vocabulary(conn: Any) -> list[str]:
             _add_terms(cur, Pairs([k for k, h in zip(new, held.tolist(), strict=True) if h], counts[held]), 1)
             cur.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (new,))
     return new
+
+
+# The rows' token counts and tsvectors made again from their stored text, as _write_text makes them at ingest (the
+# same words, the configuration of the moment), sent back as the inserts send them.
+_REINDEX_PAGES = (
+    f"UPDATE pages p SET ntok = r.k, tsv = to_tsvector('{CONFIG}', r.w)"
+    " FROM unnest(%s::bigint[], %s::int[], %s::text[]) AS r(id, k, w) WHERE p.rowid = r.id"
+    " RETURNING p.rowid, p.ntok, p.number, tsvectorsend(p.tsv)")
+_REINDEX_SECTIONS = (
+    f"UPDATE sections s SET ntok = r.k, tsv = setweight(to_tsvector('{CONFIG}', r.a), 'A')"
+    f" || setweight(to_tsvector('{CONFIG}', r.b), 'B') || setweight(to_tsvector('{CONFIG}', r.c), 'C')"
+    " FROM unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[]) AS r(id, k, a, b, c)"
+    " WHERE s.rowid = r.id RETURNING s.rowid, s.ntok, 0, tsvectorsend(s.tsv)")
+
+
+def reindex(conn: Any) -> int:
+    """Everything the text index derives from the stemmed words made again from the stored text, in the caller's
+    transaction (a migration changing the stemmer or the tokenizer): the rows' token counts and tsvectors, the
+    postings (each document's as at ingest), term_stats and word_stats (the documents' counts as at ingest,
+    summed here and written at the end, each key once: not one upsert per document and key), the listed long
+    phrases (their keys are lexemes: the vocabulary's listed again, stemmed anew, and counted with the rows) and
+    text_stats (recounted). Re-run safe: nothing is read from what it rewrites. Returns the documents reindexed."""
+    conn.execute("TRUNCATE postings, term_stats, word_stats, term_phrases")
+    phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
+    wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
+    conn.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (wanted,))
+    documents = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY seq").fetchall()]
+    totals: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # term_stats', word_stats' sums
+    for doc in documents:
+        stored = conn.execute("SELECT rowid, text FROM pages WHERE document_id = %s", (doc,)).fetchall()
+        toks = stems([text for _, text in stored])
+        pages = sorted(Row(*r) for r in conn.execute(_REINDEX_PAGES, (
+            [r[0] for r in stored], [len(t) for t in toks], [" ".join(t) for t in toks])))
+        stored = conn.execute("SELECT rowid, title, ancestors, text FROM sections WHERE document_id = %s",
+                              (doc,)).fetchall()
+        fields = [section_words(title, ancestors, text) for _, title, ancestors, text in stored]
+        sections = sorted(Row(*r) for r in conn.execute(_REINDEX_SECTIONS, (
+            [r[0] for r in stored], *([f[i] for f in fields] for i in range(4)))))
+        rows, is_page = _kinds(pages, sections)
+        parsed = entries(rows)
+        with conn.cursor() as cur:
+            _copy_postings(cur, doc, rows, parsed, is_page)
+        for total, counted in zip(totals, (_merged(term_pairs(rows, parsed, is_page),
+                                                   phrase_counts(rows, parsed, is_page, wanted)),
+                                           word_counts(rows, parsed, is_page)), strict=True):
+            for key, counts in zip(counted.terms, counted.counts.tolist(), strict=True):
+                held = total.get(key)
+                if held is None:
+                    total[key] = counts
+                else:
+                    for i in range(4):
+                        held[i] += counts[i]
+    with conn.cursor() as cur:
+        for total, table, key in zip(totals, ("term_stats", "word_stats"), ("term", "lexeme"), strict=True):
+            with cur.copy(f"COPY {table} ({key}, pages, docs, covers, sections) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int4", "int4", "int4", "int4"])
+                for k in sorted(total):
+                    copy.write_row((k, *total[k]))
+    conn.execute("DELETE FROM text_stats")
+    conn.execute("INSERT INTO text_stats SELECT 'pages', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
+                 " UNION ALL SELECT 'covers', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
+                 f" WHERE number <= {COVER_PAGES} UNION ALL SELECT 'sections', COUNT(*), COALESCE(SUM(ntok), 0)"
+                 " FROM sections")
+    return len(documents)

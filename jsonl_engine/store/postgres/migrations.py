@@ -2,19 +2,38 @@
 session advisory lock, so daemons starting together on a new database all get in (one migrates, the others
 wait, then find the work done). Append new migrations at the end; never edit one that has shipped.
 
-The text search configuration `jsonl_english` is stock PostgreSQL (no extension): the snowball English
-stemmer without a stopword list, like SQLite's `porter` tokenizer, which keeps every word.
+The text search configuration `jsonl_english` is stock PostgreSQL (no extension): until migration 11 the snowball
+English stemmer (Porter2) without a stopword list; since, the `simple` dictionary over words the engine has stemmed
+already, with FTS5's own tokenizer (text.stems: the Porter stems SQLite's index holds, every word kept). A migration is SQL, or a function given the connection (in its transaction) when
+what it rewrites is derived in the engine (the index's tokens: indexing.reindex).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jsonl_engine.errors import Internal
 
 LOCK_KEY = 0x6A736F6E6C  # "jsonl": the advisory lock that serialises migrations
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+
+def _porter(conn: Any) -> None:
+    """Migration 11: FTS5's stems, made in the engine (text.stems), kept as they are; then everything derived from
+    the stemmed words made again."""
+    # Snowball's `porter` dictionary is not FTS5's Porter (words under three bytes, "-logy", "-bly"), and the
+    # configuration copied from `english` kept words holding digits unstemmed ("1990s"), where FTS5 stems them.
+    conn.execute("""
+ALTER TEXT SEARCH CONFIGURATION jsonl_english
+    ALTER MAPPING FOR asciiword, word, numword, asciihword, hword, hword_asciipart, hword_part, hword_numpart,
+                      numhword, uint WITH simple;
+""")
+    from jsonl_engine.store.postgres import indexing  # numpy: only when a KB is migrated
+
+    indexing.reindex(conn)
+
+
+MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
     (1, "documents, sections, pages; weighted tsvector columns with GIN indexes", """
 CREATE TEXT SEARCH DICTIONARY jsonl_english_stem (TEMPLATE = snowball, Language = english);
 CREATE TEXT SEARCH CONFIGURATION jsonl_english (COPY = english);
@@ -255,6 +274,7 @@ SELECT lexeme, COALESCE(SUM(n) FILTER (WHERE kind = 'pages'), 0), COUNT(*) FILTE
        COALESCE(SUM(n) FILTER (WHERE kind = 'covers'), 0), COALESCE(SUM(n) FILTER (WHERE kind = 'sections'), 0)
   FROM postings GROUP BY lexeme ORDER BY lexeme;
 """),
+    (11, "FTS5's Porter stems (made in the engine) in place of snowball English; the text index made again", _porter),
 ]
 
 
@@ -274,7 +294,10 @@ def migrate(conn: Any) -> int:
             if number <= version:
                 continue
             with conn.transaction():
-                conn.execute(sql)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    conn.execute(sql)
                 conn.execute("INSERT INTO schema_migrations (version, description) VALUES (%s, %s)",
                              (number, description))
             version = number

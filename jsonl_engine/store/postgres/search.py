@@ -99,7 +99,7 @@ class Posting:
     """One document's rows holding one lexeme (a postings row, decoded): rowids, token counts, page numbers, and
     each row's positions as codes, decoded on demand when the data holds them. A code is position * 4 + weight
     label (D=0, C=1, B=2, A=3) less 32768: `code & 3` is the label, and a code plus 4 * k is the position k
-    words on in the same field (the fields are apart: FIELD_END, store.py)."""
+    words on in the same field (the fields are apart: FIELD_END, text.py)."""
 
     def __init__(self, document_id: str, n: int, data: bytes) -> None:
         self.document_id, self.n, self.data = document_id, n, data

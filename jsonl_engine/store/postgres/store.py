@@ -17,7 +17,7 @@ from jsonl_engine.store.location import describe
 from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
-from jsonl_engine.store.postgres.text import CONFIG, tokens
+from jsonl_engine.store.postgres.text import CONFIG, section_words, stems
 from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
 from jsonl_engine.store.types import (
     COVER_PAGES,
@@ -124,9 +124,6 @@ _REFS_AND_PAGE_SECTIONS = (
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s")
 READ_AHEAD_DOCS = 4  # a scope of at most this many documents has its postings read with its phrases' counts
-# A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
-# concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
-FIELD_END = " zzjsonlfieldend"
 
 
 class PostgresStore(Repository):
@@ -167,7 +164,7 @@ class PostgresStore(Repository):
         tsvectors add to the index: postings and two-word phrases' counts (indexing.py)."""
         page_rows = []
         if pages:
-            toks = [tokens(text) for _d, _n, text in pages]
+            toks = stems([text for _d, _n, text in pages])
             args = ([n for _d, n, _t in pages], [t for _d, _n, t in pages], [len(t) for t in toks],
                     [" ".join(t) for t in toks])
             page_rows = [indexing.Row(*r) for r in sql.conn.execute(_PAGE_INSERT, (document_id, *args))]
@@ -175,9 +172,7 @@ class PostgresStore(Repository):
         if sections:
             columns: list[list] = [[] for _ in range(17)]
             for r in sections:
-                t_title, t_anc, t_text = tokens(r[6]), tokens(r[7]), tokens(r[11])
-                row = (r[0], *r[2:10], bool(r[10]), *r[11:], len(t_title) + len(t_anc) + len(t_text),
-                       " ".join(t_title) + FIELD_END, " ".join(t_anc) + FIELD_END, " ".join(t_text))
+                row = (r[0], *r[2:10], bool(r[10]), *r[11:], *section_words(r[6], r[7], r[11]))
                 for column, value in zip(columns, row, strict=True):
                     column.append(value)
             section_rows = [indexing.Row(*r) for r in sql.conn.execute(_SECTION_INSERT, (document_id, *columns))]
