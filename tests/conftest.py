@@ -54,7 +54,7 @@ def _need_pg(*programs: str) -> None:
 def pg_server():
     """The session's PostgreSQL server (started on first use, stopped at the end)."""
     _need_pg()
-    with pg.PgServer() as server:
+    with pg.PgServer(in_memory=True) as server:
         yield server
 
 
@@ -63,7 +63,7 @@ def pg_replica():
     """A PostgreSQL primary of the module's own and a streaming replica of it (`pg.PgReplica`): (primary,
     replica); a database made on the primary appears on the replica."""
     _need_pg("pg_basebackup")
-    with pg.PgServer() as primary, pg.PgReplica(primary) as replica:
+    with pg.PgServer(in_memory=True) as primary, pg.PgReplica(primary) as replica:
         yield primary, replica
 
 

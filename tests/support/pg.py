@@ -16,6 +16,12 @@ import tempfile
 from pathlib import Path
 
 MIN_VERSION = 15
+# The test suite's servers (`PgServer(in_memory=True)`) keep their data directory on a memory filesystem (/dev/shm)
+# when it has this much room: a session's server holds some hundred databases, and writing them to a disk, then
+# deleting them at its end (up to a minute on a busy machine), is time the tests do not test (fsync is off: no test
+# relies on the disk). The benchmarks' servers stay on the disk.
+SHM = Path("/dev/shm")
+SHM_MIN_FREE = 6 << 30
 
 
 def server_bin() -> Path | None:
@@ -37,6 +43,15 @@ def driver_available() -> bool:
     return True
 
 
+def _scratch_dir() -> str | None:
+    """/dev/shm when it is a writable memory filesystem with room; None: the system's temporary directory."""
+    try:
+        roomy = shutil.disk_usage(SHM).free >= SHM_MIN_FREE
+    except OSError:
+        return None
+    return str(SHM) if roomy and os.access(SHM, os.W_OK) else None
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -44,12 +59,14 @@ def _free_port() -> int:
 
 
 class PgServer:
-    def __init__(self, bin_dir: Path | None = None, settings: dict[str, str] | None = None) -> None:
+    def __init__(self, bin_dir: Path | None = None, settings: dict[str, str] | None = None, *,
+                 in_memory: bool = False) -> None:
+        self.in_memory = in_memory
         self.settings = dict(settings or {})  # more server settings (`-c name=value`), over the defaults below
         self.bin = bin_dir or server_bin()
         if self.bin is None:
             raise RuntimeError("PostgreSQL server binaries not found (apt-get install postgresql)")
-        self.root = Path(tempfile.mkdtemp(prefix="jsonl-engine-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix="jsonl-engine-pg-", dir=_scratch_dir() if in_memory else None))
         self.data = self.root / "data"
         self.port = _free_port()
         self.user = "postgres"
@@ -129,7 +146,7 @@ class PgReplica(PgServer):
     whole cluster, then started; it replays the primary's WAL as it streams in and refuses writes."""
 
     def __init__(self, primary: PgServer) -> None:
-        super().__init__(primary.bin)
+        super().__init__(primary.bin, in_memory=primary.in_memory)
         self.primary = primary
 
     def start(self) -> PgReplica:
