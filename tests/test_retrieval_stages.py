@@ -165,3 +165,30 @@ def test_section_texts_are_loaded_as_collapsing_needs_them(dev_kb, monkeypatch: 
     assert [p.text for p in passages] == [every[c.id][0] for c in eager]
     assert asked and all(len(ids) <= limit + PAGE_BATCH_EXTRA for ids in asked)
     assert sum(map(len, asked)) < len(pool)
+
+
+def test_a_side_read_not_needed_is_over_before_its_request_returns():
+    """A side read the request does not use is cancelled, or waited for if already reading: none outlives its
+    request (a KB closed after the request would close the connection the side thread reads on)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from jsonl_engine.retrieval.stages.candidates import _drop
+
+    started, release = threading.Event(), threading.Event()
+
+    def read() -> int:
+        started.set()
+        release.wait(5)
+        return 1
+
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(read)
+        queued = pool.submit(read)
+        started.wait(5)
+        threading.Timer(0.2, release.set).start()
+        _drop(running)  # already reading: waited for
+        assert running.done() and running.result() == 1
+        _drop(queued)  # not started: cancelled (or, had it started meanwhile, waited for)
+        assert queued.done()
+        _drop(None)
