@@ -6,15 +6,11 @@ category a table prints without it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.support.answer_lines import answered
+from tests.support.shared import MORE, needs_more
 
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
-needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
 FILINGS = ["KRAFTHEINZ_2020_10K", "PEPSICO_2023Q2_EARNINGS", "PEPSICO_2019_10K", "WALMART_2024Q1_10Q"]
 
 

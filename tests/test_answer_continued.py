@@ -10,9 +10,8 @@ import pytest
 
 from jsonl_engine.answer.tables import read_continued, read_row, table_line
 from jsonl_engine.ingest import parse_file
+from tests.support.shared import MORE
 
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
 pytestmark = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
 FILING = "LOCKHEEDMARTIN_2023Q2_10Q.pdf"  # a news release printed from HTML: tables break across its pages
 

@@ -16,6 +16,7 @@ from jsonl_engine.ingest.sync import ingest_text
 from jsonl_engine.store import Store, open_store
 from tests.support.answer_lines import check_lines
 from tests.support.client import engine
+from tests.support.shared import MORE
 
 
 def lines_ok(store: Store, out) -> list[str]:
@@ -301,10 +302,6 @@ def test_kb_answer_over_the_wire_cites_the_cell_of_the_stated_figure(tmp_path, g
             ("(812)", "2022", "(Millions)", "Purchases of property and equipment")
         page = d.call("kb.read", {"document_id": doc, "page": cell["page"]})["text"]
         assert page[cell["start"]:cell["end"]] == "(812)" and cell["boxes"] is None
-
-
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
 
 
 def test_a_quarters_metric_is_computed_from_the_quarterly_table(tmp_path: Path):

@@ -4,28 +4,12 @@ a count row when money is asked. Real filings (shared/financebench-more), each r
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from jsonl_engine.answer.order import asked_cells, asked_years, asks_kind
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.ingest import parse_file
-
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
-needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
-
-
-def row_on(filing: str, title: str, starts: str):
-    assert MORE is not None
-    text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if title in p and starts in p)
-    i = text.index(starts)
-    row = read_row(text, i, text.index("\n", i))
-    for cell in row.cells:
-        for part in cell.column:
-            assert text[part.start:part.end] == part.text
-    return row
+from tests.support.shared import MORE, filing_row, needs_more
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +31,7 @@ def more_kb(tmp_path_factory):
 def test_column_groups_counted_in_words_split_the_quarter_from_the_year_to_date():
     """"Thirteen weeks ended Thirty-nine weeks ended" over two dates each: each column is its group's, so the third
     quarter asked is the thirteen weeks' column alone, not the thirty-nine weeks' of the same year."""
-    row = row_on("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
+    row = filing_row("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("355", "Thirteen weeks ended October 29, 2022"), ("433", "Thirteen weeks ended October 30, 2021"),
         ("1,103", "Thirty-nine weeks ended October 29, 2022"), ("1,424", "Thirty-nine weeks ended October 30, 2021")]
@@ -58,7 +42,7 @@ def test_column_groups_counted_in_words_split_the_quarter_from_the_year_to_date(
 def test_a_lone_group_lines_day_dates_the_years_under_it():
     """"Three Months Ended April 30," over "2023 2022": Q1 of fiscal 2024, which ends April 30, 2023 (the card's
     period end), is the 2023 column though the question names 2024."""
-    row = row_on("WALMART_2024Q1_10Q", "Walmart International Segment", "Unit counts at period end ")
+    row = filing_row("WALMART_2024Q1_10Q", "Walmart International Segment", "Unit counts at period end ")
     assert [c.column_text for c in row.cells] == ["2023", "2022"]
     assert asked_cells(row, ("2024",), quarter=True, ends=("2023-04-30",)) == (0,)
     assert asked_cells(row, ("2024",), quarter=True, ends=("2022-04-30",)) == (1,)
@@ -145,7 +129,7 @@ def test_the_first_nine_months_asked_take_the_year_to_date_column():
     assert asks_span("What did Acme spend on capital projects in the first 24 weeks of 2023?") == (False, True)
     assert asks_span("What was revenue for the 12 weeks ended June 17, 2023?") == (True, False)
     assert asks_span("What was revenue for the fifty-two weeks ended June 17, 2023?") == (False, False)
-    row = row_on("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
+    row = filing_row("FOOTLOCKER_2023Q3_10Q", "Sales by Channel", "Direct-to-customers ")
     assert asked_cells(row, ("2022",), nine=True) == (2,)
 
 
@@ -154,7 +138,7 @@ def test_dates_printed_in_figures_are_a_column_line():
     """"12 Weeks Ended 24 Weeks Ended" over "6/17/2023 6/11/2022 6/17/2023 6/11/2022": dates in figures are periods,
     so the columns are read, and the asked period's end (June 17, 2023) picks the half year's for "the first 24
     weeks"."""
-    row = row_on("PEPSICO_2023Q2_EARNINGS", "Condensed Consolidated Statement of Income", "Net Revenue ")
+    row = filing_row("PEPSICO_2023Q2_EARNINGS", "Condensed Consolidated Statement of Income", "Net Revenue ")
     assert [c.column_text for c in row.cells] == ["12 Weeks Ended 6/17/2023", "12 Weeks Ended 6/11/2022",
                                                   "24 Weeks Ended 6/17/2023", "24 Weeks Ended 6/11/2022"]
     assert asked_cells(row, ("2023",), half=True, ends=("2023-06-17",)) == (2,)
@@ -166,7 +150,7 @@ def test_a_year_asked_of_a_fourth_quarters_release_takes_the_twelve_months_colum
     """A fourth quarter's earnings release prints the quarter beside the year ("Three Months Ended January 28, 2023"
     and "Twelve Months Ended January 28, 2023"): the whole fiscal year asked is the twelve months' column alone; a
     quarter asked, the three months'."""
-    row = row_on("BESTBUY_2023Q4_EARNINGS", "Diluted earnings per share", "Diluted earnings per share ")
+    row = filing_row("BESTBUY_2023Q4_EARNINGS", "Diluted earnings per share", "Diluted earnings per share ")
     assert [c.column_text for c in row.cells][::2] == ["Three Months Ended January 28, 2023",
                                                        "Twelve Months Ended January 28, 2023"]
     assert asked_cells(row, ("2023",), ends=("2023-01-28",)) == (2,)

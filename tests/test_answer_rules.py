@@ -12,12 +12,10 @@ from jsonl_engine.answer.synthesize import Reading, _figure_near, _largest_alike
 from jsonl_engine.answer.tables import read_row
 from jsonl_engine.retrieval import answer_terms
 from jsonl_engine.store import Store, open_store
+from tests.support.shared import MORE, needs_more
 from tests.test_answer_items import first_line
 
 PRESS_RELEASE = "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30"
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
-needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
 
 
 def filing_kb(tmp_path: Path, *filings: str) -> Store:

@@ -4,7 +4,6 @@ multi-line headers, two tables on one page; and the answer line and claim table 
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,7 @@ from jsonl_engine.answer.tables import cells_of, number, read_row, table_line
 from jsonl_engine.ingest import parse_file
 from jsonl_engine.store import Store
 from tests.support.answer_lines import table_parts
+from tests.support.shared import MORE, filing_row, needs_more
 
 
 def page(store: Store, doc: str, number_: int) -> str:
@@ -206,10 +206,6 @@ def test_the_asked_quarter_is_its_reports_three_months_column(dev_pdfs, dev_kb: 
     assert "column Three Months Ended July 29, 2023 is the asked period" in out.first_claim["why"]
 
 
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
-
-
 @pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
 def test_a_half_year_asked_takes_the_columns_its_table_header_spans():
     """"For the Six Months Ended June 30," over "2023 2022": the columns are a half year's, for "the first half of
@@ -366,35 +362,22 @@ def test_a_column_line_joined_to_the_first_row_is_both(dev_pdfs):
     assert table_line(first, (0,)) == "Operating revenues, December 31, 2021: $ 3,930 (In millions, except per share data)"
 
 
-MORE = next((p / "pdfs" for p in (Path(__file__).resolve().parents[2] / "shared" / "financebench-more",
-                                  Path("/work/shared/financebench-more")) if (p / "pdfs").is_dir()), None)
-needs_more = pytest.mark.skipif(MORE is None, reason="the FinanceBench filings (shared/financebench-more) are absent")
-
-
-def quarterly_row(filing: str, title: str, starts: str):
-    assert MORE is not None
-    text = next(p for p in parse_file(str(MORE / f"{filing}.pdf")).pages if title in p and starts in p)
-    row = row_at(text, starts)
-    verbatim(text, row)
-    return row
-
-
 @needs_more
 def test_a_table_of_a_years_quarters_names_each_quarters_column():
     """An annual report's quarterly data prints the quarters apart from the year, in three ways seen: "2019" over
     "First Quarter ... Fourth Quarter"; "2016 2015" over "4th 3rd 2nd 1st 4th 3rd 2nd 1st"; "First Second Third
     Fourth Year" over "2017 Quarter Quarter Quarter Quarter 2017" (a last column the year's)."""
-    row = quarterly_row("AMERICANWATERWORKS_2019_10K", "Unaudited Quarterly Data", "Operating income 238")
+    row = filing_row("AMERICANWATERWORKS_2019_10K", "Unaudited Quarterly Data", "Operating income 238")
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("First Quarter, 2019", "238"), ("Second Quarter, 2019", "302"), ("Third Quarter, 2019", "406"),
         ("Fourth Quarter, 2019", "224")]
     # the third quarter asked is its column; a year asked is none of the quarters'
     assert asked_cells(row, ("2019",), quarter=True, which=3) == (2,) and asked_cells(row, ("2019",)) == ()
     assert table_line(row, (2,)) == "Operating income, Third Quarter, 2019: 406"
-    row = quarterly_row("BOEING_2016_10K", "Quarterly Financial Data", "Total revenues $23,286")
+    row = filing_row("BOEING_2016_10K", "Quarterly Financial Data", "Total revenues $23,286")
     assert [c.column_text for c in row.cells][:5] == ["4th 2016", "3rd 2016", "2nd 2016", "1st 2016", "4th 2015"]
     assert asked_cells(row, ("2016",), quarter=True, which=3) == (1,)
-    row = quarterly_row("3M_2017_10K", "Quarterly Data (Unaudited)", "Net income attributable to 3M 1,323")
+    row = filing_row("3M_2017_10K", "Quarterly Data (Unaudited)", "Net income attributable to 3M 1,323")
     assert [(c.column_text, c.text) for c in row.cells][2:] == [("Third, 2017", "1,429"), ("Fourth, 2017", "523"),
                                                                  ("Year, 2017", "4,858")]
     assert asked_cells(row, ("2017",)) == (4,) and asked_cells(row, ("2017",), quarter=True, which=3) == (2,)
@@ -461,13 +444,13 @@ def test_a_quarters_header_a_word_a_line_and_a_lead_in_naming_two_years():
     / "Fourth" / "Quarter Full Year", the unit, then "2016" over the rows), a last column the year's; and "2016
     Quarters" over "First Second Third Fourth" under a lead-in naming two years ("Our quarterly financial data for
     2016 and 2015 was:"), whose years are not the columns'. A question asking which quarter reads them all."""
-    row = quarterly_row("COCACOLA_2016_10K", "Quarterly Data (Unaudited)", "Net operating revenues $ 10,282")
+    row = filing_row("COCACOLA_2016_10K", "Quarterly Data (Unaudited)", "Net operating revenues $ 10,282")
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("First, 2016", "$ 10,282"), ("Second, 2016", "$ 11,539"), ("Third, 2016", "$ 10,633"),
         ("Fourth, 2016", "$ 9,409"), ("Full Year, 2016", "$ 41,863")]
     assert asked_cells(row, ("2016",)) == (4,) and asked_cells(row, ("2016",), quarter=True, which=2) == (1,)
     assert asked_cells(row, ("2016",), quarter=True, quarters=True) == (0, 1, 2, 3)
-    row = quarterly_row("KRAFTHEINZ_2016_10K", "Quarterly Financial Data", "Net sales $ 6,570")
+    row = filing_row("KRAFTHEINZ_2016_10K", "Quarterly Financial Data", "Net sales $ 6,570")
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("First, 2016", "$ 6,570"), ("Second, 2016", "$ 6,793"), ("Third, 2016", "$ 6,267"), ("Fourth, 2016", "$ 6,857")]
     assert table_line(row, (3,)) == "Net sales, Fourth, 2016: $ 6,857 (in millions, except per share data)"
@@ -477,7 +460,7 @@ def test_a_quarters_header_a_word_a_line_and_a_lead_in_naming_two_years():
 def test_dates_broken_across_header_lines_under_the_unit():
     """A column line whose dates are broken across lines, the unit opening the first ("In Millions May 28," /
     "2017 May 29," / "2016"): the pieces join into the columns' dates."""
-    row = quarterly_row("GENERALMILLS_2017_10K", "Total capital consisted of the following", "Total debt 9,481.7")
+    row = filing_row("GENERALMILLS_2017_10K", "Total capital consisted of the following", "Total debt 9,481.7")
     assert [(c.column_text, c.text) for c in row.cells] == [("May 28, 2017", "9,481.7"), ("May 29, 2016", "8,430.9")]
     assert row.unit.text == "In Millions"
     assert asked_cells(row, ("2017", "2016"), change=True) == (0, 1)
@@ -487,7 +470,7 @@ def test_dates_broken_across_header_lines_under_the_unit():
 def test_a_label_wrapped_over_two_lines_reads_whole():
     """A label opening in lower case ends one wrapped over two lines ("Adjusted operating income as a % of" over
     "total revenues 3.6% 3.7% 3.5%"): the row is about the whole label, not "total revenues"."""
-    row = quarterly_row("CVSHEALTH_2019_10K", "Adjusted operating income as a % of", "total revenues 3.6%")
+    row = filing_row("CVSHEALTH_2019_10K", "Adjusted operating income as a % of", "total revenues 3.6%")
     assert " ".join(row.label.text.split()) == "Adjusted operating income as a % of total revenues"
     assert [(c.column_text, c.text) for c in row.cells] == [("2019", "3.6%"), ("2018", "3.7%"), ("2017", "3.5%")]
     # a row whose line above is another row keeps its own label
@@ -501,14 +484,14 @@ def test_amounts_beside_their_percentages_take_the_columns_in_order():
     $ 14,971 2% $ 14,067 6%": more cells than periods, but the amounts are as many as the periods; each amount its
     period, the percentages none. A column line broken over lines ("% Change" / "Excluding" / ... over "Greater
     China 4,237 3,785 12% 17% 3,067": two periods read, three amounts) and a bare dash (an amount's or a percentage's?) leave the row unread."""
-    row = quarterly_row("NIKE_2017_10K", "Gross Margin", "Gross profit $ 15,312")
+    row = filing_row("NIKE_2017_10K", "Gross Margin", "Gross profit $ 15,312")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("$ 15,312", "Fiscal 2017"), ("$ 14,971", "Fiscal 2016"), ("2%", ""), ("$ 14,067", "Fiscal 2015"), ("6%", "")]
     assert asked_cells(row, ("2017",)) == (0,) and not row.mapped
     assert table_line(row, (0,)) == "Gross profit, Fiscal 2017: $ 15,312 (Dollars in millions)"
-    row = quarterly_row("NIKE_2017_10K", "Excluding", "Greater China 4,237")
+    row = filing_row("NIKE_2017_10K", "Excluding", "Greater China 4,237")
     assert [c.column_text for c in row.cells] == [""] * 7
-    row = quarterly_row("NETFLIX_2023Q2_10Q", "Q2'23 vs. Q2'22", "Streaming revenues $ 8,158,326")
+    row = filing_row("NETFLIX_2023Q2_10Q", "Q2'23 vs. Q2'22", "Streaming revenues $ 8,158,326")
     # (a column line printed a date piece a line, its last piece followed by the change's title: read whole,
     # test_two_periods_compared_title_one_change_column)
     assert [c.column_text for c in row.cells] == ["June 30, 2023", "June 30, 2022", "Q2'23 vs. Q2'22", ""]
@@ -536,13 +519,13 @@ def test_a_title_after_each_period_is_a_column_of_its_own(dev_pdfs):
 def test_a_footnote_mark_on_a_column_header_is_no_figure():
     """A column header carrying a footnote mark ("2018 (1)", "2020(1)") still names its period: each cell of the
     rows below keeps its year, and the unit line ends before the years ("In millions, except per share amounts")."""
-    row = quarterly_row("CVSHEALTH_2019_10K", "In millions, except per share amounts 2019 2018 (1)",
+    row = filing_row("CVSHEALTH_2019_10K", "In millions, except per share amounts 2019 2018 (1)",
                         "Operating income 11,987")
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("2019", "11,987"), ("2018", "4,021"), ("2017", "9,538"), ("2016", "10,386"), ("2015", "9,496")]
     assert row.unit is not None and row.unit.text == "In millions, except per share amounts"
     assert asked_cells(row, ("2018",)) == (1,)
-    row = quarterly_row("BESTBUY_2020_10K", "Fiscal Year 2020(1) 2019 2018(2)", "Operating income 2,009")
+    row = filing_row("BESTBUY_2020_10K", "Fiscal Year 2020(1) 2019 2018(2)", "Operating income 2,009")
     assert [c.column_text for c in row.cells] == ["Fiscal Year 2020", "2019", "2018", "2017", "2016"]
 
 
@@ -550,7 +533,7 @@ def test_a_footnote_mark_on_a_column_header_is_no_figure():
 def test_quarters_named_apart_from_the_year_printed_over_the_full_years_column():
     """"1st 2nd 3rd 4th 2018" under "Quarter 12-Month": the quarters' columns, then the year's own; a row's footnote
     mark ("Comparable sales % change (1)") is no cell."""
-    row = quarterly_row("BESTBUY_2018_10K", "Quarterly Financial Information", "Comparable sales % change (1)")
+    row = filing_row("BESTBUY_2018_10K", "Quarterly Financial Information", "Comparable sales % change (1)")
     assert [(c.column_text, c.text) for c in row.cells] == [
         ("1st 2018", "1.6%"), ("2nd 2018", "5.4%"), ("3rd 2018", "4.4%"), ("4th 2018", "9.0%"), ("2018", "5.6%")]
     assert asked_cells(row, ("2018",), quarter=True, which=4) == (3,) and asked_cells(row, ("2018",)) == (4,)
@@ -563,15 +546,15 @@ def test_two_periods_compared_title_one_change_column():
     column names no year (a year asked is never read from it) but is a change (a change asked reads it). A date
     printed a piece a line whose last piece carries the change's title ("June 30," / "2023" / "June 30," / "2022
     Q2'23 vs. Q2'22") is one column line too, and its "Q2'23" names no quarter's column."""
-    row = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Streaming revenues $ 31,469,852")
+    row = filing_row("NETFLIX_2022_10K", "consolidated performance highlights", "Streaming revenues $ 31,469,852")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("$ 31,469,852", "2022"), ("$ 29,515,496", "2021"), ("$ 24,756,675", "2020"), ("7 %", "2022 vs. 2021")]
     assert asked_cells(row, ("2022",)) == (0,) and asked_cells(row, ("2022",), change=True) == (0, 1, 2, 3)
     assert table_line(row, (0,)) == ("Streaming revenues, 2022: $ 31,469,852 "
                                      "(in thousands, except revenue per membership and percentages)")
-    margin = quarterly_row("NETFLIX_2022_10K", "consolidated performance highlights", "Operating margin 18 %")
+    margin = filing_row("NETFLIX_2022_10K", "consolidated performance highlights", "Operating margin 18 %")
     assert [(c.text, c.column_text) for c in margin.cells] == [("18 %", "2022"), ("21 %", "2021"), ("18 %", "2020")]
-    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period 42,466")
+    row = filing_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period 42,466")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("42,466", "June 30, 2023"), ("39,624", "June 30, 2022"), ("2,842", "Q2'23 vs. Q2'22"), ("7 %", "")]
     assert asked_cells(row, ("2023",), quarter=True) == (0,)
@@ -582,7 +565,7 @@ def test_a_balance_sheets_dates_printed_a_piece_a_line_and_its_titles_unit():
     """"At December 31," / "2017" / "At December 31," / "2016", a piece a line, is one column line; the unit printed
     with the statement's title at the page's top ("(Amounts in millions, except share data)") is the table's
     though text extraction put the footer ("The accompanying notes ..." / "F-3") between them and the headers."""
-    row = quarterly_row("ACTIVISIONBLIZZARD_2017_10K", "CONSOLIDATED BALANCE SHEETS", "Total current liabilities 3,663")
+    row = filing_row("ACTIVISIONBLIZZARD_2017_10K", "CONSOLIDATED BALANCE SHEETS", "Total current liabilities 3,663")
     assert [(c.text, c.column_text) for c in row.cells] == [("3,663", "December 31, 2017"),
                                                              ("2,656", "December 31, 2016")]
     assert row.unit is not None and row.unit.text == "(Amounts in millions, except share data)"
@@ -601,7 +584,7 @@ def test_a_date_ending_a_rows_label_is_no_cell_and_dates_the_row():
     period, is dated in the asked year by its label's last words (order.judge), a date inside the label is not."""
     from jsonl_engine.answer import order
 
-    row = quarterly_row("AMERICANWATERWORKS_2023Q2_10Q", "General rate cases by state:", "Missouri May 28, 2023 $ 44")
+    row = filing_row("AMERICANWATERWORKS_2023Q2_10Q", "General rate cases by state:", "Missouri May 28, 2023 $ 44")
     assert row.label.text == "Missouri May 28, 2023" and [c.text for c in row.cells] == ["$ 44"]
     assert not any(c.column for c in row.cells) and not any(h.text == "2023:" for h in row.headers)
     assert row.unit is not None and row.unit.text == "(In millions)"
@@ -624,7 +607,7 @@ def test_a_footnote_mark_under_a_unit_line_and_groups_each_opened_by_its_own_wor
     """"(in thousands)" between the column line and the rows titles no column, so "Paid memberships at end of period
     (1) 42,466 39,624 42,466 39,624" under four columns reads "(1)" as the label's footnote mark; and "As of/ Three
     Months Ended As of/ Six Months Ended" is two groups, "As of/" opening the second, not closing the first."""
-    row = quarterly_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period (1) 42,466")
+    row = filing_row("NETFLIX_2023Q2_10Q", "Latin America (LATAM)", "Paid memberships at end of period (1) 42,466")
     assert row.label.text == "Paid memberships at end of period"
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("42,466", "Three Months Ended June 30, 2023"), ("39,624", "Three Months Ended June 30, 2022"),
@@ -671,16 +654,16 @@ def test_titles_under_the_periods_repeated_once_per_period_split_its_columns():
     line and the rows repeats its titles once per period (a title: a capitalised word and the words joining it), so
     four cells are each period's "Dollars" and "Percent of Total", also in a row printing no "%"; quarters printed as
     rows ("Fourth quarter 30.62 25.25 24.41 18.19" under "2016 2015" / "High Low High Low") are the quarter asked."""
-    row = quarterly_row("GENERALMILLS_2023_annualreport", "Segment Operating Profit", "Pet 445.5 11 470.6 13")
+    row = filing_row("GENERALMILLS_2023_annualreport", "Segment Operating Profit", "Pet 445.5 11 470.6 13")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("445.5", "2023 Dollars"), ("11", "2023 Percent of Total"), ("470.6", "2022 Dollars"),
         ("13", "2022 Percent of Total")]
     assert any(h.text.startswith("In Millions Dollars Percent of Total") for h in row.headers)
     assert row.unit is not None and row.unit.text == "In Millions"
-    rnd = quarterly_row("JOHNSON_JOHNSON_2018_10K", "Research and development expense by segment",
+    rnd = filing_row("JOHNSON_JOHNSON_2018_10K", "Research and development expense by segment",
                         "Total research and development expense $ 10,775")
     assert [c.column_text for c in rnd.cells][:2] == ["2018 Amount", "2018 % of Sales**"]
-    price = quarterly_row("MGMRESORTS_2016_10K", "High Low High Low", "Fourth quarter 30.62")
+    price = filing_row("MGMRESORTS_2016_10K", "High Low High Low", "Fourth quarter 30.62")
     assert [c.column_text for c in price.cells] == ["2016 High", "2016 Low", "2015 High", "2015 Low"]
     assert asked_cells(price, ("2016",), quarter=True, which=4) == (0, 1)
     assert asked_cells(price, ("2016",), quarter=True, which=3) == () and asked_cells(price, ("2016",)) == ()
@@ -690,7 +673,7 @@ def test_titles_under_the_periods_repeated_once_per_period_split_its_columns():
     text = "2023 2022\nDollars Percent Share\nPet 1 2 3 4\n"
     assert not row_at(text, "Pet").mapped
     assert not row_at("2023 2022\nValue Value Value Value\nDebt 1 2 3 4\n", "Debt").mapped
-    wrapped = quarterly_row("3M_2021_10K", "Employee Related Employee Related", "Safety and Industrial 30")
+    wrapped = filing_row("3M_2021_10K", "Employee Related Employee Related", "Safety and Industrial 30")
     assert not wrapped.mapped
 
 
@@ -700,7 +683,7 @@ def test_titles_printed_under_the_column_line_and_a_lead_in_naming_the_period():
     under the column line, none above it, tell apart the periods' repeats as titles over them do; the sentence
     leading into the table ("... for the three months ended April 30, 2023 and 2022, were as follows:") is no
     header, though it names a group."""
-    row = quarterly_row("WALMART_2024Q1_10Q", "With Fuel Fuel Impact", "Sam's Club 4.6 %")
+    row = filing_row("WALMART_2024Q1_10Q", "With Fuel Fuel Impact", "Sam's Club 4.6 %")
     assert [(c.text, c.column_text) for c in row.cells] == [
         ("4.6 %", "With Fuel, 2023"), ("17.4 %", "With Fuel, 2022"), ("(3.0)%", "Fuel Impact, 2023"),
         ("6.9 %", "Fuel Impact, 2022")]
