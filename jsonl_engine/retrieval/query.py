@@ -98,7 +98,7 @@ _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+", re.UNICODE)
 _FISCAL = re.compile(r"^fy(\d{2}|\d{4})$")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 _MONTH_TEXT = "january february march april may june july august september october november december"
-_MONTHS = frozenset(_MONTH_TEXT.split())
+MONTHS = frozenset(_MONTH_TEXT.split())
 _FORMS = {"10k": "10 k", "10q": "10 q", "8k": "8 k", "20f": "20 f"}  # as a cover page spells "Form 10-K"
 _PERIOD = re.compile(r"^(q[1-4]|h[12]|10k|10q|8k|\d+(st|nd|rd|th))$")
 
@@ -189,7 +189,7 @@ def parse(query: str) -> Query:
             for phrase in expansion:
                 add(tuple(phrase.split()))
     years = list(dict.fromkeys(y for w in words if (y := _fiscal_year(w) or (w if _YEAR.match(w) else None))))
-    years += [_FORMS.get(t, t) for t in dict.fromkeys(raw) if t in _MONTHS or t in _FORMS
+    years += [_FORMS.get(t, t) for t in dict.fromkeys(raw) if t in MONTHS or t in _FORMS
               if t != "may" or re.search(r"\bMay\b", query)]  # "may" is a month only when written "May"
     return Query(words=words, phrases=phrases, tokens=raw, n_words=n_words, names=names(query),
                  years=years)

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from jsonl_engine.identity.statements import statement_pages
 from jsonl_engine.retrieval import cues, rank
-from jsonl_engine.retrieval.query import LINE_ITEMS, Query, ngrams, tokenize
+from jsonl_engine.retrieval.query import LINE_ITEMS, MONTHS, Query, ngrams, tokenize
 from jsonl_engine.retrieval.stages.candidates import Found
 from jsonl_engine.retrieval.stages.parse import Ask
 from jsonl_engine.retrieval.weights import (
@@ -36,7 +36,10 @@ class Scored:
 
 
 def score(store: Store, ask: Ask, found: Found) -> Scored:
-    boost = _statement_boost(store, ask.query, found.pages, found.focus)
+    # a question naming the statement to read ("... based on the cash flow statement") is answered there: its pages
+    # are lifted, and its sections keep their places
+    named, _ = cues.named_statement(ask.query.tokens)
+    boost = _statement_boost(store, ask.query, named, found.pages, found.focus)
     page_score = rank.page_scores(found.pages, boost)
     refs = [h.section for h in found.sections]
     if ask.unit == "section":  # sections on the best pages (pages themselves need only the section hits)
@@ -46,9 +49,6 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
     sections = [(h.section.section_id, h.score) for h in found.sections]
     if ask.unit == "page":
         return Scored(pages=rank.fuse_pages(candidates, sections, page_score, found.prior))
-    # a question naming the statement to read ("... based on the cash flow statement") is answered there: its
-    # sections keep their places
-    named, _ = cues.named_statement(ask.query.tokens)
     titled = titled_as_asked(ask.query, [c for c in candidates.values()
                                           if (c.document_id, c.page_start) not in boost])
     return Scored(sections=rank.fuse(candidates, sections, page_score, found.prior, spread_out=not named,
@@ -57,10 +57,8 @@ def score(store: Store, ask: Ask, found: Found) -> Scored:
 
 _PART = re.compile(r"\s*\(part \d+\)$")  # a long section's parts: "Employees (part 2)"
 # Words of a period: a heading of them alone ("Fiscal 2018") says when, not what.
-_PERIOD_WORDS = frozenset([
-    "fiscal", "year", "years", "quarter", "quarters", "month", "months", "week", "weeks", "ended", "ending", "end",
-    "first", "second", "third", "fourth", "january", "february", "march", "april", "may", "june", "july", "august",
-    "september", "october", "november", "december"])
+_PERIOD_WORDS = MONTHS | {"fiscal", "year", "years", "quarter", "quarters", "month", "months", "week", "weeks", "ended",
+                          "ending", "end", "first", "second", "third", "fourth"}
 
 
 def titled_as_asked(q: Query, cands: Iterable[rank.Candidate]) -> set[str]:
@@ -89,13 +87,12 @@ def _heading_words(title: str) -> frozenset[str]:
     return frozenset(t for t in tokenize(_PART.sub("", title)) if t not in STOPWORDS and not t.isdigit())
 
 
-def _statement_boost(store: Store, q: Query, pages: Sequence[PageHit],
+def _statement_boost(store: Store, q: Query, named: str | None, pages: Sequence[PageHit],
                      focus: list[str]) -> dict[tuple[str, int], float]:
     """Lift the statement pages (income, balance sheet, cash flow) a metric question needs: among the pages
     found, and every such page of the documents in focus (a statement page may share few query words). A question
     naming the statement to read ("... outlined in its income statements") wants that statement, whatever item it
     asks for (a line the cues do not know: "restructuring costs")."""
-    named, _ = cues.named_statement(q.tokens)
     wanted = cues.wanted_statements(q.tokens) | ({named} if named else frozenset())
     if not wanted:
         return {}
