@@ -1,5 +1,5 @@
 """What a document states about itself in labelled lines of its first pages: "Title: ...", "Accident Number:
-DFW08CA044", "Protocol Number: AFL19006", "Version 2.0", "Date: September 8, 2021", "Location: Soledad, CA",
+XYZ09LA123", "Protocol Number: ABC-1234", "Version 2.0", "Date: March 3, 2020", "Location: Millbrook, OR",
 "Sponsor: ...", and identifiers written in a registry's own form (a trial registry number, a DOI). Read from how
 documents label things, never from who publishes them."""
 
@@ -64,7 +64,7 @@ def labelled_title(pages: list[str]) -> str:
 
 
 def identifiers(pages: list[str]) -> list[str]:
-    """The document's own identifiers, labelled ("Accident Number: DFW08CA044") or in a registry's form
+    """The document's own identifiers, labelled ("Accident Number: XYZ09LA123") or in a registry's form
     (NCT01234567, a DOI), first seen first."""
     text = "\n".join(_lines(pages))
     found: list[str] = []
@@ -117,7 +117,7 @@ def place(pages: list[str]) -> str | None:
 
 
 def labelled_issuer(pages: list[str]) -> str | None:
-    """The organisation a document names as its sponsor, applicant or author ("Sponsor: Lutronic, Inc.")."""
+    """The organisation a document names as its sponsor, applicant or author ("Sponsor: Northwind Medical, Inc.")."""
     lines = _lines(pages)
     for i, line in enumerate(lines):
         m = _ISSUER_LABEL.match(line)
