@@ -478,9 +478,6 @@ def _column_date(column: str, day: str | None) -> str:
     return f"{day}, {column}" if day and re.fullmatch(r"(?:19|20)\d\d", column.strip()) else column
 
 
-_NUMERIC_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)(?![\d/])")  # "6/17/2023": month/day/year
-
-
 _YEAR_COLUMN = re.compile(r"\b(?:twelve|12)\s+months\b|\b(?:52|53|fifty[-\s]two|fifty[-\s]three)\s+weeks\b"
                           r"|\byears?\s+ended\b|\bfull[-\s]year\b|\bfiscal\s+years?\b", re.IGNORECASE)
 
@@ -514,10 +511,8 @@ def _not_shorter(table: TableRow, cells: tuple[int, ...]) -> tuple[int, ...]:
 
 def _dated(column: str, ends: Collection[str]) -> bool:
     """A column's header, its parts read together ("April 30," over "2023"), is dated an asked period's end."""
-    return bool(ends) and (any((when := parse_date(m.group(0))) is not None and when.isoformat() in ends
-                               for m in DATE.finditer(column))
-                           or any(f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}" in ends
-                                  for m in _NUMERIC_DATE.finditer(column)))
+    return bool(ends) and any((when := parse_date(m.group(0))) is not None and when.isoformat() in ends
+                              for m in DATE.finditer(column))  # "April 30, 2023", "6/17/2023"
 
 
 def _names_period(part_text: str, years: Sequence[str], ends: Collection[str]) -> bool:

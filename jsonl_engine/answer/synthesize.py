@@ -641,13 +641,10 @@ def compose(query: str, terms: Sequence[str], passages: Sequence[Passage], *, ma
     readings = _read_tables(chosen, ask, read_table)
     kind_words = qualifier.kind_words(query, quals)
     framing = frozenset(i for i, t in enumerate(tk) if set(t.keys) <= _PERIOD_WORDS or t.name in kind_words)
+    titled = {k for p in passages for k in keys(p.document_title.replace("_", " "))} | issuer  # the titles' words
     items, judged = _order(chosen, tk, ask, readings, frozenset(first), framing, statement_pages or {},
-                           _item_runs(item_rest, {k for t in tk for k in t.keys},
-                                      {k for p in passages for k in keys(p.document_title.replace("_", " "))} | issuer),
-                           frozenset(deep), quals,
-                           main_item_runs(item_rest, tk, {k for p in passages for k in keys(p.document_title.replace("_", " "))}
-                                          | issuer),
-                           in_unit, issuer, _head_keys(query), plans)
+                           _item_runs(item_rest, {k for t in tk for k in t.keys}, titled), frozenset(deep), quals,
+                           main_item_runs(item_rest, tk, titled), in_unit, issuer, _head_keys(query), plans)
     superlative = extreme.asked(query)
     lead_why = _superlative_across(superlative, items[:1], readings) if superlative and ask.quarters else None
     if superlative and lead_why is None:

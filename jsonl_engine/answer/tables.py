@@ -442,8 +442,7 @@ def _below_column_line(text: str, lines: Iterator[tuple[int, int]]
                 return (s, merged[1]), merged[0], block
             block = []
             continue
-        if kind is None and (_SENTENCE_END.search(line) or len(line) > 160
-                             or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line))):
+        if kind is None and (_SENTENCE_END.search(line) or len(line) > 160 or _leads_in(line)):
             break  # prose, or the sentence leading into the table: the table starts below it
         block.append(Part(line, s, e))
     return None, [], block
@@ -1002,7 +1001,6 @@ def _page_lead(text: str) -> tuple[int, int]:
         e = s + len(line)
         kind = classify(line)
         if _is_column_line(line, _periods(text, s, e)) or _GROUP.search(line) or UNIT.search(line) \
-                or (kind != "row" and (_SENTENCE_END.search(line) or len(line) > 160
-                                       or (line.endswith(":") and len(line.split()) > 6 and _LEAD_IN.search(line)))):
+                or (kind != "row" and (_SENTENCE_END.search(line) or len(line) > 160 or _leads_in(line))):
             return s, n
     return len(text), text.count("\n") + 1

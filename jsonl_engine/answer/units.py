@@ -25,6 +25,7 @@ The rule is about how figures are written and how people ask for them, never abo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -99,7 +100,6 @@ class Asked:
     """What a question asks its figure to be counted or measured in."""
     units: frozenset[str] = frozenset()  # canonical units (`_FORMS`)
     nouns: frozenset[str] = frozenset()  # keys of the counted noun and the words documents print for it
-    words: tuple[str, ...] = ()  # the question's words for it ("hours", "trials")
     frame: str = ""  # the word before "how many", "what period" ("after", "within", "over"), if any
     money: bool = False  # an amount of money ("How much did it pay ...", "the budget"): a count of things is none
 
@@ -116,21 +116,19 @@ def _singular(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=256)
 def asked(query: str) -> Asked:
     """The units `query` asks its figure in (module docstring); empty when it asks none."""
     units: set[str] = set()
-    words: list[str] = []
     for m in _NAMED_UNIT.finditer(query):
         unit = _UNIT_OF.get(m.group(1).lower())
         if unit is not None:
             units.add(unit)
-            words.append(m.group(1).lower())
     named = bool(units)
     if not named:  # a unit named ("how long, in hours") is the measure's; else the measure's units
         for pattern, found in _MEASURES:
-            if (m := pattern.search(query)) and not (found == LENGTH and _FIGURATIVE.search(query)):
+            if pattern.search(query) and not (found == LENGTH and _FIGURATIVE.search(query)):
                 units |= found
-                words.append(m.group(0).lower())
     nouns: set[str] = set()
     for m in _HOW_MANY.finditer(query):
         counted = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", m.group(1))]
@@ -141,11 +139,9 @@ def asked(query: str) -> Asked:
                 continue
             nouns.add(_singular(noun))
             nouns |= {_singular(w) for w in wording.printed_for(noun)}
-        words.append(counted[-1])
     frame = _FRAME.search(query)
     money = bool(_MONEY.search(query)) and not units and not nouns
-    return Asked(frozenset(units), frozenset(nouns), tuple(dict.fromkeys(words)),
-                 frame.group(1).lower() if frame and (units or nouns) else "", money)
+    return Asked(frozenset(units), frozenset(nouns), frame.group(1).lower() if frame and (units or nouns) else "", money)
 
 
 def _unit_at(tokens: list[str], i: int, want: Asked) -> bool:

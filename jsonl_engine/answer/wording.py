@@ -58,8 +58,8 @@ _MENT_VERBS = frozenset({"pay", "repay", "settle", "impair", "commit", "invest",
 # the adjective of "how long", "how old": the measure asked, printed as its noun ("Length", "Age") or after its figure
 _HOW = frozenset({"long", "wide", "high", "tall", "far", "deep", "old", "fast", "heavy", "often"})
 _GROUP_OF = {w: g for g in _GROUPS for w in g}
-_PERIOD_ADVERBS = frozenset({"quarterly", "annually", "yearly", "monthly", "weekly", "daily", "early", "only",
-                             "fully", "family", "apply", "supply", "reply", "rely", "likely"})
+# adverbs in -ly long enough to lose it (alternates) that name a period, not a manner: "quarterly" is no "quarter"
+_PERIOD_ADVERBS = frozenset({"quarterly", "annually", "monthly"})
 
 
 def printed_for(word: str) -> tuple[str, ...]:
@@ -73,7 +73,7 @@ def measured_by(query: str, term: str) -> tuple[str, ...]:
     low = term.lower()
     if low not in _HOW or not re.search(rf"\bhow\s+{low}\b", query, re.IGNORECASE):
         return ()
-    return tuple(w for w in printed_for(low) if w not in _HOW and w not in ("tall", "every"))
+    return tuple(w for w in printed_for(low) if w not in _HOW and w != "every")
 
 
 def alternates(term: str) -> tuple[str, ...]:
