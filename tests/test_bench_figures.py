@@ -338,6 +338,14 @@ def questions7() -> list[dict]:
     return _jsonl(FIGURES7)
 
 
+def _copied_runs(q: dict, pages: list[str]) -> list[str]:
+    """The runs of six words of the question printed on its evidence pages (a question copied, not worded as a
+    reader asks)."""
+    words = re.findall(r"[a-z0-9]+", q["question"].lower())
+    page_words = " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(pages).lower())) + " "
+    return [r for r in {" ".join(words[i:i + 6]) for i in range(len(words) - 5)} if f" {r} " in page_words]
+
+
 def _squashed(text: str) -> str:
     """Lowercase, runs of whitespace as one space: a name printed across a line break reads as one."""
     return " ".join(text.lower().split())
@@ -411,11 +419,7 @@ def test_figures7_evidence_pages_and_printed_figures():
         else:
             assert _squashed(q["company"]) in whole, (q["financebench_id"], q["company"])
         # worded as a reader asks, not copied: no run of six words of the question is on the page
-        words = re.findall(r"[a-z0-9]+", q["question"].lower())
-        page_words = " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(
-            pages[e["evidence_page_num"]] for e in q["evidence"]).lower())) + " "
-        runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
-        assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
+        assert not _copied_runs(q, [pages[e["evidence_page_num"]] for e in q["evidence"]]), q["financebench_id"]
 # bench/data/figures6.jsonl: a second DEVELOPMENT set, fresh for rules that figures5.jsonl has been tuned on: varied
 # novel-generated one-figure questions (10-Qs, earnings releases, 8-Ks, 10-K notes) and FinanceBench's domain templates
 # with figure answers, on filings the development sets already use and pages that no set asks about.
@@ -542,11 +546,7 @@ def test_figures8_evidence_pages_and_printed_figures():
         else:
             assert _squashed(q["company"]) in _squashed(" ".join(pages)), (q["financebench_id"], q["company"])
         # worded as a reader asks, not copied: no run of six words of the question is on the page
-        words = re.findall(r"[a-z0-9]+", q["question"].lower())
-        page_words = " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(
-            pages[e["evidence_page_num"]] for e in q["evidence"]).lower())) + " "
-        runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
-        assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
+        assert not _copied_runs(q, [pages[e["evidence_page_num"]] for e in q["evidence"]]), q["financebench_id"]
 
 
 # bench/data/figures9.jsonl: a third HELD-OUT judge set on filings (issue 24), in figures2.jsonl's mix and fields, on
@@ -709,11 +709,7 @@ def test_figures10_evidence_pages_and_printed_figures():
             asked = {n for n in numbers(q["answer"]) if not (n == n.to_integral() and 1900 <= n <= 2100)}
             assert asked and asked <= printed, (q["financebench_id"], asked - printed)
             # worded as an analyst asks, not a row label copied: no run of six words of the question is on the page
-            words = re.findall(r"[a-z0-9]+", q["question"].lower())
-            page_words = " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(
-                e["evidence_text_full_page"] for e in q["evidence"]).lower())) + " "
-            runs = {" ".join(words[i:i + 6]) for i in range(len(words) - 5)}
-            assert not [r for r in runs if f" {r} " in page_words], (q["financebench_id"], q["question"])
+            assert not _copied_runs(q, [e["evidence_text_full_page"] for e in q["evidence"]]), q["financebench_id"]
     # none of the held-out judges' filings nor a reserved one, by bytes too
     reserved = [{"doc_name": name} for name in RESERVED_FILINGS if (MORE / "pdfs" / f"{name}.pdf").is_file()]
     assert_no_filing_shared(questions10(), questions2() + questions4() + reserved, dev=False)
