@@ -74,7 +74,9 @@ def test_exact_sums_tells_when_the_order_of_additions_cannot_matter() -> None:
 def test_array_scores_are_the_loops_to_the_bit(pg_dev_kb, dev_questions) -> None:
     """For the dev questions' phrases: pages over the library, sections of some documents with the section weights,
     cover pages, every row or the top ones: bm25_top gives the rows, scores (==, not close), documents and page
-    numbers, in the order, of best(bm25(...)); with weights whose sums could depend on their order it declines."""
+    numbers, in the order, of best(bm25(...)); with weights whose sums could depend on their order it declines.
+    One document's pages and sections too (their postings' arrays kept on each posting), each search twice: the
+    second one from what the first kept."""
     store = pg_dev_kb
     compared = 0
     labels = (1.0, SECTION_WEIGHTS.text, SECTION_WEIGHTS.ancestors, SECTION_WEIGHTS.title)
@@ -84,18 +86,20 @@ def test_array_scores_are_the_loops_to_the_bit(pg_dev_kb, dev_questions) -> None
         for i, q in enumerate(dev_questions[:40]):
             phrases = list(parse(q["question"], scope, limit=10, unit="section").query.phrases)
             for kind, weights, within in (("pages", search.PLAIN, None), ("sections", labels, docs[i % 3:i % 3 + 2]),
-                                          ("covers", search.PLAIN, None)):
+                                          ("pages", search.PLAIN, docs[i % 7:i % 7 + 1]),
+                                          ("sections", labels, docs[i % 5:i % 5 + 1]), ("covers", search.PLAIN, None)):
                 tsqs, idfs, avgdl = store._bm25(kind, phrases)
-                found = search.read(store._source(), kind, tsqs, within, weights != search.PLAIN)
-                for limit in (None, 10):
-                    scores, where = search.bm25(tsqs, idfs, avgdl, found, weights)
-                    loop = [(r, s, where[r][0].document_id, where[r][0].numbers[where[r][1]])
-                            for r, s in search.best(scores, limit)]
-                    assert search.bm25_top(tsqs, idfs, avgdl, found, limit, weights) == loop
-                    compared += bool(loop)
+                for _ in range(2):
+                    found = search.read(store._source(), kind, tsqs, within, weights != search.PLAIN)
+                    for limit in (None, 10):
+                        scores, where = search.bm25(tsqs, idfs, avgdl, found, weights)
+                        loop = [(r, s, where[r][0].document_id, where[r][0].numbers[where[r][1]])
+                                for r, s in search.best(scores, limit)]
+                        assert search.bm25_top(tsqs, idfs, avgdl, found, limit, weights) == loop
+                        compared += bool(loop)
             if any(len(t.lexemes) > 1 for t in tsqs):
                 assert search.bm25_top(tsqs, idfs, avgdl, found, None, (1.0, 0.7, 0.3, 4.0)) is None
-    assert compared > 150
+    assert compared > 400
 
 
 def _postings_statements(monkeypatch) -> list[tuple]:

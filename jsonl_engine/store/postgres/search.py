@@ -128,6 +128,27 @@ class Posting:
         """Row i's position codes, ascending."""
         return struct.unpack_from(f">{self.counts[i]}h", self.data, ENTRY * self.n + 2 * self._starts[i])
 
+    def table(self, np: Any) -> Table:
+        """This posting as a Table, made once: a search of one document (a scope) reads each lexeme's postings of
+        it from the cache as one Posting, kept across queries, so its arrays are not made again per query."""
+        done = self.__dict__.get("_table")
+        if done is None:
+            done = self.__dict__["_table"] = _one_table(np, self)
+        return done
+
+    def global_codes(self, np: Any) -> Any:
+        """`_global_codes` of this posting alone, made once (as `table`)."""
+        done = self.__dict__.get("_global")
+        if done is None:
+            n, data = self.n, self.data
+            rowids = np.frombuffer(data, ">i8", n).astype(np.int64)
+            done = np.repeat((rowids << ROW_SHIFT) + 32768, np.frombuffer(data, ">i2", n, 16 * n)) \
+                + np.frombuffer(data, ">i2", offset=ENTRY * n)
+            if done.size > 1 and not bool((done[1:] > done[:-1]).all()):  # as _global_codes
+                done.sort()
+            self.__dict__["_global"] = done
+        return done
+
 
 class Postings(dict[str, Posting]):
     """One lexeme's postings read (document id -> its posting), with the global codes of all of them once
@@ -140,7 +161,8 @@ class Postings(dict[str, Posting]):
 
     def codes(self, np: Any) -> Any:
         if self._codes is None:
-            self._codes = _global_codes(np, list(self.values()))
+            postings = list(self.values())
+            self._codes = postings[0].global_codes(np) if len(postings) == 1 else _global_codes(np, postings)
         return self._codes
 
     def size(self) -> int:
@@ -221,7 +243,7 @@ class Cache:
         with self._lock:
             for doc in documents:
                 posting = postings.get(doc)
-                size = DOC_ENTRY + (0 if posting is None else 2 * len(posting.data) + TABLE_ROW * posting.n)
+                size = DOC_ENTRY + (0 if posting is None else _kept_bytes(posting))
                 self._keep((*key, doc), (placed, posting, size))
 
     def _keep(self, key: tuple, entry: tuple[bool, Any, int]) -> None:
@@ -234,12 +256,21 @@ class Cache:
             self._bytes -= self._entries.popitem(last=False)[1][2]
 
     def put(self, key: tuple, placed: bool, postings: Postings) -> None:
-        # and the tuples decoded from it, and its `table` (TABLE_ROW bytes a row, its codes shared with the data)
-        size = sum(2 * len(p.data) + TABLE_ROW * p.n for p in postings.values())
+        # and the tuples decoded from it, and its `table` (TABLE_ROW bytes a row, its codes shared with the data);
+        # a lexeme of one document: its posting keeps its arrays (`_kept_bytes`)
+        size = sum(_kept_bytes(p) if len(postings) == 1 else 2 * len(p.data) + TABLE_ROW * p.n
+                   for p in postings.values())
         if size > self.max_bytes // 4:
             return
         with self._lock:
             self._keep(key, (placed, postings, size))
+
+
+def _kept_bytes(posting: Posting) -> int:
+    """What the cache counts for a posting kept alone (one document's): its data twice (the tuples decoded from
+    it), its `table` (TABLE_ROW bytes a row, its codes shared with the data) and its global codes (8 bytes a
+    code, 4 times the data's 2)."""
+    return 2 * len(posting.data) + TABLE_ROW * posting.n + 4 * (len(posting.data) - ENTRY * posting.n)
 
 
 class Source:
@@ -367,6 +398,7 @@ def require_numpy() -> None:
                             {"backend": "postgresql"})
 
 
+@functools.cache
 def _numpy() -> Any:
     """numpy, imported at the first search (not when the store is opened: 0.1-0.2 s)."""
     return importlib.import_module("numpy")
@@ -491,16 +523,23 @@ class Table(NamedTuple):
     counts: Any  # int32, each row's count of codes
     first: Any  # int64, where each row's codes start in `codes`
     codes: Any  # int16, big-endian, a view of the joined data (none when the positions were not read)
+    tfs: dict[tuple[float, ...], Any] | None = None  # one document's: each row's tf of a word, per weights
 
 
 def table(np: Any, postings: Postings) -> Table:
     """A lexeme's postings as a Table, kept on the Postings read (every phrase holding the lexeme uses it), or on
     the cache's entry when the read is of one (built once per KB generation, not per search)."""
+    if len(postings) == 1:  # one document's (a scope's), kept on its Posting
+        return next(iter(postings.values())).table(np)
     holder = postings if postings._whole is None else postings._whole
     done = holder.__dict__.get("_table")
-    if done is not None:
-        return done
-    items = list(postings.values())
+    if done is None:
+        done = holder.__dict__["_table"] = _table(np, list(postings.values()))
+    return done
+
+
+def _table(np: Any, items: list[Posting]) -> Table:
+    """These postings as one Table."""
     views = [memoryview(p.data) for p in items]
 
     def column(start: int, end: int, dtype: str, native: Any) -> Any:
@@ -513,10 +552,25 @@ def table(np: Any, postings: Postings) -> Table:
     docs = np.repeat(np.arange(len(items), dtype=np.int32), [p.n for p in items])
     first = np.cumsum(counts, dtype=np.int64) - counts
     order = np.argsort(rowids, kind="stable")  # documents written at once share a rowid range
-    done = Table(rowids[order], ntoks[order], numbers[order], docs[order], [p.document_id for p in items],
+    return Table(rowids[order], ntoks[order], numbers[order], docs[order], [p.document_id for p in items],
                  counts[order], first[order], codes)
-    holder.__dict__["_table"] = done
-    return done
+
+
+def _one_table(np: Any, p: Posting) -> Table:
+    """`_table` of one posting: its columns read in place (no joined copies), sorted only if its rows are not in
+    rowid order already (they are as written)."""
+    n, data = p.n, p.data
+    rowids = np.frombuffer(data, ">i8", n).astype(np.int64)
+    ntoks = np.frombuffer(data, ">i4", n, 8 * n).astype(np.int32)
+    numbers = np.frombuffer(data, ">i4", n, 12 * n).astype(np.int32)
+    counts = np.frombuffer(data, ">i2", n, 16 * n).astype(np.int32)
+    first = np.cumsum(counts, dtype=np.int64) - counts
+    docs = np.zeros(n, dtype=np.int32)
+    if n > 1 and not bool((rowids[1:] > rowids[:-1]).all()):
+        order = np.argsort(rowids, kind="stable")
+        rowids, ntoks, numbers, counts, first = rowids[order], ntoks[order], numbers[order], counts[order], first[order]
+    return Table(rowids, ntoks, numbers, docs, [p.document_id], counts, first,
+                 np.frombuffer(data, ">i2", offset=ENTRY * n), {})
 
 
 def exact_sums(weights: Sequence[float], most: int) -> bool:
@@ -528,6 +582,9 @@ def exact_sums(weights: Sequence[float], most: int) -> bool:
         return False
     scale = max(float(w).as_integer_ratio()[1] for w in weights)
     return max(map(abs, weights)) * most * scale < 2.0 ** 53
+
+
+_exact_sums = functools.lru_cache(maxsize=1024)(exact_sums)  # by a tuple of weights: a search asks it per phrase
 
 
 class Terms(NamedTuple):
@@ -548,31 +605,54 @@ def _terms(np: Any, q: Tsq, found: Found, weights: Any, plain: bool, doc_index: 
         if not postings:
             return Terms(*(np.empty(0, dtype=np.int64),) * 5)
         t = table(np, postings)
-        if plain:
-            tf = t.counts.astype(np.float64)
-        else:
-            if t.counts.size and not exact_sums(weights.tolist(), int(t.counts.max())):
-                return None
-            # each row's codes in the order read: the rows' entries of `first`/`counts` map back to them
-            rows_read = np.argsort(t.first, kind="stable")
-            group = np.repeat(rows_read, t.counts[rows_read])
-            tf = np.bincount(group, weights=weights[t.codes & 3], minlength=t.rowids.size)
+        tf = _word_tfs(np, t, weights, plain)
+        if tf is None:
+            return None
         remap = np.array([doc_index.setdefault(d, len(doc_index)) for d in t.doc_ids], dtype=np.int64)
         return Terms(t.rowids, t.ntoks, tf, remap[t.docs], t.numbers)
     at, firsts = _match_codes(q, found)
     if not at.size:
         return Terms(*(np.empty(0, dtype=np.int64),) * 5)
-    rowids, group, counts = np.unique(at >> ROW_SHIFT, return_inverse=True, return_counts=True)
+    rows = at >> ROW_SHIFT  # ascending, as `at` is: a row's codes are one run
+    new = np.empty(rows.size, dtype=bool)
+    new[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    rowids = rows[starts]
+    counts = np.empty(starts.size, dtype=np.int64)
+    counts[:-1] = starts[1:] - starts[:-1]
+    counts[-1] = rows.size - starts[-1]
     if plain:
         tf = counts.astype(np.float64)
     else:
-        if not exact_sums(weights.tolist(), int(counts.max())):
+        if not _exact_sums(tuple(weights.tolist()), int(counts.max())):
             return None
-        tf = np.bincount(group.ravel(), weights=weights[at & 3], minlength=rowids.size)
+        tf = np.bincount(np.cumsum(new) - 1, weights=weights[at & 3], minlength=rowids.size)
     t = table(np, firsts)
     at_row = np.searchsorted(t.rowids, rowids)
     remap = np.array([doc_index.setdefault(d, len(doc_index)) for d in t.doc_ids], dtype=np.int64)
     return Terms(rowids, t.ntoks[at_row], tf, remap[t.docs[at_row]], t.numbers[at_row])
+
+
+def _word_tfs(np: Any, t: Table, weights: Any, plain: bool) -> Any:
+    """Each row's tf of a one-word phrase (`_terms`), None when it could depend on the order of its additions;
+    kept on the Table's posting when it is one document's (`Posting.table`), per weights."""
+    key = tuple(weights.tolist())
+    done = t.tfs.get(key) if t.tfs is not None else None
+    if done is not None:
+        return done
+    if plain:
+        tf = t.counts.astype(np.float64)
+    else:
+        if t.counts.size and not _exact_sums(key, int(t.counts.max())):
+            return None
+        # each row's codes in the order read: the rows' entries of `first`/`counts` map back to them
+        rows_read = np.argsort(t.first, kind="stable")
+        group = np.repeat(rows_read, t.counts[rows_read])
+        tf = np.bincount(group, weights=weights[t.codes & 3], minlength=t.rowids.size)
+    if t.tfs is not None and len(t.tfs) < 4:
+        t.tfs[key] = tf
+    return tf
 
 
 def bm25_top(tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, found: Found, limit: int | None,
