@@ -240,11 +240,16 @@ class Cache:
         from `postings`: it holds no row with the lexeme): a search of a few documents (a scope, the documents
         a question names) reads each word of them from the server once per daemon, as a search of the whole
         library reads it once (`put`)."""
+        self.put_many([(key, placed, documents, postings)])
+
+    def put_many(self, reads: Sequence[tuple[tuple, bool, Sequence[str], Postings]]) -> None:
+        """`put_docs` of several reads (key, placed, documents, postings), under one taking of the lock."""
         with self._lock:
-            for doc in documents:
-                posting = postings.get(doc)
-                size = DOC_ENTRY + (0 if posting is None else _kept_bytes(posting))
-                self._keep((*key, doc), (placed, posting, size))
+            for key, placed, documents, postings in reads:
+                for doc in documents:
+                    posting = postings.get(doc)
+                    size = DOC_ENTRY + (0 if posting is None else _kept_bytes(posting))
+                    self._keep((*key, doc), (placed, posting, size))
 
     def _keep(self, key: tuple, entry: tuple[bool, Any, int]) -> None:
         old = self._entries.pop(key, None)
@@ -323,7 +328,7 @@ class Source:
             args += [also, other, sorted({d for lex in other for d in other_unknown.get(lex, wanted or ())})]
         read: Found = {lex: Postings() for lex in missing}
         more: Found = {lex: Postings() for lex in other}
-        for this, lexeme, doc, n, data in self.conn.execute(sql, args, binary=True):
+        for this, lexeme, doc, n, data in self.conn.execute(sql, args, binary=True).fetchall():  # rows made in C
             (read if this else more)[lexeme][doc] = Posting(doc, n, data)
         if self.cache is not None:
             for lex, postings in more.items():
@@ -773,10 +778,9 @@ def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
     of it): sections' with positions, pages' with positions when `marked` says so."""
     if src.cache is None:
         return
-    for lex, many in marked.items():
-        for kind in ("pages", "sections"):
-            src.cache.put_docs((src.generation, kind, lex), many or kind == "sections", list(documents),
-                               read.get((kind, lex), Postings()))
+    none = Postings()
+    src.cache.put_many([((src.generation, kind, lex), many or kind == "sections", documents, read.get((kind, lex), none))
+                        for lex, many in marked.items() for kind in ("pages", "sections")])
 
 
 Firsts = dict[str, tuple[list[str], str | None]]  # document id -> its cover pages' texts, its stored statement pages
@@ -834,7 +838,7 @@ def _counted(src: Source, rows: Any, texts: int, ahead: Sequence[str]
     read: dict[tuple[str, str], Postings] = {}
     covers: dict[str, list[tuple[int, str]]] = {}
     stored: dict[str, str | None] = {}
-    for k, size, key, n, doc, data in rows:
+    for k, size, key, n, doc, data in rows.fetchall():  # made in C, not one __next__ a row
         if size == 5:
             read.setdefault((k, key), Postings())[doc] = Posting(doc, n, data)
         elif size == 4:
