@@ -678,17 +678,18 @@ def bm25_top(tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, found: Fo
         parts.append(terms)
     if not parts or not any(t.rowids.size for t in parts):
         return []
-    rowids, first = np.unique(np.concatenate([t.rowids for t in parts]), return_index=True)
+    # every phrase's rows at once, in the phrases' order: each term the same operations on the same floats (its
+    # phrase's idf repeated over its rows), summed per row by bincount, which adds them in that order from 0.0
+    rowids, first, at = np.unique(np.concatenate([t.rowids for t in parts]), return_index=True, return_inverse=True)
     docs = np.concatenate([t.docs for t in parts])[first]
     numbers = np.concatenate([t.numbers for t in parts])[first]
-    scores = np.zeros(rowids.size)
+    tf = np.concatenate([t.tf for t in parts])
+    ntoks = np.concatenate([t.ntoks for t in parts])
+    value = np.repeat(np.array(idfs, dtype=np.float64), [t.rowids.size for t in parts])
     avgdl = avgdl or 1.0
     k1p, short = K1 + 1.0, 1 - B
-    for t, value in zip(parts, idfs, strict=True):
-        if t.rowids.size:
-            term = value * ((t.tf * k1p) / (t.tf + K1 * (short + ((B * t.ntoks) / avgdl))))
-            at = np.searchsorted(rowids, t.rowids)
-            scores[at] = scores[at] + term  # a phrase holds a row once
+    term = value * ((tf * k1p) / (tf + K1 * (short + ((B * ntoks) / avgdl))))
+    scores = np.bincount(at.ravel(), weights=term, minlength=rowids.size)  # a phrase holds a row once
     order = np.lexsort((rowids, -scores))  # score descending, ties by rowid (as `best`)
     if limit is not None:
         order = order[:limit]
