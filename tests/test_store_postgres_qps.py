@@ -64,6 +64,25 @@ def test_a_snapshot_ended_with_rollback_would_lose_them(pg_server) -> None:
             conn._prepared.clear()
 
 
+def test_arrays_sent_as_text_arrive_as_the_values(pg_server) -> None:
+    """The array texts the store sends instead of lists (rowids, page numbers, ids) are read by the server as the
+    very values, whatever the characters of a string."""
+    from jsonl_engine.store.postgres.store import PostgresDialect, int_array, text_array
+
+    texts = ["a", 'b "c"', "back\\slash", "{brace}", "com,ma", " space ", "", "NULL", "o'reilly", "\u00fcn\u00ef", '\\"',
+             "tab\tnew\nline", '"', "\\"]
+    ints = [0, 1, -2, 2 ** 40]
+    with psycopg.connect(pg_server.new_database("arrays"), autocommit=True) as conn:
+        assert conn.execute("SELECT %s::text[], %s::bigint[], %s::text[]",
+                            (text_array(texts), int_array(ints), text_array([]))).fetchone() == (texts, ints, [])
+        dialect = PostgresDialect("", None)
+        for values, kind in ((texts, "text"), (ints, "bigint"), ([True, False], "bool")):
+            where, args = dialect.any_of("v", values)
+            found = conn.execute(f"SELECT array_agg(v ORDER BY i) FROM unnest(%s::{kind}[]) WITH ORDINALITY AS t(v, i) WHERE "
+                                 f"{where.replace('?', '%s')}", [values, *args]).fetchone()[0]
+            assert found == values
+
+
 def test_exact_sums_tells_when_the_order_of_additions_cannot_matter() -> None:
     assert search.exact_sums([1.0, 1.0, 1.5, 4.0], 1000)
     assert not search.exact_sums([1.0, 0.3], 2)  # 0.3 is a multiple of 2^-54 only

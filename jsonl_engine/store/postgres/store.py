@@ -63,6 +63,8 @@ class PostgresDialect(Dialect):
         values = list(values)
         if values and all(type(v) is int for v in values):  # rowids, page numbers
             return f"{column} = ANY(?::bigint[])", [int_array(values)]
+        if values and all(type(v) is str for v in values):  # ids, statuses
+            return f"{column} = ANY(?::text[])", [text_array(values)]
         return f"{column} = ANY(?)", [values]
 
     def text(self, value: str) -> str:
@@ -121,6 +123,12 @@ def int_array(values: Iterable[int]) -> str:
     where psycopg's list adapter spends some microseconds on each integer (finding the smallest type holding them
     all, then dumping each one in Python): a query sends a few hundred rowids and page numbers."""
     return "{" + ",".join(map(str, values)) + "}"
+
+
+def text_array(values: Iterable[str]) -> str:
+    """Strings as an array's text (`{"a","b \\"c\\""}`: each one quoted, its backslashes and double quotes escaped),
+    for a `?::text[]` argument (as `int_array`: one string to send). Text holds no NUL (`PostgresDialect.text`)."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
 
 
 # sections_on_pages in one statement whatever the number of pages: its text is the same every time, so it is
