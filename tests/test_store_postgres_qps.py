@@ -119,6 +119,11 @@ def test_array_scores_are_the_loops_to_the_bit(pg_dev_kb, dev_questions) -> None
             if any(len(t.lexemes) > 1 for t in tsqs):
                 assert search.bm25_top(tsqs, idfs, avgdl, found, None, (1.0, 0.7, 0.3, 4.0)) is None
     assert compared > 400
+    # arrays are kept only on postings the cache holds by themselves (it counts them: _kept_bytes), and they are
+    kept = [posting for _, entry, _ in store._postings._entries.values()
+            for posting in (entry.values() if isinstance(entry, search.Postings) else [entry]) if posting is not None]
+    assert any(posting.alone and "_table" in posting.__dict__ for posting in kept)
+    assert all(posting.alone for posting in kept if {"_table", "_global"} & set(posting.__dict__))
 
 
 def _postings_statements(monkeypatch) -> list[tuple]:

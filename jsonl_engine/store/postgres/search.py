@@ -101,6 +101,8 @@ class Posting:
     label (D=0, C=1, B=2, A=3) less 32768: `code & 3` is the label, and a code plus 4 * k is the position k
     words on in the same field (the fields are apart: FIELD_END, text.py)."""
 
+    alone = False  # kept in the cache by itself (one document's entry): its arrays are kept on it too (`table`)
+
     def __init__(self, document_id: str, n: int, data: bytes) -> None:
         self.document_id, self.n, self.data = document_id, n, data
 
@@ -129,11 +131,14 @@ class Posting:
         return struct.unpack_from(f">{self.counts[i]}h", self.data, ENTRY * self.n + 2 * self._starts[i])
 
     def table(self, np: Any) -> Table:
-        """This posting as a Table, made once: a search of one document (a scope) reads each lexeme's postings of
-        it from the cache as one Posting, kept across queries, so its arrays are not made again per query."""
+        """This posting as a Table, made once when it is `alone`: a search of one document (a scope) reads each
+        lexeme's postings of it from the cache as one Posting, kept across queries, so its arrays are not made again
+        per query (the cache counts them: `_kept_bytes`)."""
         done = self.__dict__.get("_table")
         if done is None:
-            done = self.__dict__["_table"] = _one_table(np, self)
+            done = _one_table(np, self)
+            if self.alone:
+                self.__dict__["_table"] = done
         return done
 
     def global_codes(self, np: Any) -> Any:
@@ -146,7 +151,8 @@ class Posting:
                 + np.frombuffer(data, ">i2", offset=ENTRY * n)
             if done.size > 1 and not bool((done[1:] > done[:-1]).all()):  # as _global_codes
                 done.sort()
-            self.__dict__["_global"] = done
+            if self.alone:
+                self.__dict__["_global"] = done
         return done
 
 
@@ -248,6 +254,8 @@ class Cache:
             for key, placed, documents, postings in reads:
                 for doc in documents:
                     posting = postings.get(doc)
+                    if posting is not None:
+                        posting.alone = True
                     size = DOC_ENTRY + (0 if posting is None else _kept_bytes(posting))
                     self._keep((*key, doc), (placed, posting, size))
 
@@ -267,6 +275,8 @@ class Cache:
                    for p in postings.values())
         if size > self.max_bytes // 4:
             return
+        if len(postings) == 1:
+            next(iter(postings.values())).alone = True
         with self._lock:
             self._keep(key, (placed, postings, size))
 
@@ -534,12 +544,13 @@ class Table(NamedTuple):
 def table(np: Any, postings: Postings) -> Table:
     """A lexeme's postings as a Table, kept on the Postings read (every phrase holding the lexeme uses it), or on
     the cache's entry when the read is of one (built once per KB generation, not per search)."""
-    if len(postings) == 1:  # one document's (a scope's), kept on its Posting
-        return next(iter(postings.values())).table(np)
+    items = list(postings.values())
+    if len(items) == 1 and items[0].alone:  # one document's (a scope's) kept by the cache: kept on its Posting
+        return items[0].table(np)
     holder = postings if postings._whole is None else postings._whole
     done = holder.__dict__.get("_table")
     if done is None:
-        done = holder.__dict__["_table"] = _table(np, list(postings.values()))
+        done = holder.__dict__["_table"] = _one_table(np, items[0]) if len(items) == 1 else _table(np, items)
     return done
 
 
