@@ -278,10 +278,11 @@ class SqliteStore(Repository):
         maps = self._memo.get_many("page-keys", list(dict.fromkeys((gen, d) for d in within)), lambda keys: {
             k: {r: (k[1], n) for r, n in search.page_numbers(conn, k[1]).items()} for k in keys}, DOCUMENTS_KEPT)
         key = maps[(gen, within[0])] if len(maps) == 1 else {r: pk for m in maps.values() for r, pk in m.items()}
-        rows = [hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)]
-        if any(r not in key for r, _ in rows):
+        rows = search.best([hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)],
+                           limit)
+        if any(r not in key for r, _ in rows):  # a row of another document among them (one below them displaced none)
             return None
-        return [(*key[r], s) for r, s in search.best(rows, limit)]
+        return [(*key[r], s) for r, s in rows]
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
@@ -294,11 +295,11 @@ class SqliteStore(Repository):
                                     for row in self._window_sections(expr, limit, win, stats, weights)], limit)
             elif wins and (len(wins) == 1 or stats is not None) and _all_in(scope, within):
                 # each window's top rows by the FTS table alone (as `_window_pages`), kept when all are in scope
-                hits = [hit for win in wins for hit in search.search_window(conn, "sections", expr, limit, win, stats,
-                                                                            weights)]
+                hits = search.best([hit for win in wins for hit in search.search_window(
+                    conn, "sections", expr, limit, win, stats, weights)], limit)
                 refs = self._section_refs(self._sql(), [r for r, _ in hits])
                 if all(r in refs and _in(scope, refs[r].document_id) for r, _ in hits):
-                    return [SectionHit(refs[r], s) for r, s in search.best(hits, limit)]
+                    return [SectionHit(refs[r], s) for r, s in hits]
                 hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights)
             else:
                 hits = search.search_in(conn, "sections", expr, scope, limit, wins, stats, weights) if wins else []
