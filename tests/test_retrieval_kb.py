@@ -264,6 +264,69 @@ def test_the_backends_agree_on_the_dev_filings(dev_kb, pg_dev_kb) -> None:
         _agree((dev_kb, pg_dev_kb), query, scope)
 
 
+# Two filings whose rows have a third's between them (DEV_KB_DOCS is ingested in its order): on SQLite their rowid
+# windows are apart, two statements; broad questions matching hundreds of their pages and sections.
+APART = ("3M_2022_10K", "PEPSICO_2022_10K")
+BROAD = ("net sales operating income cash flow total assets liabilities 2022",
+         "What were revenue, costs, expenses and income taxes in 2022 and 2021?")
+
+
+def _apart(kb) -> list[str]:
+    docs = [kb.doc_ids[name] for name in APART]
+    if getattr(kb, "backend", "sqlite") == "sqlite":  # the case: each document its own rowid window
+        from jsonl_engine.store.sqlite import search
+
+        with kb.snapshot():
+            assert len(search.windows(kb._conn(), "pages", docs)) == len(search.windows(
+                kb._conn(), "sections", docs)) == 2
+    return docs
+
+
+def test_a_search_of_several_documents_returns_its_best_limit(any_dev_kb) -> None:
+    """`limit` rows over all the `within` documents, best first, not `limit` per document or per window: the
+    best of a longer search, cut."""
+    from jsonl_engine.retrieval.query import parse as parse_query
+    from jsonl_engine.retrieval.weights import SECTION_WEIGHTS
+
+    docs = _apart(any_dev_kb)
+    scope = any_dev_kb.scope(None, ("approved",))
+    for question in BROAD:
+        phrases = parse_query(question).phrases
+        for limit in (5, 40):
+            pages = any_dev_kb.search_pages(phrases, scope, limit, within=docs)
+            longer = any_dev_kb.search_pages(phrases, scope, 1000, within=docs)
+            assert {h.document_id for h in longer[:2 * limit]} == set(docs)  # both documents match
+            assert pages == longer[:limit], (question, limit)
+            sections = any_dev_kb.search_sections(phrases, SECTION_WEIGHTS, scope, limit, docs)
+            longer_sections = any_dev_kb.search_sections(phrases, SECTION_WEIGHTS, scope, 1000, docs)
+            assert {h.section.document_id for h in longer_sections} == set(docs)
+            assert sections == longer_sections[:limit], (question, limit)
+            assert [h.score for h in sections] == sorted((h.score for h in sections), reverse=True)
+
+
+def test_the_backends_find_the_same_candidates_in_documents_apart(dev_kb, pg_dev_kb) -> None:
+    """A question scoped to two filings, and one naming an issuer across the library: the same pages and
+    sections found (in order, with their scores) and the same passages on each backend."""
+    from jsonl_engine.retrieval.stages.candidates import gather
+    from jsonl_engine.retrieval.stages.parse import parse as parse_ask
+    from jsonl_engine.retrieval.stages.route import route
+
+    def found(kb, question: str, scope):
+        with kb.snapshot():
+            ask = parse_ask(question, kb.scope(scope, ("approved",)), limit=8, unit="section")
+            got = gather(kb, ask, route(kb, ask))
+        return got.pages, [(h.section.section_id, h.score) for h in got.sections], got.focus
+
+    docs = _apart(dev_kb)
+    assert docs == _apart(pg_dev_kb)
+    for question, scope in (*((q, docs) for q in BROAD), ("What were PepsiCo's and 3M's net sales, operating "
+                                                         "income, cash flow and total assets in 2022?", None)):
+        sqlite_found, pg_found = found(dev_kb, question, scope), found(pg_dev_kb, question, scope)
+        assert len(sqlite_found[1]) > 0 and len(sqlite_found[0]) > 0
+        assert sqlite_found == pg_found, question
+        _agree((dev_kb, pg_dev_kb), question, scope)
+
+
 @pytest.fixture(scope="module")
 def bullet_kbs(dev_pdfs: Path, pg_server, tmp_path_factory: pytest.TempPathFactory):
     """A filing whose bullets are a symbol font's private-use characters (U+F0B7), on each backend."""

@@ -88,12 +88,14 @@ class SearchIndex(Protocol):
 
     def search_pages(self, phrases: Sequence[Phrase], scope: Scope, limit: int,
                      within: Sequence[str] | None = None) -> list[PageHit]:
-        """The best pages of the scope (of the `within` documents, when given) by BM25, best first."""
+        """The best `limit` pages of the scope (of the `within` documents, when given: the best of them all, not
+        per document) by BM25, best first, ties in the order the rows were written."""
         ...
 
     def search_sections(self, phrases: Sequence[Phrase], weights: SectionWeights, scope: Scope, limit: int,
                         within: Sequence[str]) -> list[SectionHit]:
-        """The best sections of the `within` documents by field-weighted BM25, best first."""
+        """The best `limit` sections of the `within` documents (of them all, not per document) by field-weighted
+        BM25, best first, ties in the order the rows were written."""
         ...
 
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:

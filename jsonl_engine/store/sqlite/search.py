@@ -14,6 +14,7 @@ one window by the FTS table alone, `search_window`, leaves that check to the sto
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -140,35 +141,41 @@ def page_numbers(conn: Connection, document_id: str) -> dict[int, int]:
     return dict(tuples(conn, "SELECT rowid, number FROM pages WHERE document_id = ?", (document_id,)))
 
 
-def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, str, list[int]]:
-    """SQL for rows of `column` inside the windows: the span filter FTS5 uses, each window's test, and the
-    CASE naming a row's window (their arguments follow in that order: span, tests, CASE)."""
+def _in_windows(column: str, wins: Sequence[Window]) -> tuple[str, list[int]]:
+    """SQL for rows of `column` inside the windows: the span filter FTS5 uses, then each window's test (their
+    arguments follow in that order)."""
     tests = " OR ".join(f"{column} BETWEEN ? AND ?" for _ in wins)
-    case = " ".join(f"WHEN {column} BETWEEN ? AND ? THEN {i}" for i in range(len(wins)))
-    flat = [x for w in wins for x in w]
-    args = [min(w[0] for w in wins), max(w[1] for w in wins), *flat, *flat]
-    return f"{column} BETWEEN ? AND ? AND ({tests})", f"CASE {case} END", args
+    args = [min(w[0] for w in wins), max(w[1] for w in wins), *(x for w in wins for x in w)]
+    return f"{column} BETWEEN ? AND ? AND ({tests})", args
+
+
+def best(rows: list[tuple], limit: int) -> list[tuple]:
+    """The best `limit` of rows gathered window by window (the windows in rowid order, each one's rows best first,
+    ties by rowid; a row's score last): best first, ties by rowid, as one statement over every window orders them
+    (the sort is stable). The search of several documents returns its best `limit` rows, not each window's: which
+    documents' rows follow one another (an ingest's order) must not change what it finds, and PostgreSQL's search
+    returns the same rows."""
+    return heapq.nsmallest(limit, rows, key=lambda row: -row[-1])
 
 
 def search_in(conn: Connection, kind: str, match: str, scope: Scope, limit: int, wins: Sequence[Window],
               stats: Stats | None = None, weights: SectionWeights | None = None) -> list[tuple]:
-    """`search` of each window (its best `limit` rows), in window order. With bm25(), all in one statement: FTS5
-    computes bm25's corpus-wide phrase counts once per statement, and only for rows inside a window; but FTS5
-    matches every row between the first window and the last, a span as large as the library when the documents
-    are far apart. With `stats` no statement counts anything: one statement per window, each matching only its
-    own rows."""
+    """`search` of the windows: their best `limit` rows, best first, ties by rowid. With bm25(), all in one
+    statement: FTS5 computes bm25's corpus-wide phrase counts once per statement, and only for rows inside a
+    window; but FTS5 matches every row between the first window and the last, a span as large as the library when
+    the documents are far apart. With `stats` no statement counts anything: one statement per window, each
+    matching only its own rows (each window's best `limit`, then the best of those: `best`)."""
     if len(wins) == 1 or stats is not None:
-        return [row for win in wins for row in search(conn, kind, match, scope, limit, win, stats, weights)]
+        return best([row for win in wins for row in search(conn, kind, match, scope, limit, win, stats, weights)],
+                    limit)
     fts, (a, _, keys, names) = FTS_TABLE[kind], _KEYS[kind]
-    inside, case, args = _in_windows(f"{fts}.rowid", wins)
+    inside, args = _in_windows(f"{fts}.rowid", wins)
     where, ids = scope_filter(scope, f"{a}.document_id")
     score, sargs = _score(fts, stats, weights)
-    sql = (f"WITH f AS (SELECT {a}.rowid AS r, {keys}{score} AS s, {case} AS w FROM {fts} "
-           f"JOIN {ROWS[kind]} {a} ON {a}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {inside} AND {where}), "
-           "g AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY w ORDER BY s DESC, r) AS k FROM f) "
-           f"SELECT {names}, s FROM g WHERE k <= ? ORDER BY w, s DESC, r")
-    span, tests, cases = args[:2], args[2:2 + 2 * len(wins)], args[2 + 2 * len(wins):]
-    return [tuple(r) for r in conn.execute(sql, [*sargs, *cases, match, *span, *tests, *ids, limit])]
+    sql = (f"WITH f AS (SELECT {a}.rowid AS r, {keys}{score} AS s FROM {fts} "
+           f"JOIN {ROWS[kind]} {a} ON {a}.rowid = {fts}.rowid WHERE {fts} MATCH ? AND {inside} AND {where}) "
+           f"SELECT {names}, s FROM f ORDER BY s DESC, r LIMIT ?")
+    return [tuple(r) for r in conn.execute(sql, [*sargs, match, *args, *ids, limit])]
 
 
 def pages_holding(conn: Connection, match: str, document_ids: Sequence[str]) -> list[PageKey]:

@@ -263,24 +263,24 @@ class SqliteStore(Repository):
                 rows = self._window_pages(expr, scope, limit, within, wins, stats) if wins else []
                 if rows is None:
                     rows = search.search_in(conn, "pages", expr, scope, limit, wins, stats)
-                rows.sort(key=lambda p: (-p[2], p[0], p[1]))
         return [PageHit(d, n, s) for d, n, s in rows]
 
     def _window_pages(self, expr: str, scope: Scope, limit: int, within: Sequence[str], wins: Sequence[search.Window],
                       stats: search.Stats | None) -> list[tuple] | None:
         """`search_in` of the pages without its join with the pages' rows, where it runs one statement per window:
         each window's top rows by the FTS table alone (`search.search_window`), their rowids mapped to pages by
-        the documents' page maps (rowid -> (document, number), kept per KB generation). None (search with the
-        join) when a document searched is out of scope or a row is of no document searched: then the filter
-        would drop rows."""
+        the documents' page maps (rowid -> (document, number), kept per KB generation), the best `limit` of them
+        kept (`search.best`). None (search with the join) when a document searched is out of scope or a row is of
+        no document searched: then the filter would drop rows."""
         if not (len(wins) == 1 or stats is not None) or not _all_in(scope, within):
             return None
         conn, gen = self._conn(), self._generation()
         maps = self._memo.get_many("page-keys", list(dict.fromkeys((gen, d) for d in within)), lambda keys: {
             k: {r: (k[1], n) for r, n in search.page_numbers(conn, k[1]).items()} for k in keys}, DOCUMENTS_KEPT)
         key = maps[(gen, within[0])] if len(maps) == 1 else {r: pk for m in maps.values() for r, pk in m.items()}
-        rows = [hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)]
-        if any(r not in key for r, _ in rows):
+        rows = search.best([hit for win in wins for hit in search.search_window(conn, "pages", expr, limit, win, stats)],
+                           limit)
+        if any(r not in key for r, _ in rows):  # a row of another document among them (one below them displaced none)
             return None
         return [(*key[r], s) for r, s in rows]
 
@@ -291,11 +291,12 @@ class SqliteStore(Repository):
             wins = self._windows("sections", within)
             stats = self._stats("sections", phrases, wins) if wins else None
             if stats is not None and scope.complete:  # one statement per window, each window's rows kept a while
-                hits = [row for win in wins for row in self._window_sections(expr, limit, win, stats, weights)]
+                hits = search.best([row for win in wins
+                                    for row in self._window_sections(expr, limit, win, stats, weights)], limit)
             elif wins and (len(wins) == 1 or stats is not None) and _all_in(scope, within):
                 # each window's top rows by the FTS table alone (as `_window_pages`), kept when all are in scope
-                hits = [hit for win in wins for hit in search.search_window(conn, "sections", expr, limit, win, stats,
-                                                                            weights)]
+                hits = search.best([hit for win in wins for hit in search.search_window(
+                    conn, "sections", expr, limit, win, stats, weights)], limit)
                 refs = self._section_refs(self._sql(), [r for r, _ in hits])
                 if all(r in refs and _in(scope, refs[r].document_id) for r, _ in hits):
                     return [SectionHit(refs[r], s) for r, s in hits]
