@@ -1399,7 +1399,7 @@ def pool_depth(depth: int) -> int:
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
-    from jsonl_engine.answer.pages import table_row_on_page
+    from jsonl_engine.answer.pages import PageTexts, table_row_on_page
     from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
@@ -1412,9 +1412,10 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     deep = [p for p in found.passages[depth:] if p.section_id not in have and p.document_id in docs]
     passages = passages + deep
     cards = store.cards(sorted({p.document_id for p in passages})) if passages else {}  # read once for the four below
+    texts = PageTexts(store)  # the answer's pages, each read once for all its table rows
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end),
+                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end, texts),
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(query, cards), annual=annual_reports(cards), issuers=entities(cards),

@@ -941,6 +941,12 @@ def read_continued(previous: str, text: str, start: int, end: int) -> TableRow |
     has its own column line, or the page before gives it no columns."""
     if not headerless(text, start, end, read_row(text, start, end)):
         return None
+    return continued_row(previous, text, start, end)
+
+
+def continued_row(previous: str, text: str, start: int, end: int) -> TableRow | None:
+    """`read_continued` of a row already found `headerless` (pages.read_table_row reads the row once, and reads the
+    page before only for such a row)."""
     tail = len(previous)
     for s, e in _line_spans(previous + "\n", len(previous) + 1):  # the page before's page number, at its foot
         if s == e or _PAGE_NUMBER.fullmatch(previous[s:e]):
