@@ -98,7 +98,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jsonl_engine.answer.tables import COUNT_WORD, TableRow, quarter_of, year_of
+from jsonl_engine.answer.tables import COUNT_WORD, VERSUS, TableRow, quarter_of, year_of
 from jsonl_engine.identity.dates import DATE, parse_date
 
 T = TypeVar("T")
@@ -390,7 +390,7 @@ _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|
                            r"\w*", re.IGNORECASE)
 _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|decrease|variance|inc\.?|dec\.?)\b"
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?"
-                            r"|\S\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+\S", re.IGNORECASE)  # "2022 vs. 2021"
+                            rf"|\S{VERSUS.pattern}\S", re.IGNORECASE)  # "2022 vs. 2021": tables.VERSUS
 
 
 _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share(?!\s+(?:price|prices|count|repurchases?|buybacks?)\b)|"

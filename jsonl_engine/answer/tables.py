@@ -853,7 +853,7 @@ def _repeats(periods: list[Part]) -> int:
 
 
 # two periods printed as one column's title, the change between them: "2022 vs. 2021", "Q2'23 vs. Q2'22"
-_VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
+VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
 
 
 _TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNORECASE)
@@ -861,7 +861,7 @@ _TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNOREC
 
 def compared(part_text: str) -> bool:
     """A column part naming two periods compared ("2022 vs. 2021"): a change column, no period's own."""
-    return bool(_VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
+    return bool(VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
 
 
 def _compared(text: str, periods: list[Part]) -> list[Part]:
@@ -869,7 +869,7 @@ def _compared(text: str, periods: list[Part]) -> list[Part]:
     the column printing the change between them ("2022 2021 2020 2022 vs. 2021": four columns, not five)."""
     out: list[Part] = []
     for p in periods:
-        if out and _VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
+        if out and VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
             out[-1] = Part(text[out[-1].start:p.end], out[-1].start, p.end)
         else:
             out.append(p)
