@@ -203,7 +203,7 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
     return label, cells
 
 
-_DATE_BEFORE_YEAR = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)  # "May 28,": a date's month and day
 
 
 def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
@@ -211,7 +211,7 @@ def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
     December 31, 2022 1,234"): a year right after a month and day is the date's, no cell."""
     if i < 2 or not re.fullmatch(r"(?:19|20)\d\d", text[toks[i][0]:toks[i][1]]):
         return False
-    return bool(_DATE_BEFORE_YEAR.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
+    return bool(_MONTH_DAY.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
 
 
 def _line_spans(text: str, before: int) -> list[tuple[int, int]]:
@@ -302,9 +302,6 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     if columns:
         cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
     return TableRow(label, tuple(cells), unit, tuple(headers))
-
-
-_MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
 
 
 MAX_TITLE_LINES = 12  # lines of wrapped column titles read above a table's first row
