@@ -61,6 +61,7 @@ from jsonl_engine.answer.tables import (
 )
 from jsonl_engine.answer.units import Asked, carries, counts_only, framed, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
+from jsonl_engine.identity.dates import YEAR
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -82,7 +83,6 @@ _DAY_BEFORE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|
 _PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its own line, before a sentence
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
-_YEARLIKE = re.compile(r"(?:19|20)\d\d")
 _LEADER = re.compile(r"\.{6,}|(?:\.\s){5,}|…{3,}")  # a table of contents' dot leaders
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _GROUP_MARKS = re.compile(r"\((?:\d{1,2}|[a-z])\)")  # footnote marks of a group line: "Units shipped: (2)"
@@ -211,11 +211,11 @@ def figures_of(text: str) -> frozenset[str]:
         money, num, pct = m.groups()
         if not money and _DAY.search(text, max(0, m.start() - 12), m.end()):
             continue  # "July 13, 2023,": the day of a date, not an amount
-        if not money and not pct and num.endswith(",") and _YEARLIKE.fullmatch(num.rstrip(",")) \
+        if not money and not pct and num.endswith(",") and YEAR.fullmatch(num.rstrip(",")) \
                 and not _DAY_BEFORE.search(text, max(0, m.start() - 16), m.start()):
             continue  # "in fiscal 2022, primarily ...": a year, the comma ending the clause (a date's year stays)
         plain = num.replace(",", "")
-        if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
+        if money or pct or "," in num or "." in num or (len(plain) >= 3 and not YEAR.fullmatch(plain)):
             found.add(plain)
     return frozenset(found)
 
@@ -702,7 +702,7 @@ def _column_header(body: str) -> bool:
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", body)]
     numbers = [n.rstrip(",.") for n in re.findall(r"\d[\d,.]*", body)]
     return bool(words) and all(w in _HEADER_WORDS for w in words) \
-        and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
+        and all(len(n) <= 2 or YEAR.fullmatch(n) for n in numbers)
 
 
 _DOCUMENT_NAMED = re.compile(r"\b(?:8|10)-?[KQ]\b|\bdated\s+(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{4}-\d{2}-\d{2})",
@@ -721,7 +721,7 @@ def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
     seq = keys(_SHARE_OF.sub(" ", body))  # "35% of our total workforce": a share of the item, not its figure
     joined = _joined(seq)
     at = [j for i in content for j in tk[i].positions(seq, joined)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not YEAR.fullmatch(k)
                and not (j and seq[j - 1] in _MONTH_KEYS and k.isdigit() and int(k) <= 31)]  # "August 30": a date
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
 
@@ -750,7 +750,7 @@ def _figure_by(head: Sequence[str], body: str) -> bool:
     seq = keys(_SHARE_OF.sub(" ", body))
     n = len(head)
     at = [j for j in range(len(seq) - n + 1) if tuple(seq[j:j + n]) == tuple(head)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not YEAR.fullmatch(k)]
     return any(0 < f - (a + n - 1) <= order.NEAR_TOKENS or 0 < a - f <= order.NEAR_TOKENS for a in at for f in figures)
 
 
@@ -773,7 +773,7 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
 def _named_numbers(tk: Sequence[_Term]) -> frozenset[str]:
     """The numbers the question itself writes (its numeric keys: "152" of "the Kestrel 152"), which are no answer; not
     its years (the asked period, which order.py weighs)."""
-    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not _YEARLIKE.fullmatch(k))
+    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not YEAR.fullmatch(k))
 
 
 def _has_figure(text: str) -> bool:
@@ -917,7 +917,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = grouped_label(u.passage.text, u.seg, reading.row.label.text)
-            by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
+            by_period = YEAR.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing

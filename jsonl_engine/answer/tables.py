@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from jsonl_engine.answer.sentences import classify, joined_rows
+from jsonl_engine.identity.dates import YEAR
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -189,7 +190,7 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
         cells.append(Cell(text[s:e], s, e, empty=bool(_DASH.match(text[s:e]))))
         i -= 1
     cells.reverse()
-    if len(cells) >= 2 and cells[0].start == toks[0][0] and re.fullmatch(r"(?:19|20)\d\d", cells[0].text):
+    if len(cells) >= 2 and cells[0].start == toks[0][0] and YEAR.fullmatch(cells[0].text):
         first = cells.pop(0)  # "2024 1,097 862": a row labelled by its year
         return Part(first.text, first.start, first.end), cells
     label = None
@@ -209,7 +210,7 @@ _MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)  # "May 28
 def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
     """The token toks[i] is a year closing a date in the row's label ("Missouri May 28, 2023 $ 44", "Balance at
     December 31, 2022 1,234"): a year right after a month and day is the date's, no cell."""
-    if i < 2 or not re.fullmatch(r"(?:19|20)\d\d", text[toks[i][0]:toks[i][1]]):
+    if i < 2 or not YEAR.fullmatch(text[toks[i][0]:toks[i][1]]):
         return False
     return bool(_MONTH_DAY.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
 
@@ -410,7 +411,7 @@ def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Pa
     s, e = line
     found = list(_MONTH_DAY.finditer(text, s, e))
     if not periods or len(found) != len(periods) or _MONTH_DAY.sub("", text[s:e]).strip() \
-            or not all(re.fullmatch(r"(?:19|20)\d\d", p.text) for p in periods):
+            or not all(YEAR.fullmatch(p.text) for p in periods):
         return []
     return [Part(m.group(0), m.start(), m.end()) for m in found]
 
@@ -890,7 +891,7 @@ def year_of(part_text: str) -> str | None:
     vs. 2021": a change column)."""
     if compared(part_text):
         return None
-    m = re.search(r"(?:19|20)\d\d", part_text)
+    m = YEAR.search(part_text)
     if m:
         return m.group(0)
     m = re.search(r"(?:FY|Q[1-4])\s*'?(\d\d)\b", part_text, re.IGNORECASE)
@@ -979,7 +980,7 @@ def headerless(text: str, start: int, end: int, row: TableRow) -> bool:
     header line, no prose (`_leading`); not a line of periods, or a contents entry (a year among its cells)."""
     line = text[text.rfind("\n", 0, start) + 1:start] + text[start:end]
     return not (row.mapped or len(row.cells) < 2 or _is_column_line(line, _periods(line, 0, len(line)))
-                or any(re.fullmatch(r"(?:19|20)\d\d", c.text) for c in row.cells)) and _leading(text, start)
+                or any(YEAR.fullmatch(c.text) for c in row.cells)) and _leading(text, start)
 
 
 def _leading(text: str, start: int) -> bool:

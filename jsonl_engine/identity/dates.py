@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+YEAR = re.compile(r"(?:19|20)\d\d")  # a year as documents print it ("2023"): fullmatch a token, or search a text
 _MONTHS = {m: i for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
      "december"), 1)}
