@@ -99,7 +99,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jsonl_engine.answer.tables import COUNT_WORD, VERSUS, TableRow, quarter_of, year_of
-from jsonl_engine.identity.dates import DATE, YEAR, parse_date
+from jsonl_engine.identity.dates import DATE, MONTH, YEAR, parse_date
 
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
@@ -461,8 +461,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
 
 # a header line of one group ending in a month and day, its years on the column line below ("Three Months Ended
 # April 30," over "2023 2022"): each year's column ends on that day
-_GROUP_DAY = re.compile(r"\bended\s+((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}),?\s*$",
-                        re.IGNORECASE)
+_GROUP_DAY = re.compile(rf"\bended\s+({MONTH}\s+\d{{1,2}}),?\s*$", re.IGNORECASE)
 
 
 def _group_day(table: TableRow) -> str | None:

@@ -61,7 +61,7 @@ from jsonl_engine.answer.tables import (
 )
 from jsonl_engine.answer.units import Asked, carries, counts_only, framed, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
-from jsonl_engine.identity.dates import YEAR
+from jsonl_engine.identity.dates import MONTH_WORDS, YEAR
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -124,11 +124,10 @@ _JOINS = frozenset({"of", "and", "to"})  # inside an item's name: "cost of goods
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 _QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
 _HEADER_TEXT = """
-january february march april may june july august september october november december jan feb mar apr jun jul
-aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
+as of at fiscal year years ended ending months weeks three six nine twelve quarter
 quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
 """
-_HEADER_WORDS = frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
+_HEADER_WORDS = MONTH_WORDS | frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
@@ -707,8 +706,7 @@ def _column_header(body: str) -> bool:
 
 _DOCUMENT_NAMED = re.compile(r"\b(?:8|10)-?[KQ]\b|\bdated\s+(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{4}-\d{2}-\d{2})",
                              re.IGNORECASE)  # "8-K", "10-K", "dated March 1, 2023": the document to read
-_MONTH_KEYS = frozenset(keys("january february march april may june july august september october november december "
-                             "jan feb mar apr jun jul aug sep sept oct nov dec"))
+_MONTH_KEYS = frozenset(k for word in MONTH_WORDS for k in keys(word))
 
 
 _PER_UNIT = re.compile(r"\bper\s+(?:\w+\s+){0,2}(?:share|unit)s?\b", re.IGNORECASE)  # "per common share"
