@@ -297,6 +297,18 @@ def _joined(seq: list[str]) -> str:
     return " " + " ".join(seq) + " "
 
 
+def _keyed(table: Mapping[tuple[str, ...], Sequence[str]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """trigger -> its phrases as joined keys, a phrase without a key left out: "u s" ("United States" is printed
+    "U.S.", which retrieval searches) is single letters, no label a unit's keys can hold."""
+    return {trigger: tuple(_joined(keys(p)) for p in phrases if keys(p)) for trigger, phrases in table.items()}
+
+
+# retrieval's related phrases (vocabulary.py EXPANSIONS) but a statement's name, and the labels an analyst's words
+# name (ANALYST_ITEMS), as keys: built once, not per question
+_EXPANDED = _keyed({t: [p for p in phrases if not _STATEMENT_NAMES.search(p)] for t, phrases in EXPANSIONS.items()})
+_ANALYST_LABELS = _keyed(ANALYST_ITEMS)
+
+
 def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
     tokens = tokenize(query)
@@ -309,11 +321,9 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             continue
         alts: list[str] = []
         items: list[str] = []
-        for trigger, phrases in EXPANSIONS.items():
+        for trigger, phrases in _EXPANDED.items():
             if t in trigger and trigger in grams:
-                for phrase in phrases:
-                    if not _STATEMENT_NAMES.search(phrase) and keys(phrase):  # "u s": no key (single letters)
-                        alts.append(_joined(keys(phrase)))
+                alts.extend(phrases)
         for trigger, phrases in LINE_ITEMS.items():
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
@@ -330,8 +340,8 @@ def _analyst_items(term: str, grams: Collection[tuple[str, ...]], held: bool = F
     its own stock" -> "Repurchases of common stock"), for a term of those words: a row or a sentence opening with
     one names the asked item. Words only saying an item is held (vocabulary.py HOLDING: "sitting on") name none
     when the question names its line item itself (`held`: "how much inventory was Acme sitting on")."""
-    return [_joined(keys(phrase)) for trigger, phrases in ANALYST_ITEMS.items() if term in trigger and trigger in grams
-            and not (held and trigger in HOLDING) for phrase in phrases]
+    return [label for trigger, labels in _ANALYST_LABELS.items() if term in trigger and trigger in grams
+            and not (held and trigger in HOLDING) for label in labels]
 
 
 def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
