@@ -179,3 +179,32 @@ def test_kb_answer_cites_the_continued_rows_cell_with_the_page_befores_columns(k
         assert cell["column"] == "Six Months Ended June 25, 2023"
         assert text[cell["start"]:cell["end"]] == cell["text"]
         assert cell["unit"] == "(in millions)"
+
+
+def test_one_answers_rows_read_each_page_once(kb, pages):
+    """An answer's table rows share its pages (pages.PageTexts): the leading rows of a page, continued from the page
+    before, ask the store for that page once, not once a row, and read as they do without the cache."""
+    from jsonl_engine.answer.pages import PageTexts, read_table_row
+
+    store, doc = kb
+
+    class Counting:  # the store, counting the pages asked for
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, int]] = []
+
+        def __getattr__(self, name: str):
+            return getattr(store, name)
+
+        def page_texts(self, keys, chars=None):
+            self.asked.extend(keys)
+            return store.page_texts(keys, chars)
+
+    i = _continued_page(pages, "Total net sales $")
+    text = store.page(doc, i + 1).text
+    labels = ("Total net sales $", "Missiles and Fire Control", "Rotary and Mission Systems", "Space 3,166")
+    counting = Counting()
+    texts = PageTexts(counting)
+    shared = [read_table_row(counting, doc, i + 1, text, *_span(text, label), texts) for label in labels]
+    assert counting.asked == [(doc, i)]  # the page before, once for the four rows
+    alone = [read_table_row(store, doc, i + 1, text, *_span(text, label)) for label in labels]
+    assert shared == alone and all(any(h.pages_back for h in r.headers) for r in shared)

@@ -9,7 +9,7 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from jsonl_engine.answer.pages import page_spans_boxes, read_table_row, table_row_on_page
+from jsonl_engine.answer.pages import PageTexts, page_spans_boxes, read_table_row, table_row_on_page
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.tables import TableRow, number
 from jsonl_engine.errors import NotFound
@@ -32,9 +32,10 @@ def stated_numbers(text: str) -> set[Decimal]:
     return out
 
 
-def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int) -> list[tuple[int, TableRow]]:
-    """The table rows overlapping [start, end) of a cited passage, each read on its page: a section's text, or a
-    page's (a strategy citing whole pages names them "<document>:p<N>")."""
+def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int,
+          texts: PageTexts) -> list[tuple[int, TableRow]]:
+    """The table rows overlapping [start, end) of a cited passage, each read on its page (`texts`: the answer's
+    pages read so far): a section's text, or a page's (a strategy citing whole pages names them "<document>:p<N>")."""
     m = _PAGE_ID.search(passage_id)
     if m:
         number_ = int(m.group(1))
@@ -42,7 +43,7 @@ def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int)
             text = store.page(document_id, number_).text
         except NotFound:
             return []
-        return [(number_, read_table_row(store, document_id, number_, text, seg.start, seg.end))
+        return [(number_, read_table_row(store, document_id, number_, text, seg.start, seg.end, texts))
                 for seg in segment(text) if seg.kind == "row" and seg.start < end and seg.end > start]
     try:
         section = store.section(passage_id)
@@ -51,7 +52,7 @@ def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int)
     out = []
     for seg in segment(section.text):
         if seg.kind == "row" and seg.start < end and seg.end > start:
-            found = table_row_on_page(store, section, seg.start, seg.end)  # type: ignore[arg-type]
+            found = table_row_on_page(store, section, seg.start, seg.end, texts)  # type: ignore[arg-type]
             if found is not None:
                 out.append(found)
     return out
@@ -59,17 +60,19 @@ def _rows(store: Store, document_id: str, passage_id: str, start: int, end: int)
 
 def place_cells(store: Store, citations: list[dict[str, Any]], answer: str) -> None:
     """Add `cell` to kb.answer's citation dicts: the table cell of a verified quote whose figure `answer` states."""
+    texts = PageTexts(store)  # the answer's pages, each read once for all its citations' rows
     for c in citations:
-        c["cell"] = cited_cell(store, c, answer) if c.get("verified") and answer else None
+        c["cell"] = cited_cell(store, c, answer, texts) if c.get("verified") and answer else None
 
 
-def cited_cell(store: Store, citation: dict[str, Any], answer: str) -> dict[str, Any] | None:
-    """The table cell of the citation's quote whose figure the answer states, as kb.answer's `cell`, or None."""
+def cited_cell(store: Store, citation: dict[str, Any], answer: str, texts: PageTexts) -> dict[str, Any] | None:
+    """The table cell of the citation's quote whose figure the answer states, as kb.answer's `cell`, or None
+    (`texts`: the answer's pages read so far)."""
     wanted = stated_numbers(answer)
     if not wanted:
         return None
     start, end = citation["quote_start"], citation["quote_end"]
-    for page, row in _rows(store, citation["document_id"], citation["section_id"], start, end):
+    for page, row in _rows(store, citation["document_id"], citation["section_id"], start, end, texts):
         for cell in row.cells:
             value = number(cell.text)
             if value is not None and not cell.empty and abs(value).normalize() in wanted:

@@ -499,8 +499,10 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 fit_of: Callable[[str], int | None] | None = None) -> list[tuple[int, Input]]:
     """The rows of `passages` whose label names `operand` (with how closely: `_label_fit`, or `fit_of(label)` when
     given) and whose column of the operand's year holds a value; not a share ("%") when the operand asks for none."""
-    from jsonl_engine.answer.pages import table_row_on_page
+    from jsonl_engine.answer.pages import PageTexts, table_row_on_page
 
+    if "texts" not in memo:
+        memo["texts"] = PageTexts(store)  # the computation's pages, each read once
     best: list[tuple[int, Input]] = []
     for p in passages:
         if ("segments", p.section_id) not in memo:
@@ -514,7 +516,7 @@ def _rows_naming(store: Store, operand: Operand, passages: Sequence[Passage], me
                 continue  # read on its page (headers above it) only a row that names the operand (not per share)
             key = ("row", p.section_id, seg.start)
             if key not in memo:
-                on_page = table_row_on_page(store, p, seg.start, seg.end)
+                on_page = table_row_on_page(store, p, seg.start, seg.end, memo["texts"])
                 memo[key] = on_page if on_page else (None, read_row(p.text, seg.start, seg.end))
             page, row = memo[key]
             share = any("%" in c.text for c in row.cells) or _scale(row.unit.text if row.unit else "") in ("percent", "%")

@@ -89,6 +89,13 @@ def _names_candidate(ask: Asked, label: str) -> str | None:
     return next((c for c in ask.among if any(w.startswith(c) for w in words)), None)
 
 
+def _sole(values: Sequence[tuple[Decimal, int]], low: bool) -> int | None:
+    """The index paired with the lowest (`low`) or highest of `values`; None when two share it."""
+    best = min(v for v, _ in values) if low else max(v for v, _ in values)
+    winners = [i for v, i in values if v == best]
+    return winners[0] if len(winners) == 1 else None
+
+
 def pick_cell(ask: Asked, row: TableRow, cells: Sequence[int], flat: Callable[[str], str]) -> Winner | None:
     """Of one row's `cells` (the columns of the periods compared: a year's quarters), the extreme value's cell;
     None when fewer than MIN_ROWS hold a number or two tie. The line names the row and the winning column: "Highest
@@ -96,16 +103,15 @@ def pick_cell(ask: Asked, row: TableRow, cells: Sequence[int], flat: Callable[[s
     values = [(v, i) for i in cells if (v := number(row.cells[i].text)) is not None]
     if len(values) < MIN_ROWS or row.label is None:
         return None
-    best = min(v for v, _ in values) if ask.low else max(v for v, _ in values)
-    winners = [i for v, i in values if v == best]
-    if len(winners) != 1:
+    won = _sole(values, ask.low)
+    if won is None:
         return None
-    cell = row.cells[winners[0]]
+    cell = row.cells[won]
     unit = f" {flat(row.unit.text)}" if row.unit is not None and row.unit.text not in row.label.text else ""
     line = (f"{ask.word.capitalize()} of {len(values)} quarters: {flat(row.label.text).rstrip(' :')}, "
             f"{cell.column_text}: {flat(cell.text)}{unit}")
     why = f"the {ask.word} of its {len(values)} quarters' cells, in column {cell.column_text}"
-    return Winner(-1, winners[0], len(values), line, why)
+    return Winner(-1, won, len(values), line, why)
 
 
 MAX_BETWEEN = 2  # words between the superlative and its measure in a sentence saying it ("largest single program")
@@ -158,17 +164,16 @@ def pick(ask: Asked, lead: TableRow, cell: int, rows: Sequence[TableRow],
             named.add(candidate or "")
     if len(members) < MIN_ROWS or (ask.among and len(named) < len(ask.among)):
         return None  # every candidate named must have its row
-    best = min(v for v, _ in members) if ask.low else max(v for v, _ in members)
-    winners = [i for v, i in members if v == best]
-    if len(winners) != 1:
+    won = _sole(members, ask.low)
+    if won is None:
         return None
-    row = rows[winners[0]]
+    row = rows[won]
     assert row.label is not None
     unit = f" {flat(row.unit.text)}" if row.unit is not None and row.unit.text not in row.label.text else ""
     line = (f"{ask.word.capitalize()} of {len(members)} ({column}): {flat(row.label.text).rstrip(' :')}: "
             f"{flat(row.cells[cell].text)}{unit}")
     why = f"the {ask.word} of {len(members)} rows of its table in column {column}"
-    return Winner(winners[0], cell, len(members), line, why)
+    return Winner(won, cell, len(members), line, why)
 
 
 # Superlatives over sentences: sibling bullets or sentences state the same measure's change, one per member, each

@@ -42,6 +42,7 @@ from jsonl_engine.answer.compute import (
     named_statements,
     seed_document,
 )
+from jsonl_engine.answer.order import YEAR_NAMED
 from jsonl_engine.answer.sentences import segment
 from jsonl_engine.answer.tables import number, table_line
 from jsonl_engine.identity.route import parse_periods
@@ -344,7 +345,6 @@ _NOT_LEGAL = re.compile(r"\b(?:tax|taxes|pension|annuit\w*|derivatives?|hedg\w*|
 _AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(million|billion))?", re.IGNORECASE)
 DOLLARS = 100_000  # a plain amount this large is in dollars; a smaller one, in a note's millions ("$307")
 _THRESHOLD = re.compile(r"\bmore\s+than\s+(\d+(?:\.\d+)?)\s?%", re.IGNORECASE)
-_YEARS = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d%]|,\d)")  # "2022," too, not "2,022"
 ACQUIRED_AT = 2  # `_stated_share` of an acquisition stated with its price
 MAJOR_CUSTOMER = 10  # the share of revenue from which filings name a customer (10% or more: Regulation S-K)
 SHARE_PASSAGES = 12  # passages searched for sentences stating a share of revenue
@@ -357,7 +357,7 @@ def _stated_share(mode: str, text: str, years: set[str]) -> Decimal | None:
     of sales to customers", is no customer named); "acquisition", an acquisition completed or made with its price
     (2) or, less telling, only the stake bought (1); "legal", the largest amount (in millions) a sentence about a
     legal matter states (a settlement, a penalty, damages)."""
-    named = set(_YEARS.findall(text))
+    named = set(YEAR_NAMED.findall(text))  # "2022," too, not "2,022"
     if named and not named & years:
         return None
     if mode == "legal":

@@ -98,8 +98,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jsonl_engine.answer.tables import COUNT_WORD, TableRow, quarter_of, year_of
-from jsonl_engine.identity.dates import DATE, parse_date
+from jsonl_engine.answer.tables import COUNT_WORD, VERSUS, TableRow, quarter_of, year_of
+from jsonl_engine.identity.dates import DATE, MONTH, YEAR, parse_date
 
 T = TypeVar("T")
 W_FIGURE, W_PERIOD_CELL, W_NO_PERIOD_CELL, W_PERIOD_SENTENCE, W_LABEL, W_LABELLED = 0.30, 0.30, 0.15, 0.15, 0.40, 0.30
@@ -205,7 +205,7 @@ _SPAN = re.compile(rf"\b{COUNT_WORD}\s+(?:months|weeks)\b"
                    r"|\byear[- ]to[- ]date\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_IN_TEXT = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,%])")
-_YEAR_NAMED = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|%|,\d)")  # "In fiscal 2017, net sales ..." (not "2,017")
+YEAR_NAMED = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|%|,\d)")  # "In fiscal 2017, net sales ..." (not "2,017")
 _FISCAL_IN_TEXT = re.compile(r"\bFY\s?'?(\d\d)\b|\bfiscal\s+(?:year\s+)?'(\d\d)\b", re.IGNORECASE)  # "FY17", "fiscal '17"
 _HALF_ASKED = re.compile(rf"\b(?:six|6)\s+months\b|\b{_HALF_WEEKS}\b|\b(?:first|second)\s+half\b|\bh[12]\b",
                          re.IGNORECASE)
@@ -285,7 +285,7 @@ def _later_year(ask: Ask, body: str) -> bool:
 def years_named(body: str) -> set[str]:
     """The years a sentence names: "2017", "December 31, 2017", and fiscal short forms ("FY17", "fiscal '17"); a
     date in January or February also names the year before (a retailer's fiscal 2018 ends "February 2, 2019")."""
-    out = {m.group(0) for m in _YEAR_NAMED.finditer(body)}
+    out = {m.group(0) for m in YEAR_NAMED.finditer(body)}
     out |= {str(when.year - 1) for m in DATE.finditer(body)
             if (when := parse_date(m.group(0))) is not None and when.month <= 2}
     return out | {"20" + (m.group(1) or m.group(2)) for m in _FISCAL_IN_TEXT.finditer(body)}
@@ -314,7 +314,7 @@ def _other_period(ask: Ask, body: str) -> bool:
     asked = {*ask.years, *ask.dated, *(e[:4] for e in ask.ends)}
     if not named or named & asked:
         return False
-    first = min((m.start() for m in _YEAR_NAMED.finditer(body)), default=len(body))
+    first = min((m.start() for m in YEAR_NAMED.finditer(body)), default=len(body))
     first = min([first] + [m.start() for m in _FISCAL_IN_TEXT.finditer(body)])
     return len(named) > 1 or not _COMPARED.search(body, 0, first)
 
@@ -390,7 +390,7 @@ _CHANGE_ASKED = re.compile(r"\b(?:chang|increas|decreas|grow|drop|declin|differ|
                            r"\w*", re.IGNORECASE)
 _CHANGE_COLUMN = re.compile(r"^(?:%\s*|percent(?:age)?\s+)?(?:change|increase|decrease|variance|inc\.?|dec\.?)\b"
                             r"|\bchange\b|\bincrease\s*/?\s*\(?decrease\)?"
-                            r"|\S\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+\S", re.IGNORECASE)  # "2022 vs. 2021"
+                            rf"|\S{VERSUS.pattern}\S", re.IGNORECASE)  # "2022 vs. 2021": tables.VERSUS
 
 
 _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:share(?!\s+(?:price|prices|count|repurchases?|buybacks?)\b)|"
@@ -461,8 +461,7 @@ def asked_cells(table: TableRow, years: Sequence[str], quarter: bool = False, ch
 
 # a header line of one group ending in a month and day, its years on the column line below ("Three Months Ended
 # April 30," over "2023 2022"): each year's column ends on that day
-_GROUP_DAY = re.compile(r"\bended\s+((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}),?\s*$",
-                        re.IGNORECASE)
+_GROUP_DAY = re.compile(rf"\bended\s+({MONTH}\s+\d{{1,2}}),?\s*$", re.IGNORECASE)
 
 
 def _group_day(table: TableRow) -> str | None:
@@ -475,7 +474,7 @@ def _group_day(table: TableRow) -> str | None:
 
 def _column_date(column: str, day: str | None) -> str:
     """A column's header as a date: a column of a bare year under a group line ending on `day` is "day, year"."""
-    return f"{day}, {column}" if day and re.fullmatch(r"(?:19|20)\d\d", column.strip()) else column
+    return f"{day}, {column}" if day and YEAR.fullmatch(column.strip()) else column
 
 
 _YEAR_COLUMN = re.compile(r"\b(?:twelve|12)\s+months\b|\b(?:52|53|fifty[-\s]two|fifty[-\s]three)\s+weeks\b"
@@ -710,7 +709,7 @@ def part_words(body: str) -> str | None:
     (a year, a day of a date and an amount of money are no count)."""
     for m in _COUNT_FIGURE.finditer(body):
         before = body[max(0, m.start() - 12):m.start()]
-        if _YEAR_NAMED.fullmatch(m.group(0)) or _DAY_BEFORE.search(before) or before.rstrip().endswith("$"):
+        if YEAR_NAMED.fullmatch(m.group(0)) or _DAY_BEFORE.search(before) or before.rstrip().endswith("$"):
             continue
         rest = body[m.end():]
         end = _PART_CLAUSE_END.search(rest)

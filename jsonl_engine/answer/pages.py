@@ -187,11 +187,29 @@ def _find_boxes(store: Store, docs: dict[str, DocumentInfo], wanted: dict[tuple[
     return out
 
 
+class PageTexts:
+    """A store's page texts, each read once: one answer's (its table rows each read their page, and a row of a
+    table continued from the page before reads that page too, `read_table_row`)."""
+
+    __slots__ = ("store", "_texts")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._texts: dict[tuple[str, int], str | None] = {}
+
+    def get(self, document_id: str, page: int) -> str | None:
+        """The page's stored text, None when it has none."""
+        key = (document_id, page)
+        if key not in self._texts:
+            self._texts[key] = self.store.page_texts([key]).get(key)
+        return self._texts[key]
+
+
 def row_on_page(store: Store, passage: Passage, start: int, end: int,
-                read: Callable[[str, int, int], T]) -> tuple[int, T] | None:
+                read: Callable[[str, int, int], T], texts: PageTexts | None = None) -> tuple[int, T] | None:
     """`read(page_text, page_start, page_end)` of the span [start, end) of a passage's section text, read on the
     one page holding it (so what the page prints above it, outside the section, is in reach); None when the
-    span is not on one page or cannot be placed."""
+    span is not on one page or cannot be placed. `texts`: the answer's pages read so far."""
     first = section_starts(store, passage.document_id).get(passage.section_id)
     if first is None:
         return None
@@ -199,34 +217,38 @@ def row_on_page(store: Store, passage: Passage, start: int, end: int,
     if len(pieces) != 1:
         return None
     page, a, b, s, e = pieces[0]
-    text = store.page_texts([(passage.document_id, page)]).get((passage.document_id, page), "")
+    text = (texts or PageTexts(store)).get(passage.document_id, page) or ""
     if text[a:b] != passage.text[s:e] or (s, e) != (start, end):
         return None
     return page, read(text, a, b)
 
 
-def table_row_on_page(store: Store, passage: Passage, start: int, end: int) -> tuple[int, Any] | None:
+def table_row_on_page(store: Store, passage: Passage, start: int, end: int,
+                      texts: PageTexts | None = None) -> tuple[int, Any] | None:
     """The table row [start, end) of a passage's section text read on its page (`row_on_page`, then
-    `read_table_row`)."""
-    placed = row_on_page(store, passage, start, end, lambda text, a, b: (text, a, b))
+    `read_table_row`); `texts`: the answer's pages read so far (one answer reads many rows of a page)."""
+    texts = texts or PageTexts(store)
+    placed = row_on_page(store, passage, start, end, lambda text, a, b: (text, a, b), texts)
     if placed is None:
         return None
     page, (text, a, b) = placed
-    return page, read_table_row(store, passage.document_id, page, text, a, b)
+    return page, read_table_row(store, passage.document_id, page, text, a, b, texts)
 
 
-def read_table_row(store: Store, document_id: str, page: int, text: str, start: int, end: int) -> Any:
+def read_table_row(store: Store, document_id: str, page: int, text: str, start: int, end: int,
+                   texts: PageTexts | None = None) -> Any:
     """The row text[start:end] of a document's page `page` read as a table (`tables.read_row`); one of the page's
     leading rows printed under no column line of its own read with the column headers printed last on the page
-    before (`tables.read_continued`: a table continued across a page break), those parts at their offsets on that
-    page (pages_back=1). kb.synthesize's claims and kb.answer's cited cells read rows through it alike."""
-    from jsonl_engine.answer.tables import headerless, read_continued, read_row
+    before (`tables.continued_row`: a table continued across a page break), those parts at their offsets on that
+    page (pages_back=1). kb.synthesize's claims and kb.answer's cited cells read rows through it alike; `texts`:
+    the answer's pages read so far (each leading row of a page asks for the page before)."""
+    from jsonl_engine.answer.tables import continued_row, headerless, read_row
 
     row = read_row(text, start, end)
     if not headerless(text, start, end, row):
         return row
-    previous = store.page_texts([(document_id, page - 1)]).get((document_id, page - 1))
-    continued = read_continued(previous, text, start, end) if previous else None
+    previous = (texts or PageTexts(store)).get(document_id, page - 1)
+    continued = continued_row(previous, text, start, end) if previous else None
     return continued or row
 
 

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from jsonl_engine.identity.dates import MONTH_WORDS
+
 Kind = Literal["sentence", "row", "bullet", "header", "heading"]
 
 _BULLET = re.compile(r"^(?:[•●◦▪■□◆➢✓‣⁃·*\-–—¨]|\(?(?:[a-zA-Z]|[ivxIVX]{1,4}|\d{1,2})[.)])\s+\S")
@@ -34,11 +36,6 @@ _ABBREVIATIONS = frozenset({
 MAX_SENTENCE_CHARS = 1200
 # a label on its own line over its value ("Primary Endpoint:", "Probable cause:"): up to 6 words and a colon
 _LABEL_LINE = re.compile(r"[A-Z][^:.;!?\n]{0,60}:")
-_MONTHS = frozenset({
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-    "dec",
-})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +94,7 @@ def classify(line: str) -> Kind | None:
     if len(years) >= 2 and len(line) <= 120 and not _ENDS_SENTENCE.search(line) \
             and not any(_NUMBER.search(t) and not _YEAR.match(t.strip("(),")) for t in tokens):
         return "header"  # "(Millions) 2022 2021 2020", "(Percent of net sales) 2022 2021 Change"
-    if numbers and cells == 1 and len(tokens) >= 2 and tokens[-2].lower().rstrip(".,") in _MONTHS:
+    if numbers and cells == 1 and len(tokens) >= 2 and tokens[-2].lower().rstrip(".,") in MONTH_WORDS:
         numbers = []  # "Years ended December 31": a date, not a cell
     if numbers:
         label = tokens[:len(tokens) - cells]

@@ -61,6 +61,7 @@ from jsonl_engine.answer.tables import (
 )
 from jsonl_engine.answer.units import Asked, carries, counts_only, framed, names_in, unnamed
 from jsonl_engine.answer.units import asked as asked_units
+from jsonl_engine.identity.dates import MONTH_WORDS, YEAR
 from jsonl_engine.identity.route import parse_periods
 from jsonl_engine.ingest.normalize import collapse_ws
 from jsonl_engine.retrieval import cues
@@ -82,7 +83,6 @@ _DAY_BEFORE = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|
 _PAGE_LINE = re.compile(r"^\s*\d{1,3}\s*\n(?=\s*[A-Z])")  # a page number on its own line, before a sentence
 _COUNT = re.compile(r"(?<![\w.,$])(?!(?:19|20)\d\d\b)\d+(?![\w.,%])")  # "14 airships", not a year
 _WORD = re.compile(r"[A-Za-z]{2,}")
-_YEARLIKE = re.compile(r"(?:19|20)\d\d")
 _LEADER = re.compile(r"\.{6,}|(?:\.\s){5,}|…{3,}")  # a table of contents' dot leaders
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)+\.?\s")
 _GROUP_MARKS = re.compile(r"\((?:\d{1,2}|[a-z])\)")  # footnote marks of a group line: "Units shipped: (2)"
@@ -124,11 +124,10 @@ _JOINS = frozenset({"of", "and", "to"})  # inside an item's name: "cost of goods
 _LABEL_LEAD = frozenset({"total", "consolidated"})  # "Total net sales" names the item "net sales"
 _QUALIFIERS = _LABEL_LEAD | {"net", "gross"}  # words of an item's name that qualify it
 _HEADER_TEXT = """
-january february march april may june july august september october november december jan feb mar apr jun jul
-aug sep sept oct nov dec as of at fiscal year years ended ending months weeks three six nine twelve quarter
+as of at fiscal year years ended ending months weeks three six nine twelve quarter
 quarters in millions thousands billions except per share shares amounts amount data and dollars unaudited
 """
-_HEADER_WORDS = frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
+_HEADER_WORDS = MONTH_WORDS | frozenset(_HEADER_TEXT.split())  # the words of a line of column titles
 Confidence = Literal["high", "medium", "low", "none"]  # the rule: the module docstring
 
 
@@ -211,11 +210,11 @@ def figures_of(text: str) -> frozenset[str]:
         money, num, pct = m.groups()
         if not money and _DAY.search(text, max(0, m.start() - 12), m.end()):
             continue  # "July 13, 2023,": the day of a date, not an amount
-        if not money and not pct and num.endswith(",") and _YEARLIKE.fullmatch(num.rstrip(",")) \
+        if not money and not pct and num.endswith(",") and YEAR.fullmatch(num.rstrip(",")) \
                 and not _DAY_BEFORE.search(text, max(0, m.start() - 16), m.start()):
             continue  # "in fiscal 2022, primarily ...": a year, the comma ending the clause (a date's year stays)
         plain = num.replace(",", "")
-        if money or pct or "," in num or "." in num or (len(plain) >= 3 and not _YEARLIKE.fullmatch(plain)):
+        if money or pct or "," in num or "." in num or (len(plain) >= 3 and not YEAR.fullmatch(plain)):
             found.add(plain)
     return frozenset(found)
 
@@ -298,6 +297,18 @@ def _joined(seq: list[str]) -> str:
     return " " + " ".join(seq) + " "
 
 
+def _keyed(table: Mapping[tuple[str, ...], Sequence[str]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """trigger -> its phrases as joined keys, a phrase without a key left out: "u s" ("United States" is printed
+    "U.S.", which retrieval searches) is single letters, no label a unit's keys can hold."""
+    return {trigger: tuple(_joined(keys(p)) for p in phrases if keys(p)) for trigger, phrases in table.items()}
+
+
+# retrieval's related phrases (vocabulary.py EXPANSIONS) but a statement's name, and the labels an analyst's words
+# name (ANALYST_ITEMS), as keys: built once, not per question
+_EXPANDED = _keyed({t: [p for p in phrases if not _STATEMENT_NAMES.search(p)] for t, phrases in EXPANSIONS.items()})
+_ANALYST_LABELS = _keyed(ANALYST_ITEMS)
+
+
 def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
     """Salient terms with their keys and, from retrieval's vocabulary, the phrases filings use instead."""
     tokens = tokenize(query)
@@ -310,11 +321,9 @@ def _terms(query: str, terms: Sequence[str]) -> list[_Term]:
             continue
         alts: list[str] = []
         items: list[str] = []
-        for trigger, phrases in EXPANSIONS.items():
+        for trigger, phrases in _EXPANDED.items():
             if t in trigger and trigger in grams:
-                for phrase in phrases:
-                    if not _STATEMENT_NAMES.search(phrase) and keys(phrase):  # "u s": no key (single letters)
-                        alts.append(_joined(keys(phrase)))
+                alts.extend(phrases)
         for trigger, phrases in LINE_ITEMS.items():
             if t in trigger and trigger in ending:
                 items.extend(_joined(keys(phrase)) for phrase in phrases)
@@ -331,8 +340,8 @@ def _analyst_items(term: str, grams: Collection[tuple[str, ...]], held: bool = F
     its own stock" -> "Repurchases of common stock"), for a term of those words: a row or a sentence opening with
     one names the asked item. Words only saying an item is held (vocabulary.py HOLDING: "sitting on") name none
     when the question names its line item itself (`held`: "how much inventory was Acme sitting on")."""
-    return [_joined(keys(phrase)) for trigger, phrases in ANALYST_ITEMS.items() if term in trigger and trigger in grams
-            and not (held and trigger in HOLDING) for phrase in phrases]
+    return [label for trigger, labels in _ANALYST_LABELS.items() if term in trigger and trigger in grams
+            and not (held and trigger in HOLDING) for label in labels]
 
 
 def _item_word(tok: str, term_keys: Collection[str]) -> list[str]:
@@ -702,13 +711,12 @@ def _column_header(body: str) -> bool:
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", body)]
     numbers = [n.rstrip(",.") for n in re.findall(r"\d[\d,.]*", body)]
     return bool(words) and all(w in _HEADER_WORDS for w in words) \
-        and all(len(n) <= 2 or _YEARLIKE.fullmatch(n) for n in numbers)
+        and all(len(n) <= 2 or YEAR.fullmatch(n) for n in numbers)
 
 
 _DOCUMENT_NAMED = re.compile(r"\b(?:8|10)-?[KQ]\b|\bdated\s+(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{4}-\d{2}-\d{2})",
                              re.IGNORECASE)  # "8-K", "10-K", "dated March 1, 2023": the document to read
-_MONTH_KEYS = frozenset(keys("january february march april may june july august september october november december "
-                             "jan feb mar apr jun jul aug sep sept oct nov dec"))
+_MONTH_KEYS = frozenset(k for word in MONTH_WORDS for k in keys(word))
 
 
 _PER_UNIT = re.compile(r"\bper\s+(?:\w+\s+){0,2}(?:share|unit)s?\b", re.IGNORECASE)  # "per common share"
@@ -721,7 +729,7 @@ def _figure_near(tk: Sequence[_Term], content: set[int], body: str) -> bool:
     seq = keys(_SHARE_OF.sub(" ", body))  # "35% of our total workforce": a share of the item, not its figure
     joined = _joined(seq)
     at = [j for i in content for j in tk[i].positions(seq, joined)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not YEAR.fullmatch(k)
                and not (j and seq[j - 1] in _MONTH_KEYS and k.isdigit() and int(k) <= 31)]  # "August 30": a date
     return any(abs(a - f) <= order.NEAR_TOKENS for a in at for f in figures)
 
@@ -750,7 +758,7 @@ def _figure_by(head: Sequence[str], body: str) -> bool:
     seq = keys(_SHARE_OF.sub(" ", body))
     n = len(head)
     at = [j for j in range(len(seq) - n + 1) if tuple(seq[j:j + n]) == tuple(head)]
-    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not _YEARLIKE.fullmatch(k)]
+    figures = [j for j, k in enumerate(seq) if k[0].isdigit() and not YEAR.fullmatch(k)]
     return any(0 < f - (a + n - 1) <= order.NEAR_TOKENS or 0 < a - f <= order.NEAR_TOKENS for a in at for f in figures)
 
 
@@ -773,7 +781,7 @@ def _spread(items: list[_Unit], n: int) -> list[_Unit]:
 def _named_numbers(tk: Sequence[_Term]) -> frozenset[str]:
     """The numbers the question itself writes (its numeric keys: "152" of "the Kestrel 152"), which are no answer; not
     its years (the asked period, which order.py weighs)."""
-    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not _YEARLIKE.fullmatch(k))
+    return frozenset(k for t in tk for k in t.keys if k[0].isdigit() and not YEAR.fullmatch(k))
 
 
 def _has_figure(text: str) -> bool:
@@ -917,7 +925,7 @@ def _order(chosen: list[_Unit], tk: Sequence[_Term], ask: order.Ask, readings: d
         label_share, labelled, label_extra, item, by_period = 0.0, False, 0, False, False
         if reading is not None and reading.row.label is not None and u.matched:
             label_keys = grouped_label(u.passage.text, u.seg, reading.row.label.text)
-            by_period = _YEARLIKE.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
+            by_period = YEAR.fullmatch(reading.row.label.text.strip()) and u.seg.lead is not None
             if by_period:  # "2024 1,097 862": a row labelled by its period is about what its table's lead-in names
                 label_keys = keys(u.passage.text[u.seg.lead[0]:u.seg.lead[1]])
             asked = content - named_by_title[u.passage.document_id] - framing
@@ -1399,7 +1407,7 @@ def pool_depth(depth: int) -> int:
 def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 4000,
                document_ids: list[str] | None = None, statuses: Sequence[str] = ("approved",),
                max_claims: int = MAX_CLAIMS) -> Synthesis:
-    from jsonl_engine.answer.pages import table_row_on_page
+    from jsonl_engine.answer.pages import PageTexts, table_row_on_page
     from jsonl_engine.identity.statements import statement_pages
     from jsonl_engine.retrieval import answer_terms, retrieve
 
@@ -1412,9 +1420,10 @@ def synthesize(store: Store, query: str, *, depth: int = 5, max_chars: int = 400
     deep = [p for p in found.passages[depth:] if p.section_id not in have and p.document_id in docs]
     passages = passages + deep
     cards = store.cards(sorted({p.document_id for p in passages})) if passages else {}  # read once for the four below
+    texts = PageTexts(store)  # the answer's pages, each read once for all its table rows
     out = compose(query, answer_terms(query), passages, max_chars=max_chars, first=found.period_documents,
                   max_claims=max_claims,
-                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end),
+                  read_table=lambda p, seg: table_row_on_page(store, p, seg.start, seg.end, texts),
                   statement_pages=pages, deep={p.section_id for p in deep},
                   page_sections=lambda p, page, have: _page_sections(store, p, page, have),
                   ends=period_ends(query, cards), annual=annual_reports(cards), issuers=entities(cards),

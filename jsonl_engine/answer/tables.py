@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from jsonl_engine.answer.sentences import classify, joined_rows
+from jsonl_engine.identity.dates import YEAR
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
@@ -189,7 +190,7 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
         cells.append(Cell(text[s:e], s, e, empty=bool(_DASH.match(text[s:e]))))
         i -= 1
     cells.reverse()
-    if len(cells) >= 2 and cells[0].start == toks[0][0] and re.fullmatch(r"(?:19|20)\d\d", cells[0].text):
+    if len(cells) >= 2 and cells[0].start == toks[0][0] and YEAR.fullmatch(cells[0].text):
         first = cells.pop(0)  # "2024 1,097 862": a row labelled by its year
         return Part(first.text, first.start, first.end), cells
     label = None
@@ -203,15 +204,15 @@ def cells_of(text: str, start: int, end: int) -> tuple[Part | None, list[Cell]]:
     return label, cells
 
 
-_DATE_BEFORE_YEAR = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)  # "May 28,": a date's month and day
 
 
 def _dates_label(text: str, toks: list[tuple[int, int]], i: int) -> bool:
     """The token toks[i] is a year closing a date in the row's label ("Missouri May 28, 2023 $ 44", "Balance at
     December 31, 2022 1,234"): a year right after a month and day is the date's, no cell."""
-    if i < 2 or not re.fullmatch(r"(?:19|20)\d\d", text[toks[i][0]:toks[i][1]]):
+    if i < 2 or not YEAR.fullmatch(text[toks[i][0]:toks[i][1]]):
         return False
-    return bool(_DATE_BEFORE_YEAR.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
+    return bool(_MONTH_DAY.fullmatch(text[toks[i - 2][0]:toks[i - 1][1]]))
 
 
 def _line_spans(text: str, before: int) -> list[tuple[int, int]]:
@@ -302,9 +303,6 @@ def read_row(text: str, start: int, end: int) -> TableRow:
     if columns:
         cells = [Cell(c.text, c.start, c.end, c.empty, col) for c, col in zip(cells, columns, strict=True)]
     return TableRow(label, tuple(cells), unit, tuple(headers))
-
-
-_MONTH_DAY = re.compile(rf"{_MONTH}\.?\s+\d{{1,2}},?", re.IGNORECASE)
 
 
 MAX_TITLE_LINES = 12  # lines of wrapped column titles read above a table's first row
@@ -413,7 +411,7 @@ def _days_over(text: str, line: tuple[int, int], periods: list[Part]) -> list[Pa
     s, e = line
     found = list(_MONTH_DAY.finditer(text, s, e))
     if not periods or len(found) != len(periods) or _MONTH_DAY.sub("", text[s:e]).strip() \
-            or not all(re.fullmatch(r"(?:19|20)\d\d", p.text) for p in periods):
+            or not all(YEAR.fullmatch(p.text) for p in periods):
         return []
     return [Part(m.group(0), m.start(), m.end()) for m in found]
 
@@ -853,7 +851,7 @@ def _repeats(periods: list[Part]) -> int:
 
 
 # two periods printed as one column's title, the change between them: "2022 vs. 2021", "Q2'23 vs. Q2'22"
-_VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
+VERSUS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.IGNORECASE)
 
 
 _TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNORECASE)
@@ -861,7 +859,7 @@ _TRAILING_VERSUS = re.compile(r"\s+\S+\s+(?:vs\.?|versus)\s+\S+\s*$", re.IGNOREC
 
 def compared(part_text: str) -> bool:
     """A column part naming two periods compared ("2022 vs. 2021"): a change column, no period's own."""
-    return bool(_VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
+    return bool(VERSUS.search(part_text)) and len(PERIOD.findall(part_text)) == 2
 
 
 def _compared(text: str, periods: list[Part]) -> list[Part]:
@@ -869,7 +867,7 @@ def _compared(text: str, periods: list[Part]) -> list[Part]:
     the column printing the change between them ("2022 2021 2020 2022 vs. 2021": four columns, not five)."""
     out: list[Part] = []
     for p in periods:
-        if out and _VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
+        if out and VERSUS.fullmatch(text[out[-1].end:p.start]) and not compared(out[-1].text):
             out[-1] = Part(text[out[-1].start:p.end], out[-1].start, p.end)
         else:
             out.append(p)
@@ -893,7 +891,7 @@ def year_of(part_text: str) -> str | None:
     vs. 2021": a change column)."""
     if compared(part_text):
         return None
-    m = re.search(r"(?:19|20)\d\d", part_text)
+    m = YEAR.search(part_text)
     if m:
         return m.group(0)
     m = re.search(r"(?:FY|Q[1-4])\s*'?(\d\d)\b", part_text, re.IGNORECASE)
@@ -941,6 +939,12 @@ def read_continued(previous: str, text: str, start: int, end: int) -> TableRow |
     has its own column line, or the page before gives it no columns."""
     if not headerless(text, start, end, read_row(text, start, end)):
         return None
+    return continued_row(previous, text, start, end)
+
+
+def continued_row(previous: str, text: str, start: int, end: int) -> TableRow | None:
+    """`read_continued` of a row already found `headerless` (pages.read_table_row reads the row once, and reads the
+    page before only for such a row)."""
     tail = len(previous)
     for s, e in _line_spans(previous + "\n", len(previous) + 1):  # the page before's page number, at its foot
         if s == e or _PAGE_NUMBER.fullmatch(previous[s:e]):
@@ -976,7 +980,7 @@ def headerless(text: str, start: int, end: int, row: TableRow) -> bool:
     header line, no prose (`_leading`); not a line of periods, or a contents entry (a year among its cells)."""
     line = text[text.rfind("\n", 0, start) + 1:start] + text[start:end]
     return not (row.mapped or len(row.cells) < 2 or _is_column_line(line, _periods(line, 0, len(line)))
-                or any(re.fullmatch(r"(?:19|20)\d\d", c.text) for c in row.cells)) and _leading(text, start)
+                or any(YEAR.fullmatch(c.text) for c in row.cells)) and _leading(text, start)
 
 
 def _leading(text: str, start: int) -> bool:

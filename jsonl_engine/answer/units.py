@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from jsonl_engine.answer import wording
+from jsonl_engine.identity.dates import YEAR
 from jsonl_engine.text import STOPWORDS
 
 # canonical unit -> the forms printed after a figure (lower case; matched as whole tokens)
@@ -91,7 +92,6 @@ _MONEY = re.compile(r"\$|\bhow\s+much\s+(?:money\s+)?(?:[\w'’]+\s+){0,5}?(?:pa
                     r"charge|charged|improperly)\b|\b(?:budget|costs?|spending|payments?|funding|fees?|dollars?)\b",
                     re.IGNORECASE)
 _SCALE = frozenset({"million", "millions", "billion", "billions", "thousand", "thousands", "trillion", "trillions"})
-_YEAR = re.compile(r"(?:19|20)\d\d")
 _NUMBER_WORDS = frozenset(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))
 
 
@@ -157,7 +157,7 @@ def _unit_at(tokens: list[str], i: int, want: Asked) -> bool:
         if unit is not None and seen == 0:
             return unit in want.units
         if _singular(low) in want.nouns:
-            return seen == 0 or not _YEAR.fullmatch(tokens[i])  # "in 2019 claims rose": a year, not a count
+            return seen == 0 or not YEAR.fullmatch(tokens[i])  # "in 2019 claims rose": a year, not a count
 
         seen += 1
         if not want.nouns or seen > _LEAD_WORDS:
@@ -224,7 +224,7 @@ def counts_only(body: str) -> bool:
     tokens = _TOKEN.findall(body.replace("-", " - "))
     found = False
     for i, tok in enumerate(tokens):
-        if not tok[0].isdigit() or _YEAR.fullmatch(tok):
+        if not tok[0].isdigit() or YEAR.fullmatch(tok):
             continue
         if i and tokens[i - 1] in ("$", "€", "£"):
             return False

@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from jsonl_engine.identity.route import acronym
+
 _GROUPS: tuple[tuple[str, ...], ...] = (
     ("participant", "participants", "subject", "subjects", "patient", "patients", "volunteer", "volunteers"),
     ("enrol", "enroll", "enrolled", "enrolment", "enrollment", "recruit", "recruited"),
@@ -92,21 +94,19 @@ def alternates(term: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+# small words a name's initials leave out ("Office of Farm Affairs": "OFA")
 _JOINERS = frozenset({"of", "and", "for", "the", "on", "in", "&"})
 
 
 def initials_of(word: str, names: Sequence[str]) -> bool:
     """`word` (three letters or more, upper case in the question) is the initials of one of `names`, or of its
-    last words: "OFA" of "United States Office of Farm Affairs", "BWS" of "Bureau of Widget
-    Standards" (module docstring)."""
-    if len(word) < 3 or not word.isalpha():
+    last words (`identity.route.acronym` of the name's words without its small words, "U.S." one word): "OFA" of
+    "United States Office of Farm Affairs", "BWS" of "Bureau of Widget Standards" (module docstring)."""
+    if not word.isalpha():
         return False
     low = word.lower()
-    for name in names:
-        heads = [w[0].lower() for w in re.findall(r"[A-Za-z][\w'’.-]*", name) if w.lower() not in _JOINERS]
-        if len(heads) >= len(low) and "".join(heads[len(heads) - len(low):]) == low:
-            return True
-    return False
+    return any(acronym(low, [w.lower() for w in re.findall(r"[A-Za-z][\w'’.-]*", name) if w.lower() not in _JOINERS])
+               for name in names)
 
 
 _ITEM_WORDS = r"((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*?)"

@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
+YEAR = re.compile(r"(?:19|20)\d\d")  # a year as documents print it ("2023"): fullmatch a token, or search a text
 _MONTHS = {m: i for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
      "december"), 1)}
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE = (rf"(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}"
+_ABBREVIATIONS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
+MONTH_WORDS = frozenset((*_MONTHS, *_ABBREVIATIONS))  # the words naming a month, lower case: "december", "dec", "sept"
+MONTH = rf"(?:{'|'.join(_ABBREVIATIONS)})[a-z]*\.?"  # a month's name as printed, "Dec.", "Sept" (match ignoring case)
+_DATE = (rf"(?:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH},?\s+\d{{4}}"
          r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4})")
 DATE = re.compile(_DATE, re.I)
 _WORD_DATE = re.compile(r"(?i)(?:(\d{1,2})(?:st|nd|rd|th)?\s+)?([a-z]+)\.?\s*(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})")

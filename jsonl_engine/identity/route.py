@@ -19,7 +19,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -232,10 +232,10 @@ def _other_name(runs: list[tuple[str, ...]], token: str, own: set[str]) -> bool:
     return any(token in run and len(run) >= 2 and any(w not in own for w in run) for run in runs)
 
 
-def _acronym(token: str, words: tuple[str, ...]) -> bool:
+def acronym(token: str, words: Sequence[str]) -> bool:
     """"nwsb" ~ National Widget Safety Board, "ofm" ~ United States Office of Fleet Management, "dow"
-    ~ Department of Widgets: the initials of the name's last two or more words, with or without its small words
-    (three letters at least: "JJ" says too little)."""
+    ~ Department of Widgets: the initials of the name's last two or more words (lower case), with or without its
+    small words (three letters at least: "JJ" says too little)."""
     if len(token) < 3:
         return False
     for kept in (words, tuple(w for w in words if w not in _JOINERS)):
@@ -302,7 +302,7 @@ def entity_scores(query: str, cards: Mapping[str, Card]) -> dict[str, tuple[floa
             share = FIRST_WORD
         if share < FIRST_WORD and (any(_abbreviates(t, ws) and not _other_name(runs, t, own) for t in capital)
                                    or any(_initialises(t, ws) for t in initials)
-                                   or any(_acronym(t, ws) for t in acronyms)):
+                                   or any(acronym(t, ws) for t in acronyms)):
             share = FIRST_WORD
         if share >= MIN_ENTITY:
             matched[name] = share
