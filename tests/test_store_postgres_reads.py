@@ -14,9 +14,11 @@ import pytest
 from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
-from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres import search, text
 from jsonl_engine.store.postgres.text import tokens
 from jsonl_engine.store.repository import Repository
+from jsonl_engine.store.types import COVER_PAGES
+from tests.support.sql import sql
 
 
 def test_sections_on_pages_in_one_statement_are_the_lookups_per_page(dev_kb, pg_dev_kb) -> None:
@@ -111,13 +113,15 @@ def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
         store.close()
 
 
-def _statements(monkeypatch) -> list[str]:
-    """The statements every psycopg cursor executes from now on (their text)."""
+def _statements(monkeypatch, args: list | None = None) -> list[str]:
+    """The statements every psycopg cursor executes from now on (their text; their parameters into `args`)."""
     seen: list[str] = []
     execute = psycopg.Cursor.execute
 
     def counted(self, query, params=None, **kwargs):
         seen.append(str(query))
+        if args is not None:
+            args.append(params)
         return execute(self, query, params, **kwargs)
 
     monkeypatch.setattr(psycopg.Cursor, "execute", counted)
@@ -301,43 +305,41 @@ def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(p
             everything = fresh.scope(None, ["approved"])
             seen = _statements(monkeypatch)
             fresh.search_pages([("operating", "income")], everything, 10)
-            assert [s for s in seen if "FROM postings" in s and "UNION ALL" in s] == []
+            reads = [s for s in seen if s.startswith("SELECT true, lexeme")]  # Source.read's statement
+            assert len(reads) == 1 and "SELECT false" not in reads[0]  # no other kind's postings with the pages
     finally:
         fresh.close()
 
 
-def test_new_phrases_are_stemmed_by_the_counting_statement(pg_dev_kb, monkeypatch) -> None:
-    """Counting phrases whose lexemes the store does not know yet stems them in the counting statement (no
-    statement of their own): the same lexemes `tsqueries` gives, and the same counts in every kind as a store that
-    stemmed them first (one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the
-    index holds no token of, a word never written)."""
+def test_phrases_are_counted_in_one_statement_as_the_server_matches_them(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases sends one statement (no stemming of its own: the daemon makes the lexemes), and each count is
+    the rows the server itself finds holding the phrase (`tsv @@ phraseto_tsquery` of its stems) in every kind:
+    one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the index holds no token of,
+    a word never written."""
     phrases = [("revenue",), ("net", "income"), ("property", "and", "equipment"), ("no", "such", "phrase"),
                ("cash", "flows", "from", "operating", "activities"), ("2022",), ("café",), ("%",), ("zzunseen",),
-               ("total", "assets"), ("revenue",)]
-    kinds = ("pages", "sections", "covers", "documents")
-    stemmed_first = open_store(pg_dev_kb.url)
-    try:
-        with stemmed_first.snapshot():
-            tsqs = stemmed_first._tsqueries(phrases)
-            assert tsqs == search.tsqueries(stemmed_first._conn(), list(dict.fromkeys(phrases)))
-            expected = {kind: stemmed_first.frequencies(kind, phrases) for kind in kinds}
-    finally:
-        stemmed_first.close()
-    assert expected["pages"][("revenue",)] > 0 and expected["pages"][("property", "and", "equipment")] > 0
-    assert expected["pages"][("zzunseen",)] == 0 and tsqs[("%",)] == search.Tsq((), ())
-    for kind in kinds:
+               ("total", "assets"), ("revenue",), ("of", "the", "company")]
+    where = {"pages": "FROM pages", "covers": f"FROM pages WHERE number <= {COVER_PAGES} AND",
+             "sections": "FROM sections", "documents": "FROM pages"}
+    for kind in ("pages", "sections", "covers", "documents"):
         fresh = open_store(pg_dev_kb.url)
         try:
             with fresh.snapshot():
                 seen = _statements(monkeypatch)
-                assert fresh.frequencies(kind, phrases) == expected[kind]
-                assert len([s for s in seen if "FROM postings" not in s]) == 1
-                assert "phraseto_tsquery" in seen[0]
-                assert fresh._tsqueries(phrases) == tsqs  # kept: no statement
-                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                counted = fresh.frequencies(kind, phrases)
+                assert len([s for s in seen if not s.startswith("SELECT true, lexeme")]) == 1, seen
+                assert fresh._tsqueries(phrases) == search.tsqueries(phrases)
                 monkeypatch.undo()
         finally:
             fresh.close()
+        for phrase, n in counted.items():
+            stems = " ".join(text.stems([" ".join(phrase)])[0])
+            what = "COUNT(DISTINCT document_id)" if kind == "documents" else "COUNT(*)"
+            clause = where[kind] + ("" if where[kind].endswith("AND") else " WHERE")
+            assert n == sql(pg_dev_kb, f"SELECT {what} {clause} tsv @@ phraseto_tsquery('{text.CONFIG}', %s)",
+                            (stems,))[0][0], (kind, phrase)
+        assert counted[("revenue",)] > 0 and counted[("zzunseen",)] == 0 and counted[("no", "such", "phrase")] == 0
+    assert counted[("property", "and", "equipment")] > 0 and search.tsqueries([("%",)])[("%",)] == search.Tsq((), ())
 
 
 def test_statement_pages_come_with_the_cover_texts(pg_dev_kb, monkeypatch) -> None:
@@ -414,6 +416,16 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
         store.close()
 
 
+def _read_ahead(args: tuple) -> list[str]:
+    """The documents whose postings the counting statement (search._COUNTS) reads ahead, from its parameters."""
+    return args[5]
+
+
+def _first_pages_read(args: tuple) -> list[str]:
+    """The documents whose cover and statement pages the counting statement reads, from its parameters."""
+    return args[6]
+
+
 def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, monkeypatch) -> None:
     """Inside a snapshot scoped to a few documents, counting the pages holding some phrases reads those
     documents' page and section postings of the phrases' words in the same statement (words already known to the
@@ -451,9 +463,10 @@ def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, mon
             with store.snapshot(), monkeypatch.context() as patched:
                 store.frequencies("sections", earlier)  # their lexemes known, their page counts not
                 scope = store.scope(docs[:n], ["approved"])
-                seen = _statements(patched)
+                args: list = []
+                seen = _statements(patched, args)
                 store.frequencies("pages", phrases)
-                assert len(seen) == 1 and ("FROM postings" in seen[0]) == (n == 1)
+                assert seen == [search._COUNTS] and bool(_read_ahead(args[0])) == (n == 1)
                 del seen[:]
                 assert searches(store, scope, docs[:n]) == expected[n]
                 assert len([s for s in seen if "FROM postings" in s]) == (0 if n == 1 else 1)  # pages with sections
@@ -480,9 +493,10 @@ def test_a_scoped_querys_counts_bring_its_new_documents_first_pages(pg_dev_kb, m
         with store.snapshot():
             store.scope(docs, ["approved"])
             with monkeypatch.context() as patched:
-                seen = _statements(patched)
+                args = []
+                seen = _statements(patched, args)
                 store.frequencies("pages", [("total", "assets")])
-                assert len(seen) == 1 and "FROM pages" not in seen[0]
+                assert seen == [search._COUNTS] and not _first_pages_read(args[0])
                 assert store.cover_texts(docs) == covers  # not kept past its snapshot: read
                 assert len(seen) == 2
     finally:

@@ -349,8 +349,8 @@ class PostgresStore(Repository):
     # ---- search
 
     def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, search.Tsq]:
-        conn = self._conn()
-        return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
+        """The phrases' lexemes (made in the daemon: search.tsqueries), kept (store.memo)."""
+        return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), search.tsqueries)
 
     def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
         return []  # every phrase counted in one statement (search.frequencies)
@@ -360,25 +360,21 @@ class PostgresStore(Repository):
         src = self._source(gen)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            asked = [p for _, p in keys]
-            known = self._memo.known("tsqueries", asked)
-            new = [p for p in asked if p not in known]  # stemmed by the counting statement (a round trip fewer)
+            asked = list(dict.fromkeys(p for _, p in keys))
+            tsqs = self._tsqueries(asked)
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
             ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
-            others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
+            others = [q for p, q in self._tsqueries(phrases).items() if p not in tsqs] if ahead else []
             firsts = [d for d in ahead if d not in self._firsts_read]  # documents new to the daemon: their first pages
-            counts, more, stemmed, first_pages = search.frequencies(
-                src, kind, list(known.values()), also, [search.query(p) for p in new], ahead, others, firsts)
+            counts, more, first_pages = search.frequencies(src, kind, [tsqs[p] for p in asked], also, ahead, others,
+                                                           firsts)
             self._keep_firsts(firsts, first_pages)
-            tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
-            if new:
-                self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
             for other, found in more.items():
                 kept = {(gen, p): found[tsqs[p]] for p in asked if tsqs[p] in found}
                 self._memo.get_many(f"df:{other}", list(kept), lambda missing, kept=kept: {
                     k: kept[k] for k in missing})
-            by_phrase = dict(zip([*known, *new], counts, strict=True))
-            return {(gen, p): by_phrase[p] for p in asked}
+            by_phrase = dict(zip(asked, counts, strict=True))
+            return {(gen, p): by_phrase[p] for _, p in keys}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
