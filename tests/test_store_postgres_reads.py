@@ -386,9 +386,11 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
     """Once sections_on_pages has been asked for a page search's best pages, a later snapshot's section search
     reads the sections on that many of its page search's best pages (as far back) with its hits' refs, in one
     statement: asking for them next reads nothing, and they are the sections SQLite finds, in the same order; pages
-    past those are still read when asked."""
+    past those are still read when asked (a scope the counts read no refs of: more than READ_AHEAD_DOCS)."""
+    from jsonl_engine.store.postgres import store as pg_store
     from jsonl_engine.store.types import SectionWeights
 
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)
     weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
     docs = [d.document_id for d in pg_dev_kb.documents()][:2]
     store = open_store(pg_dev_kb.url)
@@ -412,6 +414,50 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
             assert store.sections_on_pages(pages[:8], 3) == dev_kb.sections_on_pages(pages[:8], 3)
             assert len(seen) == 1  # the three past those
             monkeypatch.undo()
+    finally:
+        store.close()
+
+
+def test_a_scoped_querys_first_counts_bring_its_documents_section_refs(dev_kb, pg_dev_kb, monkeypatch) -> None:
+    """Counting a query's phrases in a snapshot scoped to a few documents new to the store reads every section's
+    ref of them in the same statement: the section search and sections_on_pages of those documents that follow,
+    in this snapshot and later ones, read no refs (a later query sends its counts and nothing else about
+    sections: its statements are the library's rows at most, once per state), and give what a store that reads
+    them by statement gives (the same hits, refs equal to SQLite's
+    sections on the same pages, in the same order)."""
+    from jsonl_engine.store.postgres import store as pg_store
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    queries = [[("net", "income"), ("total", "assets")], [("revenue",), ("cash", "flows")]]
+
+    def ask(store, phrases):
+        scope = store.scope(docs, ["approved"])
+        store.frequencies("pages", phrases)
+        pages = [(h.document_id, h.number) for h in store.search_pages(phrases, scope, 50)]
+        return pages, store.search_sections(phrases, weights, scope, 50, docs), store.sections_on_pages(pages[:12], 3)
+
+    with monkeypatch.context() as m:
+        m.setattr(pg_store, "READ_AHEAD_DOCS", 0)  # refs read by statement
+        plain = open_store(pg_dev_kb.url)
+        try:
+            expected = []
+            for phrases in queries:
+                with plain.snapshot():
+                    expected.append(ask(plain, phrases))
+        finally:
+            plain.close()
+    store = open_store(pg_dev_kb.url)
+    try:
+        for phrases, (pages, hits, on_pages) in zip(queries, expected, strict=True):
+            with store.snapshot():
+                seen = _statements(monkeypatch)
+                assert ask(store, phrases) == (pages, hits, on_pages) and len(hits) > 10 and len(on_pages) > 12
+                assert on_pages == dev_kb.sections_on_pages(pages[:12], 3)
+                assert search._COUNTS in seen and not [s for s in seen if s != search._COUNTS and "FROM sections" in s]
+                monkeypatch.undo()
+        assert {d for d, _ in store._memo.known("document-refs", docs).items()} == set(docs)
     finally:
         store.close()
 

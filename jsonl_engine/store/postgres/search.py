@@ -622,29 +622,34 @@ def long_key(q: Tsq) -> str | None:
 
 # Statements of the counts (frequencies): one text whatever is asked (empty arrays read nothing), so each reader
 # connection prepares it once (psycopg prepares a statement text on its fifth run) and the server plans it once,
-# not at every query. Every row: (what, key, pages, docs, covers, sections, text, data), `what` one of
-_WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS = range(1, 8)
+# not at every query. Every row: (what, key, pages, docs, covers, sections, text, data, title, ancestors, page map),
+# `what` one of
+_WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS, _REF = range(1, 9)
+_NONE = ", NULL, NULL, NULL"  # the columns of a section's ref only
 _COUNTED = ("pages", "docs", "covers", "sections")  # the count columns of word_stats and term_stats, as read here
 _COLUMN = {kind: 2 + _COUNTED.index(column) for kind, column in TERM_STATS_COLUMN.items()}  # a count row's, per kind
 _COUNTS = (
     # a word's counts in every kind (its postings', migration 10); a pair's (term_stats, migration 8); a listed
     # longer phrase's (term_phrases, migration 9: listed, never written, counts 0): one index lookup a key
-    f"SELECT {_WORD}, lexeme, pages, docs, covers, sections, NULL::text, NULL::bytea FROM word_stats"
-    " WHERE lexeme = ANY(%s::text[])"
-    f" UNION ALL SELECT {_PAIR}, term, pages, docs, covers, sections, NULL, NULL FROM term_stats"
+    f"SELECT {_WORD}, lexeme, pages::bigint, docs, covers, sections, NULL::text, NULL::bytea, NULL::text,"
+    " NULL::text, NULL::text FROM word_stats WHERE lexeme = ANY(%s::text[])"
+    f" UNION ALL SELECT {_PAIR}, term, pages, docs, covers, sections, NULL, NULL{_NONE} FROM term_stats"
     " WHERE term = ANY(%s::text[])"
     f" UNION ALL SELECT {_LONG}, l.phrase, COALESCE(s.pages, 0), COALESCE(s.docs, 0), COALESCE(s.covers, 0),"
-    " COALESCE(s.sections, 0), NULL, NULL FROM term_phrases l LEFT JOIN term_stats s ON s.term = l.phrase"
+    f" COALESCE(s.sections, 0), NULL, NULL{_NONE} FROM term_phrases l LEFT JOIN term_stats s ON s.term = l.phrase"
     " WHERE l.phrase = ANY(%s::text[])"
     # read ahead: some documents' page and section postings of some lexemes (positions on pages for some only)
     f" UNION ALL SELECT CASE WHEN kind = 'pages' THEN {_PAGES} ELSE {_SECTIONS} END, lexeme, n, 0, 0, 0,"
     " document_id, CASE WHEN kind = 'sections' OR lexeme = ANY(%s::text[]) THEN data"
-    f" ELSE substring(data FROM 1 FOR n * {ENTRY}) END FROM postings WHERE kind = ANY('{{pages,sections}}'::text[])"
+    f" ELSE substring(data FROM 1 FOR n * {ENTRY}) END{_NONE} FROM postings WHERE kind = ANY('{{pages,sections}}'::text[])"
     " AND lexeme = ANY(%s::text[]) AND document_id = ANY(%s::text[])"
-    # some documents' cover pages and their stored statement pages
-    f" UNION ALL SELECT {_COVER}, document_id, number, 0, 0, 0, text, NULL FROM pages WHERE number <= {COVER_PAGES}"
-    " AND document_id = ANY(%s::text[])"
-    f" UNION ALL SELECT {_STATEMENTS}, id, 0, 0, 0, 0, statements, NULL FROM documents WHERE id = ANY(%s::text[])")
+    # some documents' cover pages, their stored statement pages and their sections' refs (REF_COLUMNS)
+    f" UNION ALL SELECT {_COVER}, document_id, number, 0, 0, 0, text, NULL{_NONE} FROM pages"
+    f" WHERE number <= {COVER_PAGES} AND document_id = ANY(%s::text[])"
+    f" UNION ALL SELECT {_STATEMENTS}, id, 0, 0, 0, 0, statements, NULL{_NONE} FROM documents"
+    " WHERE id = ANY(%s::text[])"
+    f" UNION ALL SELECT {_REF}, id, rowid, page_start, page_end, length(text), document_id, NULL, title, ancestors,"
+    " CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections WHERE document_id = ANY(%s::text[])")
 
 
 def _keep_ahead(src: Source, documents: Sequence[str], placed: dict[str, bool],
@@ -659,7 +664,15 @@ def _keep_ahead(src: Source, documents: Sequence[str], placed: dict[str, bool],
                                read.get((kind, lex), Postings()))
 
 
-Firsts = dict[str, tuple[list[str], str | None]]  # document id -> its cover pages' texts, its stored statement pages
+class First(NamedTuple):
+    """What a query's counts read of a document new to the daemon (`frequencies`' `firsts`)."""
+
+    covers: list[str]  # its cover pages' texts, in page order
+    statements: str | None  # its stored statement pages
+    refs: list[tuple]  # its sections' refs, as rows of REF_COLUMNS (repository.py)
+
+
+Firsts = dict[str, First]  # document id -> what was read of it
 
 
 def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
@@ -670,18 +683,19 @@ def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[st
     section postings of those documents for the lexemes `placed` ({lexeme: in a phrase of several words}), into
     the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the page
     and section searches of those documents that follow read them there (a round trip fewer). `firsts`: documents
-    whose cover pages' texts and stored statement pages the statement reads too (the second value: the documents
-    found)."""
+    whose cover pages' texts, stored statement pages and sections' refs the statement reads too (the second value:
+    the documents found)."""
     placed = placed if ahead and src.cache is not None and placed else {}
     if not (single or pairs or longs or placed or firsts):
         return {}, {}
     many = sorted(lex for lex, m in placed.items() if m)
     rows = src.conn.execute(_COUNTS, (single, pairs, longs, many, sorted(placed), sorted(ahead) if placed else [],
-                                      list(firsts), list(firsts)), binary=True)
+                                      list(firsts), list(firsts), list(firsts)), binary=True)
     counts: dict[tuple[str, int, str], int] = {}
     read: dict[tuple[str, str], Postings] = {}
     covers: dict[str, list[tuple[int, str]]] = {}
     stored: dict[str, str | None] = {}
+    refs: dict[str, list[tuple]] = {}
     columns = [(k, _COLUMN[k]) for k in kinds]
     for row in rows:
         what, key = row[0], row[1]
@@ -693,10 +707,13 @@ def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[st
             read.setdefault((kind, key), Postings())[doc] = Posting(doc, row[2], row[7])
         elif what == _COVER:  # a cover page: its number and text
             covers.setdefault(key, []).append((int(row[2]), row[6]))
-        else:  # a document's stored statement pages
+        elif what == _STATEMENTS:  # a document's stored statement pages
             stored[key] = row[6]
+        else:  # a section's ref: as a row of REF_COLUMNS
+            refs.setdefault(row[6], []).append((row[2], key, row[6], row[8], row[9], row[3], row[4], row[5], row[10]))
     _keep_ahead(src, ahead, placed, read)
-    found = {d: ([text for _, text in sorted(covers.get(d, ()))], statements) for d, statements in stored.items()}
+    found = {d: First([text for _, text in sorted(covers.get(d, ()))], statements, refs.get(d, []))
+             for d, statements in stored.items()}
     return counts, found
 
 

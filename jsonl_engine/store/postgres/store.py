@@ -124,6 +124,7 @@ _REFS_AND_PAGE_SECTIONS = (
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s")
 READ_AHEAD_DOCS = 4  # a scope of at most this many documents has its postings read with its phrases' counts
+DOCUMENT_REFS = 64  # the documents whose every section's ref a store keeps (read with a query's first counts)
 
 
 class PostgresStore(Repository):
@@ -205,13 +206,28 @@ class PostgresStore(Repository):
             self._ahead = (max(ahead, before) if ahead == len(found) else ahead, back)
 
         def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+            out = self._local_pages(keys)
+            keys = [k for k in keys if k not in out]
             rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
                 rows[i].append(row)
-            return self._page_entries(keys, rows)
+            return {**out, **self._page_entries(keys, rows)}
 
         found_refs = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
         return (pair for d, n in pages for pair in found_refs[(d, n, back)])
+
+    def _local_pages(self, keys: Sequence[tuple[str, int, int]]
+                     ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+        """The page-sections entries of those `keys` (document, page, back) whose document's every ref is kept
+        (`_keep_refs`): its sections starting at most `back` pages before the page and reaching it, by page_start
+        then rowid (_PAGE_SECTIONS' rows), without a statement."""
+        docs = self._memo.known("document-refs", list({d for d, _, _ in keys}))
+        out = {}
+        for d, n, back in keys:
+            if d in docs:
+                out[(d, n, back)] = tuple((r, ref) for r, ref in docs[d][0]
+                                          if n - back <= ref.page_start <= n and ref.page_end >= n)
+        return out
 
     def _page_entries(self, keys: list[tuple[str, int, int]], rows: list[list[Sequence[Any]]]
                       ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
@@ -231,18 +247,30 @@ class PostgresStore(Repository):
         return self._memo.get_many("section-refs", list(rows),
                                    lambda missing: {r: section_ref(rows[r]) for r in missing})
 
-    def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits).
-        Read with them, in the same statement: the sections on the best pages of this snapshot's page search not
-        kept yet, as many pages and as far back as sections_on_pages last asked for a page search's best pages
-        (the section search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
+    def _section_refs(self, sql: Sql, rowids: Sequence[int], documents: Sequence[str] = ()) -> dict[int, SectionRef]:
+        """The refs of these section rowids (of `documents`, when given), kept (`_refs`: not remade from the row for
+        each search's 200 hits), or taken from a document's every ref kept (`_keep_refs`). Read with those not
+        kept, in the same statement: the sections on the best pages of this snapshot's page search not kept yet,
+        as many pages and as far back as sections_on_pages last asked for a page search's best pages (the section
+        search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
+            kept: dict[int, SectionRef] = {}
+            for _, by_rowid in self._memo.known("document-refs", documents).values():
+                kept.update((r, by_rowid[r]) for r in missing if r in by_rowid)
+            missing = [r for r in missing if r not in kept]
+            if not missing:
+                return kept
             count, back = self._ahead or (0, 0)
             keys = [k for k in dict.fromkeys((d, n, back) for d, n in self._found_pages()[:count])
                     if not self._memo.has("page-sections", k)]
+            local = self._local_pages(keys)
+            if local:
+                self._memo.get_many("page-sections", list(local), lambda unseen: {k: local[k] for k in unseen})
+                keys = [k for k in keys if k not in local]
             if not keys:
                 where, args = sql.any_of("rowid", missing)
-                return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
+                return {**kept, **self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}",
+                                                                        args)})}
             hits: dict[int, Sequence[Any]] = {}
             rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for row in sql.rows(_REFS_AND_PAGE_SECTIONS, (missing, [d for d, _, _ in keys], [n for _, n, _ in keys],
@@ -255,7 +283,7 @@ class PostgresStore(Repository):
                 found.sort(key=lambda row: (row[5], row[0]))
             entries = self._page_entries(keys, rows)
             self._memo.get_many("page-sections", keys, lambda unseen: {k: entries[k] for k in unseen})
-            return self._refs(hits)
+            return {**kept, **self._refs(hits)}
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
@@ -301,9 +329,21 @@ class PostgresStore(Repository):
             return
         version = self._db.version()
         self._firsts_read.update(asked)
-        self._local.firsts = (version, {d: texts for d, (texts, _) in found.items()})
-        stored = {(version, d): statements_of(statements) for d, (_, statements) in found.items()}
+        self._local.firsts = (version, {d: first.covers for d, first in found.items()})
+        stored = {(version, d): statements_of(first.statements) for d, first in found.items()}
+        self._keep_refs({d: first.refs for d, first in found.items()})
         self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+
+    def _keep_refs(self, rows: dict[str, list[tuple]]) -> None:
+        """Every section's ref of some documents (REF_COLUMNS rows), kept per document (DOCUMENT_REFS of them): a
+        search of their sections (`_section_refs`) and the sections on their pages (`_local_pages`) then read
+        none (a document's sections never change)."""
+        entries = {}
+        for doc, found in rows.items():
+            refs = self._refs({row[0]: row for row in found})
+            entries[doc] = (tuple(sorted(refs.items(), key=lambda item: (item[1].page_start, item[0]))), refs)
+        self._memo.get_many("document-refs", list(entries), lambda missing: {d: entries[d] for d in missing},
+                            max_entries=DOCUMENT_REFS)
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
         """As the repository's, and in the same statement (inside a snapshot) the documents' stored statement pages,
@@ -413,7 +453,7 @@ class PostgresStore(Repository):
         if not phrases or not within:
             return []
         hits = search.search_sections(self._source(), *self._bm25("sections", phrases), weights, scope, limit, within)
-        refs = self._section_refs(self._sql(), [r for r, _ in hits])
+        refs = self._section_refs(self._sql(), [r for r, _ in hits], within)
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:
