@@ -6,6 +6,7 @@ SearchIndex verbs below (BM25 from the postings, search.py)."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -225,8 +226,11 @@ class PostgresStore(Repository):
         out = {}
         for d, n, back in keys:
             if d in docs:
-                out[(d, n, back)] = tuple((r, ref) for r, ref in docs[d][0]
-                                          if n - back <= ref.page_start <= n and ref.page_end >= n)
+                starts, ordered, _ = docs[d]
+                found = [row for row in ordered[bisect.bisect_left(starts, n - back):bisect.bisect_right(starts, n)]
+                         if row[6] >= n]  # REF_COLUMNS' page_start, page_end: 5, 6
+                refs = self._refs({row[0]: row for row in found})
+                out[(d, n, back)] = tuple((row[0], refs[row[0]]) for row in found)
         return out
 
     def _page_entries(self, keys: list[tuple[str, int, int]], rows: list[list[Sequence[Any]]]
@@ -255,8 +259,8 @@ class PostgresStore(Repository):
         search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
             kept: dict[int, SectionRef] = {}
-            for _, by_rowid in self._memo.known("document-refs", documents).values():
-                kept.update((r, by_rowid[r]) for r in missing if r in by_rowid)
+            for _, _, by_rowid in self._memo.known("document-refs", documents).values():
+                kept.update(self._refs({r: by_rowid[r] for r in missing if r in by_rowid}))
             missing = [r for r in missing if r not in kept]
             if not missing:
                 return kept
@@ -339,9 +343,9 @@ class PostgresStore(Repository):
         search of their sections (`_section_refs`) and the sections on their pages (`_local_pages`) then read
         none (a document's sections never change)."""
         entries = {}
-        for doc, found in rows.items():
-            refs = self._refs({row[0]: row for row in found})
-            entries[doc] = (tuple(sorted(refs.items(), key=lambda item: (item[1].page_start, item[0]))), refs)
+        for doc, found in rows.items():  # the rows kept, each made a ref when first asked for (`_refs`)
+            ordered = sorted(found, key=lambda row: (row[5], row[0]))  # _PAGE_SECTIONS' order
+            entries[doc] = ([row[5] for row in ordered], ordered, {row[0]: row for row in ordered})
         self._memo.get_many("document-refs", list(entries), lambda missing: {d: entries[d] for d in missing},
                             max_entries=DOCUMENT_REFS)
 
