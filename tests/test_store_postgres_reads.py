@@ -161,6 +161,33 @@ def test_a_scoped_query_reads_no_document_row_in_a_state_already_read(pg_server,
         reader.close()
 
 
+def test_a_snapshot_counts_the_documents_again_only_after_a_commit(pg_server) -> None:
+    """The KB generation read with a snapshot's BEGIN (the documents' count and newest sequence number) is not
+    counted again while no transaction has committed since the last snapshot (the same version: that snapshot's
+    generation, not the gated statement's empty count), and is after another daemon adds or removes a document."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        ids = [sync.ingest_text(writer, f"# Doc {i}\n\nSome words {i}.\n", f"d{i}", "text/markdown").document_id
+               for i in range(3)]
+        seen: list[tuple[str, tuple]] = []
+        for _ in range(6):
+            with reader.snapshot():
+                seen.append((reader._db.version(), reader._generation()))
+        assert all(gen[0] == 3 and gen[1] > 0 for _, gen in seen)
+        assert any(a[0] == b[0] for a, b in zip(seen, seen[1:], strict=False))  # kept, not counted
+        for change, count in ((lambda: writer.remove(ids[0]), 2),
+                              (lambda: sync.ingest_text(writer, "# New\n\nMore.\n", "n", "text/markdown"), 3)):
+            before = seen[-1][1]
+            change()
+            with reader.snapshot():
+                seen.append((reader._db.version(), reader._generation()))
+            assert seen[-1][1] != before and seen[-1][1][0] == count
+    finally:
+        writer.close()
+        reader.close()
+
+
 def test_a_snapshot_ends_with_the_next_begin_or_soon_after(pg_server) -> None:
     """A snapshot's read-only transaction is ended by the next BEGIN on its reader (one round trip), or, when the
     reader stays idle, by the janitor soon after: the server then holds no snapshot for it. The next snapshot on

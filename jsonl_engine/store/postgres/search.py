@@ -818,6 +818,9 @@ def fold_stats(conn: Any) -> None:
 
 
 GENERATION = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents"
+# GENERATION read with each snapshot's BEGIN (db.Connections.snapshot_query): not counted again while no transaction
+# has committed since the last snapshot (the documents' count is a scan of their index: 0.3 ms at 1,657 documents)
+SNAPSHOT_GENERATION = GENERATION + " WHERE {changed}"
 
 
 def generation(conn: Any) -> tuple:

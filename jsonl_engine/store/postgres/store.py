@@ -138,10 +138,10 @@ class PostgresStore(Repository):
     def __init__(self, url: str, read_url: str | None = None) -> None:
         search.require_numpy()
         db: Connections | Routed = Connections(url)
-        db.snapshot_query = search.GENERATION
+        db.snapshot_query = search.SNAPSHOT_GENERATION
         if read_url:  # reads on the replica, writes here
             db = Routed(db, read_url)
-            db.replica.snapshot_query = search.GENERATION
+            db.replica.snapshot_query = search.SNAPSHOT_GENERATION
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
