@@ -13,8 +13,8 @@ The postings table (migration 7) holds, per kind, word (lexeme) and document, th
 their token counts and the word's positions: what FTS5's doclists hold. A search reads the postings of its
 phrases' words in one statement (positions only for the words of multi-word phrases), matches each phrase on
 the positions (`a b` where b follows a, as `a <-> b` does) and scores the rows holding any phrase in the
-daemon; a one-word phrase's count of rows is the sum of its postings' lengths, kept in word_stats. The server
-stems each phrase once (tsqueries, memoised by the store), so the words are its lexemes.
+daemon; a one-word phrase's count of rows is the sum of its postings' lengths, kept in word_stats. A phrase's
+lexemes are made here (tsqueries, memoised by the store), as the server's parser makes them of the same stems.
 """
 
 from __future__ import annotations
