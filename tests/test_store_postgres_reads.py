@@ -489,6 +489,43 @@ def test_a_scoped_querys_first_counts_bring_its_documents_section_refs(dev_kb, p
         store.close()
 
 
+def test_the_refs_of_documents_holding_many_sections_are_not_read_ahead(pg_dev_kb, monkeypatch) -> None:
+    """A scope whose documents new to the store hold more than REFS_AHEAD sections together has its cover and
+    statement pages read with its counts, not its refs: its section search reads them by statement, the same
+    hits as a store reading them ahead."""
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    sections = sum(d.sections for d in pg_dev_kb.documents(document_ids=docs))
+    phrases = [("net", "income"), ("total", "assets")]
+
+    def ask(store):
+        with store.snapshot():
+            scope = store.scope(docs, ["approved"])
+            store.frequencies("pages", phrases)
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                hits = store.search_sections(phrases, weights, scope, 50, docs)
+        return hits, seen, store._memo.known("document-refs", docs)
+
+    ahead = open_store(pg_dev_kb.url)
+    try:
+        expected, seen, kept = ask(ahead)
+        assert not [s for s in seen if "FROM sections" in s] and set(kept) == set(docs) and len(expected) > 10
+    finally:
+        ahead.close()
+    for limit in (sections - 1, 0):
+        store = open_store(pg_dev_kb.url)
+        try:
+            with monkeypatch.context() as patched:
+                patched.setattr(search, "REFS_AHEAD", limit)
+                hits, seen, kept = ask(store)
+            assert hits == expected and kept == {} and [s for s in seen if "FROM sections" in s]
+        finally:
+            store.close()
+
+
 def _read_ahead(args: tuple) -> list[str]:
     """The documents whose postings the counting statement (search._COUNTS) reads ahead, from its parameters."""
     return args[5]

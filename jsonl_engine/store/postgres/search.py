@@ -628,6 +628,9 @@ _WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS, _REF = range(1, 9)
 _NONE = ", NULL, NULL, NULL"  # the columns of a section's ref only
 _COUNTED = ("pages", "docs", "covers", "sections")  # the count columns of word_stats and term_stats, as read here
 _COLUMN = {kind: 2 + _COUNTED.index(column) for kind, column in TERM_STATS_COLUMN.items()}  # a count row's, per kind
+# The sections whose refs a query's first counts read ahead at most (a large filing's, or a few smaller ones'): each
+# costs the server its text's length in characters (SectionRef.text_len), about 2 us a section
+REFS_AHEAD = 1500
 _COUNTS = (
     # a word's counts in every kind (its postings', migration 10); a pair's (term_stats, migration 8); a listed
     # longer phrase's (term_phrases, migration 9: listed, never written, counts 0): one index lookup a key
@@ -643,13 +646,15 @@ _COUNTS = (
     " document_id, CASE WHEN kind = 'sections' OR lexeme = ANY(%s::text[]) THEN data"
     f" ELSE substring(data FROM 1 FOR n * {ENTRY}) END{_NONE} FROM postings WHERE kind = ANY('{{pages,sections}}'::text[])"
     " AND lexeme = ANY(%s::text[]) AND document_id = ANY(%s::text[])"
-    # some documents' cover pages, their stored statement pages and their sections' refs (REF_COLUMNS)
+    # some documents' cover pages, their stored statement pages and section counts, and their sections' refs
+    # (REF_COLUMNS) when they hold REFS_AHEAD sections at most together
     f" UNION ALL SELECT {_COVER}, document_id, number, 0, 0, 0, text, NULL{_NONE} FROM pages"
     f" WHERE number <= {COVER_PAGES} AND document_id = ANY(%s::text[])"
-    f" UNION ALL SELECT {_STATEMENTS}, id, 0, 0, 0, 0, statements, NULL{_NONE} FROM documents"
+    f" UNION ALL SELECT {_STATEMENTS}, id, sections, 0, 0, 0, statements, NULL{_NONE} FROM documents"
     " WHERE id = ANY(%s::text[])"
     f" UNION ALL SELECT {_REF}, id, rowid, page_start, page_end, length(text), document_id, NULL, title, ancestors,"
-    " CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections WHERE document_id = ANY(%s::text[])")
+    " CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections WHERE document_id = ANY(%s::text[])"
+    " AND (SELECT COALESCE(SUM(sections), 0) FROM documents WHERE id = ANY(%s::text[])) <= %s::bigint")
 
 
 def _keep_ahead(src: Source, documents: Sequence[str], placed: dict[str, bool],
@@ -669,7 +674,7 @@ class First(NamedTuple):
 
     covers: list[str]  # its cover pages' texts, in page order
     statements: str | None  # its stored statement pages
-    refs: list[tuple]  # its sections' refs, as rows of REF_COLUMNS (repository.py)
+    refs: list[tuple] | None  # its sections' refs, as rows of REF_COLUMNS (repository.py); None when not read
 
 
 Firsts = dict[str, First]  # document id -> what was read of it
@@ -690,11 +695,11 @@ def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[st
         return {}, {}
     many = sorted(lex for lex, m in placed.items() if m)
     rows = src.conn.execute(_COUNTS, (single, pairs, longs, many, sorted(placed), sorted(ahead) if placed else [],
-                                      list(firsts), list(firsts), list(firsts)), binary=True)
+                                      *[list(firsts)] * 4, REFS_AHEAD), binary=True)
     counts: dict[tuple[str, int, str], int] = {}
     read: dict[tuple[str, str], Postings] = {}
     covers: dict[str, list[tuple[int, str]]] = {}
-    stored: dict[str, str | None] = {}
+    stored: dict[str, tuple[str | None, int]] = {}
     refs: dict[str, list[tuple]] = {}
     columns = [(k, _COLUMN[k]) for k in kinds]
     for row in rows:
@@ -707,13 +712,14 @@ def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[st
             read.setdefault((kind, key), Postings())[doc] = Posting(doc, row[2], row[7])
         elif what == _COVER:  # a cover page: its number and text
             covers.setdefault(key, []).append((int(row[2]), row[6]))
-        elif what == _STATEMENTS:  # a document's stored statement pages
-            stored[key] = row[6]
+        elif what == _STATEMENTS:  # a document's stored statement pages and its count of sections
+            stored[key] = (row[6], row[2])
         else:  # a section's ref: as a row of REF_COLUMNS
             refs.setdefault(row[6], []).append((row[2], key, row[6], row[8], row[9], row[3], row[4], row[5], row[10]))
     _keep_ahead(src, ahead, placed, read)
-    found = {d: First([text for _, text in sorted(covers.get(d, ()))], statements, refs.get(d, []))
-             for d, statements in stored.items()}
+    found = {d: First([text for _, text in sorted(covers.get(d, ()))], statements,
+                      got if len(got := refs.get(d, [])) == sections else None)  # all its sections, or none read
+             for d, (statements, sections) in stored.items()}
     return counts, found
 
 

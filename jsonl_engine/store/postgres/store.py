@@ -335,7 +335,7 @@ class PostgresStore(Repository):
         self._firsts_read.update(asked)
         self._local.firsts = (version, {d: first.covers for d, first in found.items()})
         stored = {(version, d): statements_of(first.statements) for d, first in found.items()}
-        self._keep_refs({d: first.refs for d, first in found.items()})
+        self._keep_refs({d: first.refs for d, first in found.items() if first.refs is not None})
         self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
 
     def _keep_refs(self, rows: dict[str, list[tuple]]) -> None:
