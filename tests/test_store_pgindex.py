@@ -205,7 +205,8 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
     """Migration 11 on a KB written with the snowball English stemmer (version 10): its tsvectors, token counts,
     postings, term and word statistics, listed phrases and text_stats become those of the same documents
     ingested with FTS5's stems (text.stems), row for row; the reindex run again changes nothing."""
-    from jsonl_engine.store.postgres import indexing, migrations
+    from jsonl_engine.store.postgres import indexing, migrations, search
+    from jsonl_engine.store.postgres.text import CONFIG, words
 
     memo = ("# Memo\n\nThe proceeds, formerly quarterly, fund international \uf0b7 operations of the 1990s.\n\n"
             "## Total current assets\n\nTotal current assets rose.\n")
@@ -219,8 +220,19 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
             store.close()
 
     old, new = pg_server.new_database("english"), pg_server.new_database("porter")
+
+    def stemmed_by_the_server(phrases):
+        """The phrases' lexemes as engines before migration 11 had the server make them (phraseto_tsquery of the
+        words' stems: the snowball stemmer then stemmed them again), for the vocabulary's listing."""
+        with psycopg_connect(old) as conn:
+            rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text FROM unnest(%s::text[])"
+                                " WITH ORDINALITY AS t(q, i) ORDER BY i", ([words(" ".join(p)) for p in phrases],))
+            found = [re.findall(r"'([^']*)'", r[0]) for r in rows]
+        return {p: search.Tsq(tuple(f), tuple(range(len(f)))) for p, f in zip(phrases, found, strict=True)}
+
     with monkeypatch.context() as m:
         m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:10])
+        m.setattr(search, "tsqueries", stemmed_by_the_server)
         fill(old)
     with psycopg_connect(old) as conn:
         assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 10

@@ -14,9 +14,11 @@ import pytest
 from jsonl_engine.errors import NotFound
 from jsonl_engine.ingest import sync
 from jsonl_engine.store import open_store
-from jsonl_engine.store.postgres import search
+from jsonl_engine.store.postgres import search, text
 from jsonl_engine.store.postgres.text import tokens
 from jsonl_engine.store.repository import Repository
+from jsonl_engine.store.types import COVER_PAGES
+from tests.support.sql import sql
 
 
 def test_sections_on_pages_in_one_statement_are_the_lookups_per_page(dev_kb, pg_dev_kb) -> None:
@@ -111,13 +113,15 @@ def test_readers_are_pooled_by_the_threads_reading_at_once(pg_server) -> None:
         store.close()
 
 
-def _statements(monkeypatch) -> list[str]:
-    """The statements every psycopg cursor executes from now on (their text)."""
+def _statements(monkeypatch, args: list | None = None) -> list[str]:
+    """The statements every psycopg cursor executes from now on (their text; their parameters into `args`)."""
     seen: list[str] = []
     execute = psycopg.Cursor.execute
 
     def counted(self, query, params=None, **kwargs):
         seen.append(str(query))
+        if args is not None:
+            args.append(params)
         return execute(self, query, params, **kwargs)
 
     monkeypatch.setattr(psycopg.Cursor, "execute", counted)
@@ -152,6 +156,33 @@ def test_a_scoped_query_reads_no_document_row_in_a_state_already_read(pg_server,
         writer.update_document(ids[2], status="approved")
         with reader.snapshot():
             assert sorted(reader.scope(wanted, ["approved"]).documents) == sorted(wanted)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_snapshot_counts_the_documents_again_only_after_a_commit(pg_server) -> None:
+    """The KB generation read with a snapshot's BEGIN (the documents' count and newest sequence number) is not
+    counted again while no transaction has committed since the last snapshot (the same version: that snapshot's
+    generation, not the gated statement's empty count), and is after another daemon adds or removes a document."""
+    url = pg_server.new_database()
+    writer, reader = open_store(url), open_store(url)
+    try:
+        ids = [sync.ingest_text(writer, f"# Doc {i}\n\nSome words {i}.\n", f"d{i}", "text/markdown").document_id
+               for i in range(3)]
+        seen: list[tuple[str, tuple]] = []
+        for _ in range(6):
+            with reader.snapshot():
+                seen.append((reader._db.version(), reader._generation()))
+        assert all(gen[0] == 3 and gen[1] > 0 for _, gen in seen)
+        assert any(a[0] == b[0] for a, b in zip(seen, seen[1:], strict=False))  # kept, not counted
+        for change, count in ((lambda: writer.remove(ids[0]), 2),
+                              (lambda: sync.ingest_text(writer, "# New\n\nMore.\n", "n", "text/markdown"), 3)):
+            before = seen[-1][1]
+            change()
+            with reader.snapshot():
+                seen.append((reader._db.version(), reader._generation()))
+            assert seen[-1][1] != before and seen[-1][1][0] == count
     finally:
         writer.close()
         reader.close()
@@ -301,43 +332,41 @@ def test_a_scoped_page_search_reads_its_section_postings_in_the_same_statement(p
             everything = fresh.scope(None, ["approved"])
             seen = _statements(monkeypatch)
             fresh.search_pages([("operating", "income")], everything, 10)
-            assert [s for s in seen if "FROM postings" in s and "UNION ALL" in s] == []
+            reads = [s for s in seen if s.startswith("SELECT true, lexeme")]  # Source.read's statement
+            assert len(reads) == 1 and "SELECT false" not in reads[0]  # no other kind's postings with the pages
     finally:
         fresh.close()
 
 
-def test_new_phrases_are_stemmed_by_the_counting_statement(pg_dev_kb, monkeypatch) -> None:
-    """Counting phrases whose lexemes the store does not know yet stems them in the counting statement (no
-    statement of their own): the same lexemes `tsqueries` gives, and the same counts in every kind as a store that
-    stemmed them first (one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the
-    index holds no token of, a word never written)."""
+def test_phrases_are_counted_in_one_statement_as_the_server_matches_them(pg_dev_kb, monkeypatch) -> None:
+    """Counting phrases sends one statement (no stemming of its own: the daemon makes the lexemes), and each count is
+    the rows the server itself finds holding the phrase (`tsv @@ phraseto_tsquery` of its stems) in every kind:
+    one-word, two-word, listed and unlisted longer phrases, digits, accents, a phrase the index holds no token of,
+    a word never written."""
     phrases = [("revenue",), ("net", "income"), ("property", "and", "equipment"), ("no", "such", "phrase"),
                ("cash", "flows", "from", "operating", "activities"), ("2022",), ("café",), ("%",), ("zzunseen",),
-               ("total", "assets"), ("revenue",)]
-    kinds = ("pages", "sections", "covers", "documents")
-    stemmed_first = open_store(pg_dev_kb.url)
-    try:
-        with stemmed_first.snapshot():
-            tsqs = stemmed_first._tsqueries(phrases)
-            assert tsqs == search.tsqueries(stemmed_first._conn(), list(dict.fromkeys(phrases)))
-            expected = {kind: stemmed_first.frequencies(kind, phrases) for kind in kinds}
-    finally:
-        stemmed_first.close()
-    assert expected["pages"][("revenue",)] > 0 and expected["pages"][("property", "and", "equipment")] > 0
-    assert expected["pages"][("zzunseen",)] == 0 and tsqs[("%",)] == search.Tsq((), ())
-    for kind in kinds:
+               ("total", "assets"), ("revenue",), ("of", "the", "company")]
+    where = {"pages": "FROM pages", "covers": f"FROM pages WHERE number <= {COVER_PAGES} AND",
+             "sections": "FROM sections", "documents": "FROM pages"}
+    for kind in ("pages", "sections", "covers", "documents"):
         fresh = open_store(pg_dev_kb.url)
         try:
             with fresh.snapshot():
                 seen = _statements(monkeypatch)
-                assert fresh.frequencies(kind, phrases) == expected[kind]
-                assert len([s for s in seen if "FROM postings" not in s]) == 1
-                assert "phraseto_tsquery" in seen[0]
-                assert fresh._tsqueries(phrases) == tsqs  # kept: no statement
-                assert len([s for s in seen if "FROM postings" not in s]) == 1
+                counted = fresh.frequencies(kind, phrases)
+                assert len([s for s in seen if not s.startswith("SELECT true, lexeme")]) == 1, seen
+                assert fresh._tsqueries(phrases) == search.tsqueries(phrases)
                 monkeypatch.undo()
         finally:
             fresh.close()
+        for phrase, n in counted.items():
+            stems = " ".join(text.stems([" ".join(phrase)])[0])
+            what = "COUNT(DISTINCT document_id)" if kind == "documents" else "COUNT(*)"
+            clause = where[kind] + ("" if where[kind].endswith("AND") else " WHERE")
+            assert n == sql(pg_dev_kb, f"SELECT {what} {clause} tsv @@ phraseto_tsquery('{text.CONFIG}', %s)",
+                            (stems,))[0][0], (kind, phrase)
+        assert counted[("revenue",)] > 0 and counted[("zzunseen",)] == 0 and counted[("no", "such", "phrase")] == 0
+    assert counted[("property", "and", "equipment")] > 0 and search.tsqueries([("%",)])[("%",)] == search.Tsq((), ())
 
 
 def test_statement_pages_come_with_the_cover_texts(pg_dev_kb, monkeypatch) -> None:
@@ -384,9 +413,11 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
     """Once sections_on_pages has been asked for a page search's best pages, a later snapshot's section search
     reads the sections on that many of its page search's best pages (as far back) with its hits' refs, in one
     statement: asking for them next reads nothing, and they are the sections SQLite finds, in the same order; pages
-    past those are still read when asked."""
+    past those are still read when asked (a scope the counts read no refs of: more than READ_AHEAD_DOCS)."""
+    from jsonl_engine.store.postgres import store as pg_store
     from jsonl_engine.store.types import SectionWeights
 
+    monkeypatch.setattr(pg_store, "READ_AHEAD_DOCS", 0)
     weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
     docs = [d.document_id for d in pg_dev_kb.documents()][:2]
     store = open_store(pg_dev_kb.url)
@@ -412,6 +443,97 @@ def test_the_sections_on_a_page_searchs_best_pages_are_read_with_the_section_hit
             monkeypatch.undo()
     finally:
         store.close()
+
+
+def test_a_scoped_querys_first_counts_bring_its_documents_section_refs(dev_kb, pg_dev_kb, monkeypatch) -> None:
+    """Counting a query's phrases in a snapshot scoped to a few documents new to the store reads every section's
+    ref of them in the same statement: the section search and sections_on_pages of those documents that follow,
+    in this snapshot and later ones, read no refs (a later query sends its counts and nothing else about
+    sections: its statements are the library's rows at most, once per state), and give what a store that reads
+    them by statement gives (the same hits, refs equal to SQLite's
+    sections on the same pages, in the same order)."""
+    from jsonl_engine.store.postgres import store as pg_store
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    queries = [[("net", "income"), ("total", "assets")], [("revenue",), ("cash", "flows")]]
+
+    def ask(store, phrases):
+        scope = store.scope(docs, ["approved"])
+        store.frequencies("pages", phrases)
+        pages = [(h.document_id, h.number) for h in store.search_pages(phrases, scope, 50)]
+        return pages, store.search_sections(phrases, weights, scope, 50, docs), store.sections_on_pages(pages[:12], 3)
+
+    with monkeypatch.context() as m:
+        m.setattr(pg_store, "READ_AHEAD_DOCS", 0)  # refs read by statement
+        plain = open_store(pg_dev_kb.url)
+        try:
+            expected = []
+            for phrases in queries:
+                with plain.snapshot():
+                    expected.append(ask(plain, phrases))
+        finally:
+            plain.close()
+    store = open_store(pg_dev_kb.url)
+    try:
+        for phrases, (pages, hits, on_pages) in zip(queries, expected, strict=True):
+            with store.snapshot():
+                seen = _statements(monkeypatch)
+                assert ask(store, phrases) == (pages, hits, on_pages) and len(hits) > 10 and len(on_pages) > 12
+                assert on_pages == dev_kb.sections_on_pages(pages[:12], 3)
+                assert search._COUNTS in seen and not [s for s in seen if s != search._COUNTS and "FROM sections" in s]
+                monkeypatch.undo()
+        assert {d for d, _ in store._memo.known("document-refs", docs).items()} == set(docs)
+    finally:
+        store.close()
+
+
+def test_the_refs_of_documents_holding_many_sections_are_not_read_ahead(pg_dev_kb, monkeypatch) -> None:
+    """A scope whose documents new to the store hold more than REFS_AHEAD sections together has its cover and
+    statement pages read with its counts, not its refs: its section search reads them by statement, the same
+    hits as a store reading them ahead."""
+    from jsonl_engine.store.types import SectionWeights
+
+    weights = SectionWeights(title=3.0, ancestors=1.5, text=1.0)
+    docs = [d.document_id for d in pg_dev_kb.documents()][:2]
+    sections = sum(d.sections for d in pg_dev_kb.documents(document_ids=docs))
+    phrases = [("net", "income"), ("total", "assets")]
+
+    def ask(store):
+        with store.snapshot():
+            scope = store.scope(docs, ["approved"])
+            store.frequencies("pages", phrases)
+            with monkeypatch.context() as patched:
+                seen = _statements(patched)
+                hits = store.search_sections(phrases, weights, scope, 50, docs)
+        return hits, seen, store._memo.known("document-refs", docs)
+
+    ahead = open_store(pg_dev_kb.url)
+    try:
+        expected, seen, kept = ask(ahead)
+        assert not [s for s in seen if "FROM sections" in s] and set(kept) == set(docs) and len(expected) > 10
+    finally:
+        ahead.close()
+    for limit in (sections - 1, 0):
+        store = open_store(pg_dev_kb.url)
+        try:
+            with monkeypatch.context() as patched:
+                patched.setattr(search, "REFS_AHEAD", limit)
+                hits, seen, kept = ask(store)
+            assert hits == expected and kept == {} and [s for s in seen if "FROM sections" in s]
+        finally:
+            store.close()
+
+
+def _read_ahead(args: tuple) -> list[str]:
+    """The documents whose postings the counting statement (search._COUNTS) reads ahead, from its parameters."""
+    return args[5]
+
+
+def _first_pages_read(args: tuple) -> list[str]:
+    """The documents whose cover and statement pages the counting statement reads, from its parameters."""
+    return args[6]
 
 
 def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, monkeypatch) -> None:
@@ -451,9 +573,10 @@ def test_a_scoped_querys_postings_are_read_with_its_phrase_counts(pg_dev_kb, mon
             with store.snapshot(), monkeypatch.context() as patched:
                 store.frequencies("sections", earlier)  # their lexemes known, their page counts not
                 scope = store.scope(docs[:n], ["approved"])
-                seen = _statements(patched)
+                args: list = []
+                seen = _statements(patched, args)
                 store.frequencies("pages", phrases)
-                assert len(seen) == 1 and ("FROM postings" in seen[0]) == (n == 1)
+                assert seen == [search._COUNTS] and bool(_read_ahead(args[0])) == (n == 1)
                 del seen[:]
                 assert searches(store, scope, docs[:n]) == expected[n]
                 assert len([s for s in seen if "FROM postings" in s]) == (0 if n == 1 else 1)  # pages with sections
@@ -480,9 +603,10 @@ def test_a_scoped_querys_counts_bring_its_new_documents_first_pages(pg_dev_kb, m
         with store.snapshot():
             store.scope(docs, ["approved"])
             with monkeypatch.context() as patched:
-                seen = _statements(patched)
+                args = []
+                seen = _statements(patched, args)
                 store.frequencies("pages", [("total", "assets")])
-                assert len(seen) == 1 and "FROM pages" not in seen[0]
+                assert seen == [search._COUNTS] and not _first_pages_read(args[0])
                 assert store.cover_texts(docs) == covers  # not kept past its snapshot: read
                 assert len(seen) == 2
     finally:

@@ -361,7 +361,7 @@ def keep_vocabulary(conn: Any) -> list[str]:
     added to term_stats and the phrase listed, in one transaction. `conn`: autocommit (migrations.migrate's).
     Returns the keys listed."""
     phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
-    wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
+    wanted = sorted({k for q in search.tsqueries(phrases).values() if (k := search.long_key(q)) is not None})
     listed = {r[0] for r in conn.execute("SELECT phrase FROM term_phrases")}
     if not set(wanted) - listed:
         return []
@@ -408,7 +408,7 @@ def reindex(conn: Any) -> int:
     text_stats (recounted). Re-run safe: nothing is read from what it rewrites. Returns the documents reindexed."""
     conn.execute("TRUNCATE postings, term_stats, word_stats, term_phrases")
     phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
-    wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
+    wanted = sorted({k for q in search.tsqueries(phrases).values() if (k := search.long_key(q)) is not None})
     conn.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (wanted,))
     documents = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY seq").fetchall()]
     totals: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # term_stats', word_stats' sums

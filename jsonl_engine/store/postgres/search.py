@@ -13,8 +13,8 @@ The postings table (migration 7) holds, per kind, word (lexeme) and document, th
 their token counts and the word's positions: what FTS5's doclists hold. A search reads the postings of its
 phrases' words in one statement (positions only for the words of multi-word phrases), matches each phrase on
 the positions (`a b` where b follows a, as `a <-> b` does) and scores the rows holding any phrase in the
-daemon; a one-word phrase's count of rows is the sum of its postings' lengths, kept in word_stats. The server
-stems each phrase once (tsqueries, memoised by the store), so the words are its lexemes.
+daemon; a one-word phrase's count of rows is the sum of its postings' lengths, kept in word_stats. A phrase's
+lexemes are made here (tsqueries, memoised by the store), as the server's parser makes them of the same stems.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ import importlib
 import importlib.util
 import itertools
 import math
-import re
 import struct
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from jsonl_engine.errors import KBUnavailable
-from jsonl_engine.store.postgres.text import CONFIG, words
+from jsonl_engine.store.postgres.text import lexemes as text_lexemes
+from jsonl_engine.store.postgres.text import stems
 from jsonl_engine.store.types import COVER_PAGES, TERM_STATS_COLUMN, PageKey, Phrase, Scope, SectionWeights
 
 K1, B = 1.2, 0.75
@@ -43,12 +43,6 @@ CACHE_BYTES = 64 << 20  # postings data a store keeps (Cache)
 TABLE_ROW = 32  # bytes a row of a Table takes
 DOC_ENTRY = 200  # bytes a Cache entry of one document's posting takes besides its data (key, entry, Posting)
 PLAIN = (1.0, 1.0, 1.0, 1.0)  # weight of each tsvector label D, C, B, A: pages count every hit once
-_TSQUERY = re.compile(r"\s*(?:'((?:[^']|'')*)'|<(-|\d+)>)")
-
-
-def query(phrase: Phrase) -> str:
-    """A phrase as phraseto_tsquery input: its index tokens, space-separated."""
-    return words(" ".join(phrase))
 
 
 class Tsq(NamedTuple):
@@ -59,40 +53,16 @@ class Tsq(NamedTuple):
     offsets: tuple[int, ...]
 
 
-def parse_tsquery(text: str) -> Tsq:
-    """phraseto_tsquery's output (`'a' <-> 'b' <2> 'c'`) as a Tsq; anything else (none is expected) matches no
-    row, as an empty tsquery does."""
-    lexemes: list[str] = []
-    offsets: list[int] = []
-    at, gap, i = 0, None, 0
-    text = text.strip()
-    while i < len(text):
-        m = _TSQUERY.match(text, i)
-        if m is None:
-            return Tsq((), ())
-        i = m.end()
-        if m.group(1) is not None:
-            if lexemes and gap is None:
-                return Tsq((), ())
-            at += gap or 0
-            lexemes.append(m.group(1).replace("''", "'"))
-            offsets.append(at)
-            gap = None
-        else:
-            if not lexemes or gap is not None:
-                return Tsq((), ())
-            gap = 1 if m.group(2) == "-" else int(m.group(2))
-    return Tsq((), ()) if gap is not None else Tsq(tuple(lexemes), tuple(offsets))
-
-
-def tsqueries(conn: Any, phrases: Sequence[Phrase]) -> dict[Phrase, Tsq]:
-    """Each phrase's lexemes, stemmed by the server once (the store memoises them)."""
-    if not phrases:
-        return {}
-    rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text "
-                        "FROM unnest(%s::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
-                        ([query(p) for p in phrases],)).fetchall()
-    return {p: parse_tsquery(r[0]) for p, r in zip(phrases, rows, strict=True)}
+def tsqueries(phrases: Sequence[Phrase]) -> dict[Phrase, Tsq]:
+    """Each phrase as the index holds it, made here, not by the server: its words' stems (`text.stems`, as the rows'
+    were written) read as the `jsonl_english` configuration reads them (`text.lexemes`), one position apart:
+    what phraseto_tsquery of the stems gives (the configuration keeps every token: no gaps), without a round trip."""
+    found: dict[Phrase, Tsq] = {}
+    phrases = list(dict.fromkeys(phrases))
+    for phrase, written in zip(phrases, stems([" ".join(p) for p in phrases]), strict=True):
+        lexemes = tuple(text_lexemes(written))
+        found[phrase] = Tsq(lexemes, tuple(range(len(lexemes))))
+    return found
 
 
 class Posting:
@@ -747,159 +717,140 @@ def long_key(q: Tsq) -> str | None:
     return " ".join(q.lexemes) if len(q.lexemes) >= 3 and q.offsets == tuple(range(len(q.lexemes))) else None
 
 
-# The keys of phrases the statement stems itself (frequencies' `texts`), from phraseto_tsquery's output read as
-# `parse_tsquery` reads it: each lexeme, each pair of consecutive ones, and a phrase's three or more lexemes
-# joined, whatever the gaps between them: every key `paired`, `pairs_of` and `long_key` make of the Tsq, and maybe
-# more (a count is looked up by those keys only: one read for another key is not used).
-_STEMMED = (
-    f"WITH q AS MATERIALIZED (SELECT i, phraseto_tsquery('{CONFIG}', x)::text AS t FROM unnest(%s::text[])"
-    " WITH ORDINALITY AS u(x, i)),"
-    " l AS MATERIALIZED (SELECT q.i, m.n, replace(m.x[1], '''''', '''') AS lex FROM q CROSS JOIN LATERAL"
-    " regexp_matches(q.t, '''((?:[^'']|'''')*)''', 'g') WITH ORDINALITY AS m(x, n)),"
-    " k1 AS (SELECT array_agg(lex) || %s::text[] AS a FROM l),"
-    " k2 AS (SELECT array_agg(a.lex || ' ' || b.lex) || %s::text[] AS a FROM l a JOIN l b ON b.i = a.i"
-    " AND b.n = a.n + 1),"
-    " k3 AS (SELECT array_agg(p) || %s::text[] AS a FROM (SELECT string_agg(lex, ' ' ORDER BY n) AS p FROM l"
-    " GROUP BY i HAVING count(*) >= 3) s) ")
+# Statements of the counts (frequencies): one text whatever is asked (empty arrays read nothing), so each reader
+# connection prepares it once (psycopg prepares a statement text on its fifth run) and the server plans it once,
+# not at every query. Every row: (what, key, pages, docs, covers, sections, text, data, title, ancestors, page map),
+# `what` one of
+_WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS, _REF = range(1, 9)
+_NONE = ", NULL, NULL, NULL"  # the columns of a section's ref only
+_COUNTED = ("pages", "docs", "covers", "sections")  # the count columns of word_stats and term_stats, as read here
+_COLUMN = {kind: 2 + _COUNTED.index(column) for kind, column in TERM_STATS_COLUMN.items()}  # a count row's, per kind
+# The sections whose refs a query's first counts read ahead at most (a large filing's, or a few smaller ones'): each
+# costs the server its text's length in characters (SectionRef.text_len), about 2 us a section
+REFS_AHEAD = 1500
+_COUNTS = (
+    # a word's counts in every kind (its postings', migration 10); a pair's (term_stats, migration 8); a listed
+    # longer phrase's (term_phrases, migration 9: listed, never written, counts 0): one index lookup a key
+    f"SELECT {_WORD}, lexeme, pages::bigint, docs, covers, sections, NULL::text, NULL::bytea, NULL::text,"
+    " NULL::text, NULL::text FROM word_stats WHERE lexeme = ANY(%s::text[])"
+    f" UNION ALL SELECT {_PAIR}, term, pages, docs, covers, sections, NULL, NULL{_NONE} FROM term_stats"
+    " WHERE term = ANY(%s::text[])"
+    f" UNION ALL SELECT {_LONG}, l.phrase, COALESCE(s.pages, 0), COALESCE(s.docs, 0), COALESCE(s.covers, 0),"
+    f" COALESCE(s.sections, 0), NULL, NULL{_NONE} FROM term_phrases l LEFT JOIN term_stats s ON s.term = l.phrase"
+    " WHERE l.phrase = ANY(%s::text[])"
+    # read ahead: some documents' page and section postings of some lexemes (positions on pages for some only)
+    f" UNION ALL SELECT CASE WHEN kind = 'pages' THEN {_PAGES} ELSE {_SECTIONS} END, lexeme, n, 0, 0, 0,"
+    " document_id, CASE WHEN kind = 'sections' OR lexeme = ANY(%s::text[]) THEN data"
+    f" ELSE substring(data FROM 1 FOR n * {ENTRY}) END{_NONE} FROM postings WHERE kind = ANY('{{pages,sections}}'::text[])"
+    " AND lexeme = ANY(%s::text[]) AND document_id = ANY(%s::text[])"
+    # some documents' cover pages, their stored statement pages and section counts, and their sections' refs
+    # (REF_COLUMNS) when they hold REFS_AHEAD sections at most together
+    f" UNION ALL SELECT {_COVER}, document_id, number, 0, 0, 0, text, NULL{_NONE} FROM pages"
+    f" WHERE number <= {COVER_PAGES} AND document_id = ANY(%s::text[])"
+    f" UNION ALL SELECT {_STATEMENTS}, id, sections, 0, 0, 0, statements, NULL{_NONE} FROM documents"
+    " WHERE id = ANY(%s::text[])"
+    f" UNION ALL SELECT {_REF}, id, rowid, page_start, page_end, length(text), document_id, NULL, title, ancestors,"
+    " CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections WHERE document_id = ANY(%s::text[])"
+    " AND (SELECT COALESCE(SUM(sections), 0) FROM documents WHERE id = ANY(%s::text[])) <= %s::bigint")
 
 
-# The lexemes a read ahead takes (frequencies' `ahead`): those of the phrases stemmed here and the others given
-# (with whether a phrase of several words holds them: then their positions are read on pages too).
-_AHEAD = (", ra AS MATERIALIZED (SELECT lex, bool_or(many) AS placed FROM (SELECT lex, count(*) OVER (PARTITION BY i)"
-          " > 1 AS many FROM l UNION ALL SELECT * FROM unnest(%s::text[], %s::bool[]) AS g(lex, many)) x GROUP BY lex) ")
-_PAD = ", NULL::text, NULL::bytea"  # the columns of a read ahead's postings rows
-
-
-_READ_AHEAD = [  # each lexeme read ahead, then its postings rows
-    f"SELECT '', 4, lex, placed::int{_PAD} FROM ra",
-    "SELECT kind, 5, lexeme, n, document_id, CASE WHEN kind = 'sections' OR lexeme = ANY((SELECT array_agg(lex) FROM ra"
-    f" WHERE placed)::text[]) THEN data ELSE substring(data FROM 1 FOR n * {ENTRY}) END FROM postings WHERE kind ="
-    " ANY(ARRAY['pages', 'sections']) AND lexeme = ANY((SELECT array_agg(lex) FROM ra)::text[]) AND document_id ="
-    " ANY(%s::text[])"]
-
-
-_FIRSTS = [  # some documents' cover pages, in order, and their stored statement pages (frequencies' `firsts`)
-    f"SELECT '', 6, document_id, number, text, NULL::bytea FROM pages WHERE number <= {COVER_PAGES} AND document_id"
-    " = ANY(%s::text[])",
-    "SELECT '', 7, id, -1, statements, NULL::bytea FROM documents WHERE id = ANY(%s::text[])"]
-
-
-def _keep_ahead(src: Source, documents: Sequence[str], marked: dict[str, bool],
+def _keep_ahead(src: Source, documents: Sequence[str], placed: dict[str, bool],
                 read: dict[tuple[str, str], Postings]) -> None:
     """A read ahead's postings into the cache, per lexeme and document (one absent from a lexeme's rows holds none
-    of it): sections' with positions, pages' with positions when `marked` says so."""
+    of it): sections' with positions, pages' with positions when `placed` says so."""
     if src.cache is None:
         return
     none = Postings()
     src.cache.put_many([((src.generation, kind, lex), many or kind == "sections", documents, read.get((kind, lex), none))
-                        for lex, many in marked.items() for kind in ("pages", "sections")])
+                        for lex, many in placed.items() for kind in ("pages", "sections")])
 
 
-Firsts = dict[str, tuple[list[str], str | None]]  # document id -> its cover pages' texts, its stored statement pages
+class First(NamedTuple):
+    """What a query's counts read of a document new to the daemon (`frequencies`' `firsts`)."""
+
+    covers: list[str]  # its cover pages' texts, in page order
+    statements: str | None  # its stored statement pages
+    refs: list[tuple] | None  # its sections' refs, as rows of REF_COLUMNS (repository.py); None when not read
+
+
+Firsts = dict[str, First]  # document id -> what was read of it
 
 
 def _counts(src: Source, kinds: Sequence[str], single: list[str], pairs: list[str], longs: list[str],
-            texts: Sequence[str], ahead: Sequence[str] = (), placed: Sequence[tuple[str, bool]] = (),
-            firsts: Sequence[str] = ()) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
-    """frequencies' statement: (kind, words, key) -> count for the one-word (1), two-word (2) and listed longer (3)
-    keys, in each kind, and the Tsqs of `texts` (stemmed by the statement, their keys counted too); none read when
-    there is nothing to count. With `ahead` (some documents), the same statement reads the page and section
-    postings of those documents for the lexemes of `texts` and `placed` ((lexeme, in a phrase of several words)),
-    into the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the
-    page and section searches of those documents that follow read them there (a round trip fewer). `firsts`:
-    documents whose cover pages' texts and stored statement pages the statement reads too (the third value: the
-    documents found)."""
-    ahead = ahead if src.cache is not None else ()
-    if not (single or pairs or texts):
-        return {}, [], {}
-    stemmed = bool(texts or ahead)
-    parts, args = [], []
-    keys = ("(SELECT a FROM k1)::text[]", "(SELECT a FROM k2)::text[]", "(SELECT a FROM k3)::text[]") if stemmed \
-        else ("%s", "%s", "%s")
-    if stemmed:
-        parts.append(f"SELECT '', 0, t, i{_PAD} FROM q")  # the stemmed phrases, in order
-        args += [list(texts), single, pairs, longs]
-    if ahead:
-        args += [[lex for lex, _ in placed], [many for _, many in placed]]
-    for k in kinds:  # a word's counts: its postings' (migration 10), 0 when no row holds it
-        parts.append(f"SELECT %s, 1, lexeme, {TERM_STATS_COLUMN[k]}{_PAD} FROM word_stats WHERE lexeme = ANY({keys[0]})"
-                     f" UNION ALL SELECT %s, 2, term, {TERM_STATS_COLUMN[k]}{_PAD} FROM term_stats "
-                     f"WHERE term = ANY({keys[1]})")
-        args += [k, k] if stemmed else [k, single, k, pairs]
-    for k in kinds if longs or stemmed else ():  # the listed ones (migration 9), 0 when no row holds them
-        parts.append(f"SELECT %s, 3, l.phrase, COALESCE(s.{TERM_STATS_COLUMN[k]}, 0){_PAD} FROM term_phrases l "
-                     f"LEFT JOIN term_stats s ON s.term = l.phrase WHERE l.phrase = ANY({keys[2]})")
-        args += [k] if stemmed else [k, longs]
-    if ahead:
-        parts += _READ_AHEAD
-        args.append(list(ahead))
-    if firsts:
-        parts += _FIRSTS
-        args += [list(firsts), list(firsts)]
-    sql = (_STEMMED + (_AHEAD if ahead else "") if stemmed else "") + " UNION ALL ".join(parts)
-    return _counted(src, src.conn.execute(sql, args, binary=True), len(texts), ahead)
-
-
-def _counted(src: Source, rows: Any, texts: int, ahead: Sequence[str]
-             ) -> tuple[dict[tuple[str, int, str], int], list[Tsq], Firsts]:
-    """`_counts`' rows read: the counts, the stemmed phrases' Tsqs, the postings read ahead put in the cache, the
-    documents' first pages (in page order) and stored statement pages."""
+            ahead: Sequence[str] = (), placed: dict[str, bool] | None = None, firsts: Sequence[str] = ()
+            ) -> tuple[dict[tuple[str, int, str], int], Firsts]:
+    """frequencies' statement (_COUNTS): (kind, words, key) -> count for the one-word (1), two-word (2) and listed
+    longer (3) keys, in each of `kinds`. With `ahead` (some documents), the same statement reads the page and
+    section postings of those documents for the lexemes `placed` ({lexeme: in a phrase of several words}), into
+    the cache (with positions: sections always, pages when the lexeme is in a phrase of several words): the page
+    and section searches of those documents that follow read them there (a round trip fewer). `firsts`: documents
+    whose cover pages' texts, stored statement pages and sections' refs the statement reads too (the second value:
+    the documents found)."""
+    placed = placed if ahead and src.cache is not None and placed else {}
+    if not (single or pairs or longs or placed or firsts):
+        return {}, {}
+    many = sorted(lex for lex, m in placed.items() if m)
+    rows = src.conn.execute(_COUNTS, (single, pairs, longs, many, sorted(placed), sorted(ahead) if placed else [],
+                                      *[list(firsts)] * 4, REFS_AHEAD), binary=True)
     counts: dict[tuple[str, int, str], int] = {}
-    order: dict[int, str] = {}
-    marked: dict[str, bool] = {}
     read: dict[tuple[str, str], Postings] = {}
     covers: dict[str, list[tuple[int, str]]] = {}
-    stored: dict[str, str | None] = {}
-    for k, size, key, n, doc, data in rows.fetchall():  # made in C, not one __next__ a row
-        if size == 5:
-            read.setdefault((k, key), Postings())[doc] = Posting(doc, n, data)
-        elif size == 4:
-            marked[key] = bool(n)
-        elif size == 6:  # a cover page: its number and text
-            covers.setdefault(key, []).append((int(n), doc))
-        elif size == 7:  # a document's stored statement pages
-            stored[key] = doc
-        elif size:
-            counts[(k, size, key)] = int(n)
-        else:
-            order[int(n)] = key
-    _keep_ahead(src, ahead, marked, read)
-    firsts = {d: ([text for _, text in sorted(covers.get(d, ()))], statements) for d, statements in stored.items()}
-    return counts, [parse_tsquery(order[i]) for i in range(1, texts + 1)], firsts
+    stored: dict[str, tuple[str | None, int]] = {}
+    refs: dict[str, list[tuple]] = {}
+    columns = [(k, _COLUMN[k]) for k in kinds]
+    for row in rows.fetchall():  # made in C, not one __next__ a row
+        what, key = row[0], row[1]
+        if what <= _LONG:
+            for k, column in columns:
+                counts[(k, what, key)] = int(row[column])
+        elif what <= _SECTIONS:
+            kind, doc = "pages" if what == _PAGES else "sections", row[6]
+            read.setdefault((kind, key), Postings())[doc] = Posting(doc, row[2], row[7])
+        elif what == _COVER:  # a cover page: its number and text
+            covers.setdefault(key, []).append((int(row[2]), row[6]))
+        elif what == _STATEMENTS:  # a document's stored statement pages and its count of sections
+            stored[key] = (row[6], row[2])
+        else:  # a section's ref: as a row of REF_COLUMNS
+            refs.setdefault(row[6], []).append((row[2], key, row[6], row[8], row[9], row[3], row[4], row[5], row[10]))
+    _keep_ahead(src, ahead, placed, read)
+    found = {d: First([text for _, text in sorted(covers.get(d, ()))], statements,
+                      got if len(got := refs.get(d, [])) == sections else None)  # all its sections, or none read
+             for d, (statements, sections) in stored.items()}
+    return counts, found
 
 
-def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), texts: Sequence[str] = (),
-                ahead: Sequence[str] = (), more_tsqs: Sequence[Tsq] = (), firsts: Sequence[str] = ()
-                ) -> tuple[list[int], dict[str, dict[Tsq, int]], list[Tsq], Firsts]:
+def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str] = (), ahead: Sequence[str] = (),
+                more_tsqs: Sequence[Tsq] = (), firsts: Sequence[str] = ()
+                ) -> tuple[list[int], dict[str, dict[Tsq, int]], Firsts]:
     """Rows of `kind` ("pages", "covers", "sections", "documents") holding each phrase: a one-word phrase's
     count read from word_stats (its postings' lengths summed, documents: their number, kept at ingest; a word
-    never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written counts 0), a listed longer one's too (term_phrases,
-    migration 9; no row: 0), in one statement; other longer phrases matched here on their lexemes' postings,
-    unless a pair of their adjacent lexemes is in no row (0). With `also` (other kinds), the same statement
-    counts the one- and two-word and listed phrases there too: (counts, {kind: {phrase:
-    count}}, stemmed) (a term_stats row holds every kind's count; a search of pages is followed by one of
-    sections). `texts`: more phrases, not stemmed yet (as `query` gives them): the same statement stems them first
-    (as `tsqueries` does: a round trip fewer for a query's new phrases) and counts them too; their Tsqs are
-    `stemmed`, and their counts follow those of `tsqs`. `ahead`: documents whose page and section postings of
-    these phrases' words (and `more_tsqs`') the statement reads into the cache (`_counts`), those of words the
-    cache holds for them already left out. `firsts`: as `_counts`' (the fourth value)."""
-    if not tsqs and not texts:
-        return [], {k: {} for k in also}, [], {}
+    never written counts 0), a two-word phrase's read from term_stats (kept at ingest; a pair never written
+    counts 0), a listed longer one's too (term_phrases, migration 9; no row: 0), in one statement; other longer
+    phrases matched here on their lexemes' postings, unless a pair of their adjacent lexemes is in no row (0).
+    With `also` (other kinds), the same statement counts the one- and two-word and listed phrases there too:
+    (counts, {kind: {phrase: count}}, firsts) (a term_stats row holds every kind's count; a search of pages is
+    followed by one of sections). `ahead`: documents whose page and section postings of these phrases' words
+    (and `more_tsqs`') the statement reads into the cache (`_counts`), those of words the cache holds for them
+    already left out. `firsts`: as `_counts`' (the third value)."""
+    if not tsqs:
+        return [], {k: {} for k in also}, {}
     table = "pages" if kind == "documents" else kind
     single = sorted({q.lexemes[0] for q in tsqs if len(q.lexemes) == 1})
     pairs = sorted({key for q in tsqs if (key := paired(q)) is not None} | {k for q in tsqs for k in pairs_of(q)})
     longs = sorted({key for q in tsqs if (key := long_key(q)) is not None})
-    placed = sorted({(lex, len(q.lexemes) > 1) for q in (*tsqs, *more_tsqs) for lex in q.lexemes}) if ahead else []
-    if src.cache is not None and placed:
-        placed = [(lex, many) for lex, many in placed if any(
-            src.cache.get_docs((src.generation, k, lex), many or k == "sections", ahead)[1] for k in ("pages", "sections"))]
-    counts, stemmed, found_firsts = _counts(src, (kind, *also), single, pairs, longs, texts, ahead, placed, firsts)
-    tsqs = [*tsqs, *stemmed]
+    placed: dict[str, bool] = {}
+    if ahead and src.cache is not None:
+        for q in (*tsqs, *more_tsqs):
+            for lex in q.lexemes:
+                placed[lex] = placed.get(lex, False) or len(q.lexemes) > 1
+        placed = {lex: many for lex, many in placed.items() if any(
+            src.cache.get_docs((src.generation, k, lex), many or k == "sections", ahead)[1] for k in ("pages", "sections"))}
+    counts, found_firsts = _counts(src, (kind, *also), single, pairs, longs, ahead, placed, firsts)
     absent = {q for q in tsqs if any(counts.get((kind, 2, k), 0) == 0 for k in pairs_of(q))}  # count 0: not matched
     listed = {q for q in tsqs if (key := long_key(q)) is not None and (kind, 3, key) in counts}
-    placed = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
-                     and q not in listed for lex in q.lexemes})
-    found = src.read(table, placed, placed, None)
+    matched = sorted({lex for q in tsqs if len(q.lexemes) > 1 and paired(q) is None and q not in absent
+                      and q not in listed for lex in q.lexemes})
+    found = src.read(table, matched, matched, None)
     out = []
     for q in tsqs:
         if len(q.lexemes) == 1:
@@ -916,7 +867,7 @@ def frequencies(src: Source, kind: str, tsqs: Sequence[Tsq], also: Sequence[str]
                 for q in tsqs if len(q.lexemes) == 1 or (key := paired(q)) is not None} for k in also}
     for k in also:  # and the listed long phrases
         more[k].update((q, counts[(k, 3, key)]) for q in listed if (key := long_key(q)) is not None)
-    return out, more, stemmed, found_firsts
+    return out, more, found_firsts
 
 
 def search_pages(src: Source, tsqs: Sequence[Tsq], idfs: Sequence[float], avgdl: float, scope: Scope,
@@ -969,6 +920,9 @@ def fold_stats(conn: Any) -> None:
 
 
 GENERATION = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM documents"
+# GENERATION read with each snapshot's BEGIN (db.Connections.snapshot_query): not counted again while no transaction
+# has committed since the last snapshot (the documents' count is a scan of their index: 0.3 ms at 1,657 documents)
+SNAPSHOT_GENERATION = GENERATION + " WHERE {changed}"
 
 
 def generation(conn: Any) -> tuple:

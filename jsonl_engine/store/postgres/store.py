@@ -6,6 +6,7 @@ SearchIndex verbs below (BM25 from the postings, search.py)."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -144,6 +145,7 @@ _REFS_AND_PAGE_SECTIONS = (
     f" (SELECT {REF_COLUMNS} FROM sections WHERE document_id = t.doc AND page_start BETWEEN t.page - ?::int"
     " AND t.page AND page_end >= t.page) s")
 READ_AHEAD_DOCS = 4  # a scope of at most this many documents has its postings read with its phrases' counts
+DOCUMENT_REFS = 64  # the documents whose every section's ref a store keeps (read with a query's first counts)
 
 
 class PostgresStore(Repository):
@@ -156,10 +158,10 @@ class PostgresStore(Repository):
     def __init__(self, url: str, read_url: str | None = None) -> None:
         search.require_numpy()
         db: Connections | Routed = Connections(url)
-        db.snapshot_query = search.GENERATION
+        db.snapshot_query = search.SNAPSHOT_GENERATION
         if read_url:  # reads on the replica, writes here
             db = Routed(db, read_url)
-            db.replica.snapshot_query = search.GENERATION
+            db.replica.snapshot_query = search.SNAPSHOT_GENERATION
         super().__init__(PostgresDialect(url, db))
         self._db = db
         self._postings = search.Cache()
@@ -225,13 +227,31 @@ class PostgresStore(Repository):
             self._ahead = (max(ahead, before) if ahead == len(found) else ahead, back)
 
         def read(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+            out = self._local_pages(keys)
+            keys = [k for k in keys if k not in out]
             rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for i, row in self._page_rows(sql, [(d, n) for d, n, _ in keys], back):
                 rows[i].append(row)
-            return self._page_entries(keys, rows)
+            return {**out, **self._page_entries(keys, rows)}
 
         found_refs = self._memo.get_many("page-sections", list(dict.fromkeys((d, n, back) for d, n in pages)), read)
         return (pair for d, n in pages for pair in found_refs[(d, n, back)])
+
+    def _local_pages(self, keys: Sequence[tuple[str, int, int]]
+                     ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
+        """The page-sections entries of those `keys` (document, page, back) whose document's every ref is kept
+        (`_keep_refs`): its sections starting at most `back` pages before the page and reaching it, by page_start
+        then rowid (_PAGE_SECTIONS' rows), without a statement."""
+        docs = self._memo.known("document-refs", list({d for d, _, _ in keys}))
+        out = {}
+        for d, n, back in keys:
+            if d in docs:
+                starts, ordered, _ = docs[d]
+                found = [row for row in ordered[bisect.bisect_left(starts, n - back):bisect.bisect_right(starts, n)]
+                         if row[6] >= n]  # REF_COLUMNS' page_start, page_end: 5, 6
+                refs = self._refs({row[0]: row for row in found})
+                out[(d, n, back)] = tuple((row[0], refs[row[0]]) for row in found)
+        return out
 
     def _page_entries(self, keys: list[tuple[str, int, int]], rows: list[list[Sequence[Any]]]
                       ) -> dict[tuple[str, int, int], tuple[tuple[int, SectionRef], ...]]:
@@ -251,18 +271,30 @@ class PostgresStore(Repository):
         return self._memo.get_many("section-refs", list(rows),
                                    lambda missing: {r: section_ref(rows[r]) for r in missing})
 
-    def _section_refs(self, sql: Sql, rowids: Sequence[int]) -> dict[int, SectionRef]:
-        """The refs of these section rowids, kept (`_refs`: not remade from the row for each search's 200 hits).
-        Read with them, in the same statement: the sections on the best pages of this snapshot's page search not
-        kept yet, as many pages and as far back as sections_on_pages last asked for a page search's best pages
-        (the section search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
+    def _section_refs(self, sql: Sql, rowids: Sequence[int], documents: Sequence[str] = ()) -> dict[int, SectionRef]:
+        """The refs of these section rowids (of `documents`, when given), kept (`_refs`: not remade from the row for
+        each search's 200 hits), or taken from a document's every ref kept (`_keep_refs`). Read with those not
+        kept, in the same statement: the sections on the best pages of this snapshot's page search not kept yet,
+        as many pages and as far back as sections_on_pages last asked for a page search's best pages (the section
+        search is followed by that: a round trip fewer; kept by page, whatever is asked next)."""
         def read(missing: list[int]) -> dict[int, SectionRef]:
+            kept: dict[int, SectionRef] = {}
+            for _, _, by_rowid in self._memo.known("document-refs", documents).values():
+                kept.update(self._refs({r: by_rowid[r] for r in missing if r in by_rowid}))
+            missing = [r for r in missing if r not in kept]
+            if not missing:
+                return kept
             count, back = self._ahead or (0, 0)
             keys = [k for k in dict.fromkeys((d, n, back) for d, n in self._found_pages()[:count])
                     if not self._memo.has("page-sections", k)]
+            local = self._local_pages(keys)
+            if local:
+                self._memo.get_many("page-sections", list(local), lambda unseen: {k: local[k] for k in unseen})
+                keys = [k for k in keys if k not in local]
             if not keys:
                 where, args = sql.any_of("rowid", missing)
-                return self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}", args)})
+                return {**kept, **self._refs({r[0]: r for r in sql.rows(f"SELECT {REF_COLUMNS} FROM sections WHERE {where}",
+                                                                        args)})}
             hits: dict[int, Sequence[Any]] = {}
             rows: list[list[Sequence[Any]]] = [[] for _ in keys]
             for row in sql.rows(_REFS_AND_PAGE_SECTIONS, (int_array(missing), [d for d, _, _ in keys],
@@ -276,7 +308,7 @@ class PostgresStore(Repository):
                 found.sort(key=lambda row: (row[5], row[0]))
             entries = self._page_entries(keys, rows)
             self._memo.get_many("page-sections", keys, lambda unseen: {k: entries[k] for k in unseen})
-            return self._refs(hits)
+            return {**kept, **self._refs(hits)}
 
         return self._memo.get_many("section-refs", list(dict.fromkeys(rowids)), read)
 
@@ -322,9 +354,21 @@ class PostgresStore(Repository):
             return
         version = self._db.version()
         self._firsts_read.update(asked)
-        self._local.firsts = (version, {d: texts for d, (texts, _) in found.items()})
-        stored = {(version, d): statements_of(statements) for d, (_, statements) in found.items()}
+        self._local.firsts = (version, {d: first.covers for d, first in found.items()})
+        stored = {(version, d): statements_of(first.statements) for d, first in found.items()}
+        self._keep_refs({d: first.refs for d, first in found.items() if first.refs is not None})
         self._memo.get_many("stored-statements", list(stored), lambda missing: {k: stored[k] for k in missing})
+
+    def _keep_refs(self, rows: dict[str, list[tuple]]) -> None:
+        """Every section's ref of some documents (REF_COLUMNS rows), kept per document (DOCUMENT_REFS of them): a
+        search of their sections (`_section_refs`) and the sections on their pages (`_local_pages`) then read
+        none (a document's sections never change)."""
+        entries = {}
+        for doc, found in rows.items():  # the rows kept, each made a ref when first asked for (`_refs`)
+            ordered = sorted(found, key=lambda row: (row[5], row[0]))  # _PAGE_SECTIONS' order
+            entries[doc] = ([row[5] for row in ordered], ordered, {row[0]: row for row in ordered})
+        self._memo.get_many("document-refs", list(entries), lambda missing: {d: entries[d] for d in missing},
+                            max_entries=DOCUMENT_REFS)
 
     def cover_texts(self, document_ids: Sequence[str]) -> dict[str, list[str]]:
         """As the repository's, and in the same statement (inside a snapshot) the documents' stored statement pages,
@@ -370,8 +414,8 @@ class PostgresStore(Repository):
     # ---- search
 
     def _tsqueries(self, phrases: Sequence[Phrase]) -> dict[Phrase, search.Tsq]:
-        conn = self._conn()
-        return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), lambda ps: search.tsqueries(conn, ps))
+        """The phrases' lexemes (made in the daemon: search.tsqueries), kept (store.memo)."""
+        return self._memo.get_many("tsqueries", list(dict.fromkeys(phrases)), search.tsqueries)
 
     def costly_counts(self, kind: str, phrases: Sequence[Phrase]) -> list[Phrase]:
         return []  # every phrase counted in one statement (search.frequencies)
@@ -381,25 +425,21 @@ class PostgresStore(Repository):
         src = self._source(gen)
 
         def count(keys: list[tuple[tuple, Phrase]]) -> dict[tuple[tuple, Phrase], int]:
-            asked = [p for _, p in keys]
-            known = self._memo.known("tsqueries", asked)
-            new = [p for p in asked if p not in known]  # stemmed by the counting statement (a round trip fewer)
+            asked = list(dict.fromkeys(p for _, p in keys))
+            tsqs = self._tsqueries(asked)
             also = ("sections",) if kind == "pages" else ()  # the section search's counts, in the same statement
             ahead = self._scoped() if kind == "pages" else []  # and the other phrases' words, their lexemes known
-            others = list(self._memo.known("tsqueries", [p for p in phrases if p not in known]).values()) if ahead else []
+            others = [q for p, q in self._tsqueries(phrases).items() if p not in tsqs] if ahead else []
             firsts = [d for d in ahead if d not in self._firsts_read]  # documents new to the daemon: their first pages
-            counts, more, stemmed, first_pages = search.frequencies(
-                src, kind, list(known.values()), also, [search.query(p) for p in new], ahead, others, firsts)
+            counts, more, first_pages = search.frequencies(src, kind, [tsqs[p] for p in asked], also, ahead, others,
+                                                           firsts)
             self._keep_firsts(firsts, first_pages)
-            tsqs = {**known, **dict(zip(new, stemmed, strict=True))}
-            if new:
-                self._memo.get_many("tsqueries", new, lambda missing: {p: tsqs[p] for p in missing})
             for other, found in more.items():
                 kept = {(gen, p): found[tsqs[p]] for p in asked if tsqs[p] in found}
                 self._memo.get_many(f"df:{other}", list(kept), lambda missing, kept=kept: {
                     k: kept[k] for k in missing})
-            by_phrase = dict(zip([*known, *new], counts, strict=True))
-            return {(gen, p): by_phrase[p] for p in asked}
+            by_phrase = dict(zip(asked, counts, strict=True))
+            return {(gen, p): by_phrase[p] for _, p in keys}
 
         df = self._memo.get_many(f"df:{kind}", list(dict.fromkeys((gen, p) for p in phrases)), count)
         return {p: df[(gen, p)] for p in phrases}
@@ -438,7 +478,7 @@ class PostgresStore(Repository):
         if not phrases or not within:
             return []
         hits = search.search_sections(self._source(), *self._bm25("sections", phrases), weights, scope, limit, within)
-        refs = self._section_refs(self._sql(), [r for r, _ in hits])
+        refs = self._section_refs(self._sql(), [r for r, _ in hits], within)
         return [SectionHit(refs[r], s) for r, s in hits if r in refs]
 
     def search_covers(self, phrases: Sequence[Phrase], scope: Scope) -> dict[str, float]:

@@ -81,6 +81,28 @@ def words(text: str) -> str:
     return " ".join(stems([text])[0])
 
 
+# PostgreSQL's default parser, which to_tsvector reads the stems with, keeps a run of ASCII letters and digits whole
+# but for one case: digits, "e", digits (a number in scientific notation, its `sfloat`) ended by a letter are two
+# tokens, the number and the rest ("12e3x": "12e3", "x"), the rest whole (a run that starts with a letter is one
+# `asciiword` or `numword`); and it skips a token of MAX_LEXEME bytes or more (parsetext's MAXSTRLEN) without a
+# position. The `simple` dictionary keeps each token as it is (lowercase already).
+_SCIENTIFIC = re.compile(r"[0-9]+e[0-9]+(?=[a-z])")
+MAX_LEXEME = 2047
+
+
+def lexemes(written: Sequence[str]) -> list[str]:
+    """The lexemes, one position each, in order, that the `jsonl_english` configuration makes of these written
+    stems (space-separated, as the index's tsvectors were made of them): what phraseto_tsquery gives for them,
+    made here without the server (tests/test_store_pgtsq.py checks both agree)."""
+    out: list[str] = []
+    for stem in written:
+        m = _SCIENTIFIC.match(stem)
+        for part in (stem,) if m is None else (m.group(), stem[m.end():]):
+            if len(part) < MAX_LEXEME:
+                out.append(part)
+    return out
+
+
 # A token that no query phrase holds, after the title and ancestor fields: PostgreSQL numbers the positions of
 # concatenated fields on, so without it a phrase could match across two fields (FTS5 matches within one).
 FIELD_END = " zzjsonlfieldend"
