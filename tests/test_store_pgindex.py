@@ -256,3 +256,37 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
         with conn.transaction():
             assert indexing.reindex(conn) == 3
             assert [conn.execute(q).fetchall() for q in _INDEX] == porter
+
+
+def test_a_kb_made_before_the_stored_text_length_gets_it_and_new_sections_too(pg_server, monkeypatch):
+    """Migration 12 stores each section's length in characters (text_len, read with its ref): a KB at version 11
+    gets it for every section, non-ASCII texts counted in characters, and sections written after get it too; the
+    refs read from it are those the length counted per query gives (the repository's REF_COLUMNS)."""
+    from jsonl_engine.store.postgres import migrations
+    from jsonl_engine.store.repository import REF_COLUMNS as COUNTED
+    from jsonl_engine.store.repository import section_ref
+
+    url = pg_server.new_database("textlen")
+    memo = "# Café – résumé\n\nNet sales rose 5% ½ year on year: “record” quarter.\n\n## Notes\n\nPlain text here.\n"
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:11])
+        store = open_store(url)
+        try:
+            sync.ingest_text(store, memo, "before", "text/markdown")
+        finally:
+            store.close()
+    with psycopg_connect(url) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 11
+    store = open_store(url)  # migrated to 12
+    try:
+        sync.ingest_text(store, memo.replace("Café", "Thé"), "after", "text/markdown")
+        [(total, same, wide)] = sql(store, "SELECT COUNT(*), COUNT(*) FILTER (WHERE text_len = length(text)),"
+                                           " COUNT(*) FILTER (WHERE octet_length(text) > length(text)) FROM sections")
+        assert total == same >= 4 and wide >= 2  # both documents' sections, non-ASCII ones among them
+        docs = [d.document_id for d in store.documents()]
+        counted = sql(store, f"SELECT {COUNTED} FROM sections ORDER BY rowid")
+        with store.snapshot():
+            refs = store._section_refs(store._sql(), [r[0] for r in counted])
+        assert refs == {r[0]: section_ref(r) for r in counted} and len(docs) == 2
+    finally:
+        store.close()

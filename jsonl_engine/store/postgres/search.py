@@ -725,8 +725,7 @@ _WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS, _REF = range(1, 9)
 _NONE = ", NULL, NULL, NULL"  # the columns of a section's ref only
 _COUNTED = ("pages", "docs", "covers", "sections")  # the count columns of word_stats and term_stats, as read here
 _COLUMN = {kind: 2 + _COUNTED.index(column) for kind, column in TERM_STATS_COLUMN.items()}  # a count row's, per kind
-# The sections whose refs a query's first counts read ahead at most (a large filing's, or a few smaller ones'): each
-# costs the server its text's length in characters (SectionRef.text_len), about 2 us a section
+# The sections whose refs a query's first counts read ahead at most (a large filing's, or a few smaller ones')
 REFS_AHEAD = 1500
 _COUNTS = (
     # a word's counts in every kind (its postings', migration 10); a pair's (term_stats, migration 8); a listed
@@ -749,7 +748,7 @@ _COUNTS = (
     f" WHERE number <= {COVER_PAGES} AND document_id = ANY(%s::text[])"
     f" UNION ALL SELECT {_STATEMENTS}, id, sections, 0, 0, 0, statements, NULL{_NONE} FROM documents"
     " WHERE id = ANY(%s::text[])"
-    f" UNION ALL SELECT {_REF}, id, rowid, page_start, page_end, length(text), document_id, NULL, title, ancestors,"
+    f" UNION ALL SELECT {_REF}, id, rowid, page_start, page_end, text_len, document_id, NULL, title, ancestors,"
     " CASE WHEN is_leaf THEN NULL ELSE page_map END FROM sections WHERE document_id = ANY(%s::text[])"
     " AND (SELECT COALESCE(SUM(sections), 0) FROM documents WHERE id = ANY(%s::text[])) <= %s::bigint")
 

@@ -19,7 +19,8 @@ from jsonl_engine.store.postgres import indexing, search
 from jsonl_engine.store.postgres.db import Connections, failure, psycopg  # db raises KBUnavailable without it
 from jsonl_engine.store.postgres.replica import Routed
 from jsonl_engine.store.postgres.text import CONFIG, section_words, stems
-from jsonl_engine.store.repository import REF_COLUMNS, Repository, section_ref, statements_of
+from jsonl_engine.store.repository import REF_COLUMNS as LENGTH_REF_COLUMNS
+from jsonl_engine.store.repository import Repository, section_ref, statements_of
 from jsonl_engine.store.types import (
     COVER_PAGES,
     PageHit,
@@ -98,6 +99,8 @@ def _unusable(exc: BaseException) -> str | None:
     return None
 
 
+# The repository's REF_COLUMNS, the length of a section's text stored (migration 12), not counted
+REF_COLUMNS = LENGTH_REF_COLUMNS.replace("length(text)", "text_len")
 # A document's pages, then its sections, each in one statement (one trigger firing, one text_stats delta per
 # kind), inserted in list order (rowids ascending, as row by row) and sent back with their tsvectors, from which
 # indexing.py makes the document's postings and term pairs.
