@@ -200,6 +200,11 @@ _INDEX = ("SELECT rowid, document_id, number, ntok, tsv::text FROM pages ORDER B
           "SELECT phrase FROM term_phrases ORDER BY phrase",
           "SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind ORDER BY kind")
 
+_SCHEMA = ("SELECT c.relname, pg_get_indexdef(i.indexrelid), con.conname, pg_get_constraintdef(con.oid)"
+           " FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+           " LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid"
+           " WHERE i.indrelid = 'postings'::regclass ORDER BY 1")
+
 
 def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_stems(pg_server, dev_pdfs, monkeypatch):
     """Migration 11 on a KB written with the snowball English stemmer (version 10): its tsvectors, token counts,
@@ -241,6 +246,9 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
         for query, a, b, before in zip(_INDEX, migrated, porter, english, strict=True):
             assert a == b, query
             assert a != before or query.startswith("SELECT kind, SUM"), query  # the stems changed every table
+        # the postings' indexes, dropped while they are written, built again as a fresh KB has them
+        assert conn.execute(_SCHEMA).fetchall() == fresh.execute(_SCHEMA).fetchall()
+        assert {r[0] for r in conn.execute(_SCHEMA)} >= {"postings_pkey", "postings_document"}
         with conn.transaction():
             assert indexing.reindex(conn) == 3
             assert [conn.execute(q).fetchall() for q in _INDEX] == porter

@@ -420,6 +420,24 @@ def _copy_counts(cur: Any, table: str, counted: Pairs) -> None:
                                                                                      strict=True)]))
 
 
+def _drop_indexes(conn: Any, table: str) -> list[str]:
+    """Drop the (emptied) table's indexes and unique constraints; returns the statements making them again, as
+    they were. Built once from the filled table (a sort) rather than kept row by row: 10 million postings at ten
+    times the shared library, inserted in document order, would land at random places in every index."""
+    constraints = conn.execute("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                               " WHERE conrelid = %s::regclass AND contype IN ('p', 'u') ORDER BY conname",
+                               (table,)).fetchall()
+    indexes = conn.execute("SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
+                           " WHERE indrelid = %s::regclass AND indexrelid NOT IN (SELECT conindid FROM pg_constraint"
+                           " WHERE conrelid = %s::regclass) ORDER BY 1", (table, table)).fetchall()
+    for name, _ in constraints:
+        conn.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+    for name, _ in indexes:
+        conn.execute(f"DROP INDEX {name}")
+    return ([f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}' for name, definition in constraints]
+            + [definition for _, definition in indexes])
+
+
 def reindex(conn: Any) -> int:
     """Everything the text index derives from the stemmed words made again from the stored text, in the caller's
     transaction (a migration changing the stemmer or the tokenizer): the rows' token counts and tsvectors, the
@@ -428,9 +446,11 @@ def reindex(conn: Any) -> int:
     upsert per document and key, and not summed in the daemon, whose memory would grow with the library's keys:
     1.7 million pairs at ten times the shared library), the listed long phrases (their keys are lexemes: the
     vocabulary's listed again, stemmed anew, and counted with the rows) and text_stats (recounted). A document's
-    rows at a time in the daemon's memory, whatever the library's size. Re-run safe: nothing is read from what it
+    rows at a time in the daemon's memory, whatever the library's size. The postings' indexes are dropped and
+    built again once they are written (`_drop_indexes`). Re-run safe: nothing is read from what it
     rewrites. Returns the documents reindexed."""
     conn.execute("TRUNCATE postings, term_stats, word_stats, term_phrases")
+    rebuilt = _drop_indexes(conn, "postings")
     phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
     wanted = sorted({k for q in search.tsqueries(conn, phrases).values() if (k := search.long_key(q)) is not None})
     conn.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (wanted,))
@@ -456,6 +476,9 @@ def reindex(conn: Any) -> int:
             _copy_counts(cur, _COUNTED[0][0], _merged(term_pairs(rows, parsed, is_page),
                                                       phrase_counts(rows, parsed, is_page, wanted)))
             _copy_counts(cur, _COUNTED[1][0], word_counts(rows, parsed, is_page))
+    conn.execute("SET LOCAL maintenance_work_mem = '128MB'")
+    for statement in rebuilt:
+        conn.execute(statement)
     # the sums made by the server (hashed, spilled to disk past work_mem): analysed first, so it knows their size
     conn.execute("SET LOCAL work_mem = '64MB'")
     for table, stats, key in _COUNTED:
