@@ -252,3 +252,45 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
         with conn.transaction():
             assert indexing.reindex(conn) == 3
             assert [conn.execute(q).fetchall() for q in _INDEX] == porter
+
+
+def test_a_migration_stopped_midway_leaves_the_kb_as_it_was(pg_server, dev_pdfs, monkeypatch):
+    """Migration 11 fails after its first document's rows are rewritten (its postings written, their indexes
+    dropped, its counts sent): the KB is still at version 10 with every row, statistic and index it had, and
+    migrates when opened again."""
+    from jsonl_engine.store.postgres import indexing, migrations
+
+    old = pg_server.new_database("stopped")
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:10])
+        store = open_store(old)
+        try:
+            assert not [o for o in sync.ingest_paths(store, [str(dev_pdfs / f"{n}.pdf") for n in REAL[:2]]) if o.error]
+        finally:
+            store.close()
+    with psycopg_connect(old) as conn:
+        before = [conn.execute(q).fetchall() for q in (*_INDEX, _SCHEMA)]
+    sent = []
+
+    def stop(cur, table, counted):
+        sent.append(table)
+        if len(sent) > 2:  # the second document's first counts
+            raise RuntimeError("stopped")
+        return copy_counts(cur, table, counted)
+
+    copy_counts = indexing._copy_counts
+    with monkeypatch.context() as m:
+        m.setattr(indexing, "_copy_counts", stop)
+        with pytest.raises(Exception, match="stopped"):
+            open_store(old)
+    assert len(sent) == 3
+    with psycopg_connect(old) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 10
+        assert [conn.execute(q).fetchall() for q in (*_INDEX, _SCHEMA)] == before
+    store = open_store(old)
+    try:
+        kb_integrity(store)
+    finally:
+        store.close()
+    with psycopg_connect(old) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 11
