@@ -200,6 +200,11 @@ _INDEX = ("SELECT rowid, document_id, number, ntok, tsv::text FROM pages ORDER B
           "SELECT phrase FROM term_phrases ORDER BY phrase",
           "SELECT kind, SUM(rows), SUM(tokens) FROM text_stats GROUP BY kind ORDER BY kind")
 
+_SCHEMA = ("SELECT c.relname, pg_get_indexdef(i.indexrelid), con.conname, pg_get_constraintdef(con.oid)"
+           " FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+           " LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid"
+           " WHERE i.indrelid = 'postings'::regclass ORDER BY 1")
+
 
 def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_stems(pg_server, dev_pdfs, monkeypatch):
     """Migration 11 on a KB written with the snowball English stemmer (version 10): its tsvectors, token counts,
@@ -253,6 +258,9 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
         for query, a, b, before in zip(_INDEX, migrated, porter, english, strict=True):
             assert a == b, query
             assert a != before or query.startswith("SELECT kind, SUM"), query  # the stems changed every table
+        # the postings' indexes, dropped while they are written, built again as a fresh KB has them
+        assert conn.execute(_SCHEMA).fetchall() == fresh.execute(_SCHEMA).fetchall()
+        assert {r[0] for r in conn.execute(_SCHEMA)} >= {"postings_pkey", "postings_document"}
         with conn.transaction():
             assert indexing.reindex(conn) == 3
             assert [conn.execute(q).fetchall() for q in _INDEX] == porter
@@ -290,3 +298,45 @@ def test_a_kb_made_before_the_stored_text_length_gets_it_and_new_sections_too(pg
         assert refs == {r[0]: section_ref(r) for r in counted} and len(docs) == 2
     finally:
         store.close()
+
+
+def test_a_migration_stopped_midway_leaves_the_kb_as_it_was(pg_server, dev_pdfs, monkeypatch):
+    """Migration 11 fails after its first document's rows are rewritten (its postings written, their indexes
+    dropped, its counts sent): the KB is still at version 10 with every row, statistic and index it had, and
+    migrates when opened again."""
+    from jsonl_engine.store.postgres import indexing, migrations
+
+    old = pg_server.new_database("stopped")
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:10])
+        store = open_store(old)
+        try:
+            assert not [o for o in sync.ingest_paths(store, [str(dev_pdfs / f"{n}.pdf") for n in REAL[:2]]) if o.error]
+        finally:
+            store.close()
+    with psycopg_connect(old) as conn:
+        before = [conn.execute(q).fetchall() for q in (*_INDEX, _SCHEMA)]
+    sent = []
+
+    def stop(cur, table, counted):
+        sent.append(table)
+        if len(sent) > 2:  # the second document's first counts
+            raise RuntimeError("stopped")
+        return copy_counts(cur, table, counted)
+
+    copy_counts = indexing._copy_counts
+    with monkeypatch.context() as m:
+        m.setattr(indexing, "_copy_counts", stop)
+        with pytest.raises(Exception, match="stopped"):
+            open_store(old)
+    assert len(sent) == 3
+    with psycopg_connect(old) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 10
+        assert [conn.execute(q).fetchall() for q in (*_INDEX, _SCHEMA)] == before
+    store = open_store(old)
+    try:
+        kb_integrity(store)
+    finally:
+        store.close()
+    with psycopg_connect(old) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)

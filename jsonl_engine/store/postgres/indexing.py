@@ -399,19 +399,65 @@ _REINDEX_SECTIONS = (
     " WHERE s.rowid = r.id RETURNING s.rowid, s.ntok, 0, tsvectorsend(s.tsv)")
 
 
+# The documents' counts as reindex sends them, summed by the server at the end: each document's term_stats keys
+# (pairs and listed phrases) and word_stats keys, one row per document and key, in temporary tables (dropped at
+# the end and at commit; a killed migration leaves none). Written as COPY text: a key is ASCII letters and digits
+# (text.stems), never a tab, a newline or a backslash.
+_COUNTS = ("CREATE TEMPORARY TABLE {table} (key TEXT COLLATE \"C\" NOT NULL, pages INTEGER NOT NULL,"
+           " docs INTEGER NOT NULL, covers INTEGER NOT NULL, sections INTEGER NOT NULL) ON COMMIT DROP")
+_SUMMED = ("INSERT INTO {stats} ({key}, pages, docs, covers, sections)"
+           " SELECT key, SUM(pages), SUM(docs), SUM(covers), SUM(sections) FROM {table} GROUP BY key ORDER BY key")
+_COUNTED = (("reindex_terms", "term_stats", "term"), ("reindex_words", "word_stats", "lexeme"))
+
+
+def _copy_counts(cur: Any, table: str, counted: Pairs) -> None:
+    """A document's counts sent to `table` (one COPY)."""
+    if not counted.terms:
+        return
+    p, d, c, x = counted.counts.T.tolist()
+    with cur.copy(f"COPY {table} (key, pages, docs, covers, sections) FROM STDIN") as copy:
+        copy.write("".join([f"{k}\t{a}\t{b}\t{e}\t{f}\n" for k, a, b, e, f in zip(counted.terms, p, d, c, x,
+                                                                                     strict=True)]))
+
+
+def _drop_indexes(conn: Any, table: str) -> list[str]:
+    """Drop the (emptied) table's indexes and unique constraints; returns the statements making them again, as
+    they were. Built once from the filled table (a sort) rather than kept row by row: 10 million postings at ten
+    times the shared library, inserted in document order, would land at random places in every index."""
+    constraints = conn.execute("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                               " WHERE conrelid = %s::regclass AND contype IN ('p', 'u') ORDER BY conname",
+                               (table,)).fetchall()
+    indexes = conn.execute("SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
+                           " WHERE indrelid = %s::regclass AND indexrelid NOT IN (SELECT conindid FROM pg_constraint"
+                           " WHERE conrelid = %s::regclass) ORDER BY 1", (table, table)).fetchall()
+    for name, _ in constraints:
+        conn.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+    for name, _ in indexes:
+        conn.execute(f"DROP INDEX {name}")
+    return ([f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}' for name, definition in constraints]
+            + [definition for _, definition in indexes])
+
+
 def reindex(conn: Any) -> int:
     """Everything the text index derives from the stemmed words made again from the stored text, in the caller's
     transaction (a migration changing the stemmer or the tokenizer): the rows' token counts and tsvectors, the
-    postings (each document's as at ingest), term_stats and word_stats (the documents' counts as at ingest,
-    summed here and written at the end, each key once: not one upsert per document and key), the listed long
-    phrases (their keys are lexemes: the vocabulary's listed again, stemmed anew, and counted with the rows) and
-    text_stats (recounted). Re-run safe: nothing is read from what it rewrites. Returns the documents reindexed."""
+    postings (each document's as at ingest), term_stats and word_stats (the documents' counts as at ingest, sent
+    document by document to temporary tables and summed by the server at the end, each key written once: not one
+    upsert per document and key, and not summed in the daemon, whose memory would grow with the library's keys:
+    1.7 million pairs at ten times the shared library), the listed long phrases (their keys are lexemes: the
+    vocabulary's listed again, stemmed anew, and counted with the rows) and text_stats (recounted). A document's
+    rows at a time in the daemon's memory, whatever the library's size. The postings' indexes are dropped and
+    built again once they are written (`_drop_indexes`). Re-run safe: nothing is read from what it
+    rewrites. Returns the documents reindexed."""
     conn.execute("TRUNCATE postings, term_stats, word_stats, term_phrases")
+    rebuilt = _drop_indexes(conn, "postings")
     phrases = [tuple(p.split()) for p in vocabulary.PHRASES]
     wanted = sorted({k for q in search.tsqueries(phrases).values() if (k := search.long_key(q)) is not None})
     conn.execute("INSERT INTO term_phrases (phrase) SELECT unnest(%s::text[])", (wanted,))
+    for table, _, _ in _COUNTED:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(_COUNTS.format(table=table))
     documents = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY seq").fetchall()]
-    totals: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # term_stats', word_stats' sums
     for doc in documents:
         stored = conn.execute("SELECT rowid, text FROM pages WHERE document_id = %s", (doc,)).fetchall()
         toks = stems([text for _, text in stored])
@@ -422,26 +468,23 @@ def reindex(conn: Any) -> int:
         fields = [section_words(title, ancestors, text) for _, title, ancestors, text in stored]
         sections = sorted(Row(*r) for r in conn.execute(_REINDEX_SECTIONS, (
             [r[0] for r in stored], *([f[i] for f in fields] for i in range(4)))))
+        del stored, toks, fields
         rows, is_page = _kinds(pages, sections)
         parsed = entries(rows)
         with conn.cursor() as cur:
             _copy_postings(cur, doc, rows, parsed, is_page)
-        for total, counted in zip(totals, (_merged(term_pairs(rows, parsed, is_page),
-                                                   phrase_counts(rows, parsed, is_page, wanted)),
-                                           word_counts(rows, parsed, is_page)), strict=True):
-            for key, counts in zip(counted.terms, counted.counts.tolist(), strict=True):
-                held = total.get(key)
-                if held is None:
-                    total[key] = counts
-                else:
-                    for i in range(4):
-                        held[i] += counts[i]
-    with conn.cursor() as cur:
-        for total, table, key in zip(totals, ("term_stats", "word_stats"), ("term", "lexeme"), strict=True):
-            with cur.copy(f"COPY {table} ({key}, pages, docs, covers, sections) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "int4", "int4", "int4", "int4"])
-                for k in sorted(total):
-                    copy.write_row((k, *total[k]))
+            _copy_counts(cur, _COUNTED[0][0], _merged(term_pairs(rows, parsed, is_page),
+                                                      phrase_counts(rows, parsed, is_page, wanted)))
+            _copy_counts(cur, _COUNTED[1][0], word_counts(rows, parsed, is_page))
+    conn.execute("SET LOCAL maintenance_work_mem = '128MB'")
+    for statement in rebuilt:
+        conn.execute(statement)
+    # the sums made by the server (hashed, spilled to disk past work_mem; not analysed first: 36 s at ten times
+    # the shared library for a plan the table's size gives too)
+    conn.execute("SET LOCAL work_mem = '64MB'")
+    for table, stats, key in _COUNTED:
+        conn.execute(_SUMMED.format(stats=stats, key=key, table=table))
+        conn.execute(f"DROP TABLE {table}")
     conn.execute("DELETE FROM text_stats")
     conn.execute("INSERT INTO text_stats SELECT 'pages', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
                  " UNION ALL SELECT 'covers', COUNT(*), COALESCE(SUM(ntok), 0) FROM pages"
