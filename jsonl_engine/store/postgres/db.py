@@ -36,7 +36,7 @@ ROLLBACK_AFTER_S = 0.1  # an idle reader's open read-only transaction is rolled 
 # every row, a cost the planner does not model (and, before autovacuum analyses a new KB, it has no statistics
 # to see that a phrase is rare). Sequential scans stay possible where no index serves (the BM25 totals). JIT
 # off: compiling costs tens of milliseconds, more than any of these statements takes to run. Generic plans for the
-# statements psycopg prepares (a statement text run 5 times on a connection): planned once per connection, not at
+# statements psycopg prepares (a reader's, at their first run: READER_PREPARE_THRESHOLD): planned once per connection, not at
 # every run. Left to choose, the server keeps custom plans for a statement reading `= ANY(%s)` arrays that are
 # often empty (the counts' read ahead: search._COUNTS), replanning it every run; its generic plan (index lookups,
 # sequential scans being off) runs as fast. Measured on the dev questions' statements: 0.3 ms (scoped) and 0.5 ms
