@@ -634,3 +634,29 @@ def test_one_janitor_serves_a_stream_of_snapshots(pg_server) -> None:
         assert store._db._janitor is None and not store._db._open
     finally:
         store.close()
+
+
+def test_a_readers_statements_are_prepared_at_their_first_run(pg_dev_kb) -> None:
+    """A fresh store's first scoped query has the server prepare (plan once) the statements its reader runs, the
+    counts statement among them, not plan them again at each of their first runs; a snapshot's BEGIN, whose text
+    changes with the last snapshot's version, is sent unprepared."""
+    from jsonl_engine.store.types import SectionWeights
+
+    docs = [d.document_id for d in pg_dev_kb.documents()][:1]
+    store = open_store(pg_dev_kb.url)
+    try:
+        with store.snapshot():
+            scope = store.scope(docs, ["approved"])
+            store.frequencies("pages", [("net", "income"), ("revenue",)])
+            store.search_pages([("net", "income"), ("revenue",)], scope, 20)
+            store.search_sections([("revenue",)], SectionWeights(title=3.0, ancestors=1.5, text=1.0), scope, 20, docs)
+            prepared = [r[0] for r in store._db.reader().execute("SELECT statement FROM pg_prepared_statements")]
+        assert any("FROM word_stats WHERE lexeme = ANY($1::text[])" in s for s in prepared), prepared
+        assert not [s for s in prepared if "BEGIN" in s or "ROLLBACK" in s]
+        for _ in range(3):  # later snapshots keep them, and prepare no BEGIN
+            with store.snapshot():
+                store.frequencies("pages", [("net", "income")])
+        again = [r[0] for r in store._db.reader().execute("SELECT statement FROM pg_prepared_statements")]
+        assert set(prepared) <= set(again) and not [s for s in again if "BEGIN" in s]
+    finally:
+        store.close()

@@ -36,11 +36,16 @@ ROLLBACK_AFTER_S = 0.1  # an idle reader's open read-only transaction is rolled 
 # every row, a cost the planner does not model (and, before autovacuum analyses a new KB, it has no statistics
 # to see that a phrase is rare). Sequential scans stay possible where no index serves (the BM25 totals). JIT
 # off: compiling costs tens of milliseconds, more than any of these statements takes to run. Generic plans for the
-# statements psycopg prepares (a statement text run 5 times on a connection): planned once per connection, not at
+# statements psycopg prepares (a reader's, at their first run: READER_PREPARE_THRESHOLD): planned once per connection, not at
 # every run. Left to choose, the server keeps custom plans for a statement reading `= ANY(%s)` arrays that are
 # often empty (the counts' read ahead: search._COUNTS), replanning it every run; its generic plan (index lookups,
 # sequential scans being off) runs as fast. Measured on the dev questions' statements: 0.3 ms (scoped) and 0.5 ms
 # (corpus-wide) of the server's CPU a query less.
+# A reader prepares a statement at its first run (psycopg's default: its fifth), in the same round trip: a
+# fresh daemon's first queries (each of a document new to it) planned every statement again, the counts one
+# (search._COUNTS, a UNION ALL of 7 reads) costing the server more to plan than to run. The statements a reader
+# runs have fixed texts (lists are sent as arrays); those whose text varies (a snapshot's BEGIN) say prepare=False.
+READER_PREPARE_THRESHOLD = 0
 READER_SETTINGS = "SET enable_seqscan = off; SET jit = off; SET plan_cache_mode = force_generic_plan"
 # Values over ~2 kB (a page's text and tsvector, a common word's postings) are compressed when written: with pglz,
 # the default, that took a third of the time of writing a document's postings; lz4 takes a tenth of that for 1%
@@ -152,6 +157,7 @@ class Connections:
             if conn is None:
                 conn = self._connect()
                 conn.execute(READER_SETTINGS)
+                conn.prepare_threshold = READER_PREPARE_THRESHOLD
                 with self._lock:
                     self._all.append(conn)
             self._local.conn = conn
@@ -161,7 +167,7 @@ class Connections:
         """End an idle reader's open transaction now (END_SNAPSHOT, ROLLBACK when failed); False (the reader
         closed) when it cannot."""
         try:
-            conn.execute(END_SNAPSHOT if conn.info.transaction_status == INTRANS else "ROLLBACK")
+            conn.execute(END_SNAPSHOT if conn.info.transaction_status == INTRANS else "ROLLBACK", prepare=False)
             return True
         except psycopg.Error:
             self._forget(conn)
@@ -245,7 +251,8 @@ class Connections:
         changed = f"{VERSION_OF_SNAPSHOT} IS DISTINCT FROM {seen}"
         extra = f"{self.snapshot_query.replace('{changed}', changed)}; " if self.snapshot_query else ""
         rollback = self._local.__dict__.pop("rollback", False)  # the reader's last snapshot's, not ended yet
-        cur = conn.execute(f"{END_SNAPSHOT + '; ' if rollback else ''}{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}")
+        cur = conn.execute(f"{END_SNAPSHOT + '; ' if rollback else ''}{BEGIN_SNAPSHOT}; {extra}{SNAPSHOT_VERSION}",
+                           prepare=False)
         if rollback:
             cur.nextset()
         cur.nextset()

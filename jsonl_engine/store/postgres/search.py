@@ -718,7 +718,7 @@ def long_key(q: Tsq) -> str | None:
 
 
 # Statements of the counts (frequencies): one text whatever is asked (empty arrays read nothing), so each reader
-# connection prepares it once (psycopg prepares a statement text on its fifth run) and the server plans it once,
+# connection prepares it once (a reader prepares a statement text at its first run: db.READER_PREPARE_THRESHOLD) and the server plans it once,
 # not at every query. Every row: (what, key, pages, docs, covers, sections, text, data, title, ancestors, page map),
 # `what` one of
 _WORD, _PAIR, _LONG, _PAGES, _SECTIONS, _COVER, _STATEMENTS, _REF = range(1, 9)
