@@ -33,6 +33,7 @@ from jsonl_engine.errors import (
 )
 from jsonl_engine.registry import Method
 from jsonl_engine.wire import parent
+from jsonl_engine.wire.collector import Collector
 from jsonl_engine.wire.framing import (
     CHUNK,
     LineReader,
@@ -105,6 +106,7 @@ class Server(Control):
         self.handlers = handlers
         self.writer = writer
         self.jobs: dict[tuple[bool, Any], Job] = {}
+        self.collector: Collector | None = None  # set when serving (`serve`)
         self.accepting = True
         self.exit_code: int | None = None
         self.threads = ThreadPoolExecutor(max_workers=16, thread_name_prefix="jsonl-engine-handler")
@@ -198,6 +200,8 @@ class Server(Control):
             self._run_inline(job, method, params)
             return
         self.jobs[job.key] = job
+        if self.collector is not None:
+            self.collector.started()
         if method.name == "shutdown":
             self.accepting = False  # lines read after it are refused even before its handler runs
         job.task = self._loop.create_task(self._run(job, method, params))
@@ -290,6 +294,8 @@ class Server(Control):
             self._complete(job, method, None, Cancelled("request cancelled") if task.cancelled()
                            else Internal(f"internal error in {method.name}; see the daemon's stderr"))
         self.jobs.pop(job.key, None)
+        if self.collector is not None:
+            self.collector.finished(len(self.jobs))
         self._maybe_stop()
 
     def _run_inline(self, job: Job, method: Method, params: Any) -> None:
@@ -407,6 +413,8 @@ class Server(Control):
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         gc.freeze()  # start-up objects (modules, models) live forever: keep them out of every collection
+        self.collector = Collector(self._loop)  # full collections out of the requests' way
+        self.collector.install()
         for signum in (signal.SIGTERM, signal.SIGINT):
             self._loop.add_signal_handler(signum, self._on_signal, signum)
         self.writer.write({"id": None, "event": "ready",
@@ -418,6 +426,7 @@ class Server(Control):
         else:
             LineReader(input_fd, self.app.settings.max_line_bytes, self.deliver).start()
         await self._stopped.wait()
+        self.collector.uninstall()
         try:
             await asyncio.wait_for(self.app.aclose(), timeout=0.3)
         except Exception:  # closing is best effort; the process is about to exit
