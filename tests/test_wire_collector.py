@@ -4,6 +4,7 @@ request is in flight, and an idle daemon collects everything, frozen cycles incl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import weakref
 
@@ -23,6 +24,16 @@ def _cycle() -> weakref.ref:
     return weakref.ref(a)
 
 
+@contextlib.contextmanager
+def installed(idle_s: float):
+    collector = Collector(asyncio.get_running_loop(), idle_s=idle_s)
+    collector.install()
+    try:
+        yield collector
+    finally:
+        collector.uninstall()
+
+
 @pytest.fixture
 def unfrozen():
     gc.unfreeze()
@@ -32,9 +43,7 @@ def unfrozen():
 
 def test_survivors_of_a_full_collection_are_frozen_when_the_last_request_ends(unfrozen):
     async def run() -> None:
-        collector = Collector(asyncio.get_running_loop(), idle_s=60)
-        collector.install()
-        try:
+        with installed(60) as collector:
             collector.started()
             kept = [Node() for _ in range(100)]
             gc.collect()  # a full collection, as one inside a request
@@ -44,17 +53,13 @@ def test_survivors_of_a_full_collection_are_frozen_when_the_last_request_ends(un
             assert collector.frozen == 1 and gc.get_freeze_count() >= len(kept)
             collector.finished(in_flight=0)  # no full collection since: nothing more to freeze
             assert collector.frozen == 1
-        finally:
-            collector.uninstall()
 
     asyncio.run(run())
 
 
 def test_an_idle_daemon_collects_frozen_cycles(unfrozen):
     async def run() -> None:
-        collector = Collector(asyncio.get_running_loop(), idle_s=0.05)
-        collector.install()
-        try:
+        with installed(0.05) as collector:
             dead = _cycle()
             gc.freeze()  # the cycle was alive at a freeze, then dropped: only a complete collection frees it
             gc.collect()
@@ -64,17 +69,13 @@ def test_an_idle_daemon_collects_frozen_cycles(unfrozen):
             await asyncio.sleep(0.3)
             assert collector.collections == 1 and dead() is None
             assert gc.get_freeze_count() > 0  # refrozen after it
-        finally:
-            collector.uninstall()
 
     asyncio.run(run())
 
 
 def test_a_request_arriving_cancels_the_idle_collection(unfrozen):
     async def run() -> None:
-        collector = Collector(asyncio.get_running_loop(), idle_s=0.1)
-        collector.install()
-        try:
+        with installed(0.1) as collector:
             collector.started()
             collector.finished(in_flight=0)
             await asyncio.sleep(0.02)
@@ -86,7 +87,5 @@ def test_a_request_arriving_cancels_the_idle_collection(unfrozen):
             assert collector.collections == 1
             await asyncio.sleep(0.3)  # idle on: nothing ran since, no second collection
             assert collector.collections == 1
-        finally:
-            collector.uninstall()
 
     asyncio.run(run())
