@@ -11,6 +11,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -111,6 +112,7 @@ class Server(Control):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
         self._lock = threading.Lock()  # guards job.finished against late events from handler threads
+        self._modules = 0  # len(sys.modules) at the last gc.freeze (_freeze_imports)
         app.control = self
 
     # ---- output -------------------------------------------------------------------------------------------
@@ -290,7 +292,23 @@ class Server(Control):
             self._complete(job, method, None, Cancelled("request cancelled") if task.cancelled()
                            else Internal(f"internal error in {method.name}; see the daemon's stderr"))
         self.jobs.pop(job.key, None)
+        self._freeze_imports()
         self._maybe_stop()
+
+    def _freeze_imports(self) -> None:
+        """After a request that imported modules, freeze what the process holds, as start-up did (`serve`).
+
+        Modules load at their first use (a method's handler, the retrieval pipeline, a backend's driver, numpy):
+        what they make (functions, classes, their dicts: 18k objects for the pipeline and the PostgreSQL
+        backend's search, numpy and psycopg's types) lives as long as the process but was made after start-up's
+        freeze, so every full collection went through it again, and its count brought the first one early: a
+        PostgreSQL daemon ran a 20-30 ms collection within its first 25 questions, inside one of them. Frozen, a
+        full collection goes through what requests made since. Cheap (lists spliced) and rare (a request that
+        imported nothing freezes nothing); what it freezes with them (a request's objects still alive) is freed
+        by reference counting as before, and a cycle among them would only stay until the process ends."""
+        if len(sys.modules) != self._modules:
+            self._modules = len(sys.modules)
+            gc.freeze()
 
     def _run_inline(self, job: Job, method: Method, params: Any) -> None:
         """Methods registered `inline` never block: they run right here, with no task or thread."""
@@ -407,6 +425,7 @@ class Server(Control):
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         gc.freeze()  # start-up objects (modules, models) live forever: keep them out of every collection
+        self._modules = len(sys.modules)
         for signum in (signal.SIGTERM, signal.SIGINT):
             self._loop.add_signal_handler(signum, self._on_signal, signum)
         self.writer.write({"id": None, "event": "ready",
