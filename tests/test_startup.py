@@ -44,6 +44,22 @@ def test_capabilities_answers_without_loading_what_a_request_would(tmp_path: Pat
     assert not {"jsonl_engine.methods.answer", "jsonl_engine.methods.render"} & set(loaded)  # still unasked for
 
 
+def test_what_a_request_imports_is_frozen_after_it(tmp_path: Path) -> None:
+    """Modules loaded at a request's first use live as long as start-up's: frozen after the request that loaded them
+    (wire/server.py _freeze_imports), so no full collection goes through them; a request that loads nothing
+    freezes nothing."""
+    with Daemon(tmp_path / "kb", args=["--plugin", "tests.support.modules_method"]) as d:
+        d.result("test.modules")
+        first = d.result("test.modules")
+        d.result("kb.documents")  # opens the KB: the store, the handler's module and models load
+        opened = d.result("test.modules")
+        d.result("kb.documents")
+        again = d.result("test.modules")
+    assert len(opened["modules"]) > len(first["modules"])
+    assert opened["frozen"] > first["frozen"]
+    assert again["modules"] == opened["modules"] and again["frozen"] == opened["frozen"]
+
+
 def test_the_first_capabilities_result_needs_no_pydantic(tmp_path: Path) -> None:
     """Every module a daemon imports up to its first `capabilities` result (python -X importtime; no plugin, which
     would import its own models)."""

@@ -1,7 +1,9 @@
-"""A test-only method, loaded with `--plugin tests.support.modules_method`: the modules the daemon has imported."""
+"""A test-only method, loaded with `--plugin tests.support.modules_method`: the modules the daemon has imported, and
+how many objects the collector holds frozen (gc.get_freeze_count)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from jsonl_engine.context import RequestContext
@@ -15,9 +17,10 @@ class ModulesParams(Params):
 
 class ModulesResult(Result):
     modules: list[str]
+    frozen: int
 
 
 @method("test.modules", params=ModulesParams, result=ModulesResult, inline=True)
 def modules(params: ModulesParams, ctx: RequestContext) -> ModulesResult:
-    """Every module in sys.modules."""
-    return ModulesResult(modules=sorted(sys.modules))
+    """Every module in sys.modules; the objects frozen."""
+    return ModulesResult(modules=sorted(sys.modules), frozen=gc.get_freeze_count())
