@@ -391,6 +391,7 @@ def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dic
     print(f"\n{len(questions)} questions, kb.context limit 10, {rounds} rounds: range over the rounds")
     for name, rs in results.items():
         print(f"{name:16} " + "  ".join(f"{k} {min(r[k] for r in rs):.1f}-{max(r[k] for r in rs):.1f}" for k in keys))
+    _print_pooled(results, rounds)
     names = [b for b, _ in backends]
     if names == ["sqlite", "postgresql"]:
         for code, _ in codes:
@@ -407,6 +408,26 @@ def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dic
                 f"{k} " + ",".join(f"{t[k] / b[k]:.2f}" for b, t in pairs) for k in keys[:4])
                 + f"; answers identical: {not differ}" + (f" (differ: {differ[:5]})" if differ else ""))
     return results
+
+
+def _print_pooled(results: dict[str, list[dict]], rounds: int) -> None:
+    """p50/p95 over every question of the warm rounds together (all rounds but the first, whose daemons meet a
+    server and page cache cold after a restart; all of them when there is one): a round's p95 is its 4th-slowest
+    of 65 questions, which one slow moment of the machine moves; pooled, the 5% tail holds ~20 questions per 6 rounds.
+    Then the same ratios as per round, from the pooled figures."""
+    warm = slice(1, None) if rounds > 1 else slice(None)
+    pooled = {name: {f"{key}_{q}": pct([t for r in rs[warm] for t in r[f"{key}_times"]], p)
+                     for key in ("scoped", "corpus") for q, p in (("p50", 0.5), ("p95", 0.95))}
+              for name, rs in results.items()}
+    keys = ("scoped_p50", "scoped_p95", "corpus_p50", "corpus_p95")
+    print(f"pooled over rounds {'2' if rounds > 1 else '1'}-{rounds}:")
+    for name, p in pooled.items():
+        print(f"  {name:16} " + "  ".join(f"{k} {p[k]:.1f}" for k in keys))
+    pairs = [(f"postgresql/sqlite ({c})", f"postgresql {c}", f"sqlite {c}") for c in ("base", "this")]
+    pairs += [(f"{b} this/base", f"{b} this", f"{b} base") for b in ("sqlite", "postgresql")]
+    for label, a, b in pairs:
+        if a in pooled and b in pooled:
+            print(f"  {label}: " + "  ".join(f"{k} {pooled[a][k] / pooled[b][k]:.2f}" for k in keys))
 
 
 def scale_steps(scale: int) -> list[int]:
