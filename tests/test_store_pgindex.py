@@ -211,7 +211,7 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
     postings, term and word statistics, listed phrases and text_stats become those of the same documents
     ingested with FTS5's stems (text.stems), row for row; the reindex run again changes nothing."""
     from jsonl_engine.store.postgres import indexing, migrations, search
-    from jsonl_engine.store.postgres.text import CONFIG, words
+    from jsonl_engine.store.postgres.text import CONFIG, stems
 
     memo = ("# Memo\n\nThe proceeds, formerly quarterly, fund international \uf0b7 operations of the 1990s.\n\n"
             "## Total current assets\n\nTotal current assets rose.\n")
@@ -231,7 +231,7 @@ def test_a_kb_stemmed_by_snowball_english_is_made_again_as_ingested_with_fts5_st
         words' stems: the snowball stemmer then stemmed them again), for the vocabulary's listing."""
         with psycopg_connect(old) as conn:
             rows = conn.execute(f"SELECT phraseto_tsquery('{CONFIG}', q)::text FROM unnest(%s::text[])"
-                                " WITH ORDINALITY AS t(q, i) ORDER BY i", ([words(" ".join(p)) for p in phrases],))
+                                " WITH ORDINALITY AS t(q, i) ORDER BY i", ([" ".join(w) for w in stems([" ".join(p) for p in phrases])],))
             found = [re.findall(r"'([^']*)'", r[0]) for r in rows]
         return {p: search.Tsq(tuple(f), tuple(range(len(f)))) for p, f in zip(phrases, found, strict=True)}
 

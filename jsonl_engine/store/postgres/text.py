@@ -76,11 +76,6 @@ def stems(texts: Sequence[str]) -> list[list[str]]:
     return [[_written(s) for s in found] for found in terms.tokenize(texts)]
 
 
-def words(text: str) -> str:
-    """The text as the index holds it (its stems), one space between tokens."""
-    return " ".join(stems([text])[0])
-
-
 # PostgreSQL's default parser, which to_tsvector reads the stems with, keeps a run of ASCII letters and digits whole
 # but for one case: digits, "e", digits (a number in scientific notation, its `sfloat`) ended by a letter are two
 # tokens, the number and the rest ("12e3x": "12e3", "x"), the rest whole (a run that starts with a letter is one
