@@ -53,6 +53,17 @@ def ensure_kb(kb: Path, pdfs: list[Path]) -> dict[str, str]:
         store.close()
 
 
+def document_ids(location: Path | str) -> dict[str, str]:
+    """A KB's documents by their file's stem (its path's), a SQLite KB directory or a PostgreSQL URL."""
+    from jsonl_engine.store import open_store
+
+    store = open_store(location)
+    try:
+        return {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
+    finally:
+        store.close()
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-quantile (nearest rank); 0.0 for no values."""
     if not values:

@@ -62,7 +62,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, children, cpu_s, find_dev, load_questions, pct
+from _common import ROOT, children, cpu_s, document_ids, find_dev, load_questions, pct
 
 
 def server_settings(scale: int) -> dict[str, str]:
@@ -362,20 +362,11 @@ def measure_existing(backends: list[tuple[str, Path | str]], questions: list[dic
     version, when this code's migrations are newer); `baseline_sqlite` likewise, a copy of the SQLite KB."""
     from latency import run
 
-    def ids_of(location: Path | str) -> dict[str, str]:
-        from jsonl_engine.store import open_store
-
-        store = open_store(location)
-        try:
-            return {Path(d.path).stem: d.document_id for d in store.documents() if d.path}
-        finally:
-            store.close()
-
     codes = [("base", baseline.resolve()), ("this", ROOT)] if baseline else [("this", ROOT)]
     copies = {"postgresql": baseline_pg, "sqlite": baseline_sqlite}
     runs = [(backend, copies[backend] if code == "base" and copies[backend] else location, code, root)
             for backend, location in backends for code, root in codes]
-    known = {backend: ids_of(location) for backend, location in backends}
+    known = {backend: document_ids(location) for backend, location in backends}
     results: dict[str, list[dict]] = {f"{b} {c}": [] for b, _, c, _ in runs}
     for i in range(rounds):
         for backend, location, code, root in runs if i % 2 == 0 else runs[::-1]:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, find_dev, load_questions, pct
+from _common import ROOT, document_ids, find_dev, load_questions, pct
 
 SITE = ROOT / "bench" / "_threads"
 
@@ -59,21 +59,6 @@ def _server_pids(url: str, since: float) -> list[int]:
         return [r[0] for r in conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name = 'jsonl-engine' AND datname = current_database()"
             " AND backend_start >= to_timestamp(%s)", (since,))]
-
-
-def ids_of(kb: str) -> dict[str, str]:
-    if kb.startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(kb) as pg:
-            return {Path(p).stem: d for d, p in pg.execute("SELECT id, path FROM documents WHERE path IS NOT NULL")}
-    from tests.support.sql import sqlite_connect
-
-    conn = sqlite_connect(Path(kb) / "kb.sqlite3")
-    try:
-        return {Path(p).stem: d for d, p in conn.execute("SELECT id, path FROM documents WHERE path IS NOT NULL")}
-    finally:
-        conn.close()
 
 
 def run(kb: str, checkout: Path, questions: list[dict], ids: dict[str, str], corpus: bool, gc_dir: Path) -> dict:
@@ -144,7 +129,7 @@ def main() -> int:
         for i in range(args.rounds):
             for code, root in codes if i % 2 == 0 else codes[::-1]:
                 for kb in args.kb:
-                    ids = ids_of(kb)
+                    ids = document_ids(kb)
                     questions = [q for q in every if q["doc_name"] in ids][:args.questions or None]
                     gc_dir = Path(tmp) / f"{i}-{code}"
                     gc_dir.mkdir(exist_ok=True)
